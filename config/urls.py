@@ -1,0 +1,23 @@
+"""Root URL configuration."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from lib.views import api_not_found, home
+
+api_v1 = [
+    path("", include("memory.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", home, name="home"),
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/v1/", include(api_v1)),
+    path("api/<path:rest>", api_not_found),
+]
+
+handler500 = "lib.views.server_error"

@@ -1,0 +1,1 @@
+"""The authoritative Memory: entries, immutable versions, revisions, heads, relations, recall."""

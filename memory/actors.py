@@ -1,0 +1,99 @@
+"""Who is acting: an API key, a browser user, or the system itself.
+
+Every action takes ``actor=`` explicitly; nothing reads a global "current user".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .models import ActorType, ApiRole, Sensitivity
+
+if TYPE_CHECKING:
+    from .models import ApiKey
+
+STAFF = "staff"
+SYSTEM = "system"
+
+
+@dataclass(frozen=True)
+class Actor:
+    type: str
+    id: str
+    label: str
+    role: str
+    clearance: str = Sensitivity.INTERNAL
+    # None: every Memory; otherwise the ids of the Memories this actor may see.
+    memory_ids: frozenset[int] | None = None
+    on_behalf_of: str = ""
+    key_pk: str | None = None
+    user_pk: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def system(cls, label: str = "system") -> Actor:
+        return cls(
+            type=ActorType.SYSTEM,
+            id="system",
+            label=label,
+            role=SYSTEM,
+            clearance=Sensitivity.RESTRICTED,
+        )
+
+    @classmethod
+    def for_key(cls, key: ApiKey, memory_ids: frozenset[int] | None) -> Actor:
+        owner = key.owner
+        return cls(
+            type=ActorType.AGENT if key.role == ApiRole.AGENT else ActorType.HUMAN,
+            id=f"key:{key.prefix}",
+            label=key.name,
+            role=key.role,
+            clearance=key.clearance,
+            memory_ids=memory_ids,
+            on_behalf_of=f"user:{owner.pk}" if owner is not None else "",
+            key_pk=str(key.pk),
+            user_pk=owner.pk if owner is not None else None,
+        )
+
+    @classmethod
+    def for_user(cls, user: Any) -> Actor:
+        if user.is_staff or user.is_superuser:
+            role = STAFF
+        else:
+            groups = {g.name for g in user.groups.all()}
+            role = (
+                ApiRole.REVIEWER
+                if "reviewer" in groups
+                else ApiRole.AUDITOR
+                if "auditor" in groups
+                else "none"
+            )
+        return cls(
+            type=ActorType.HUMAN,
+            id=f"user:{user.pk}",
+            label=user.get_username(),
+            role=role,
+            clearance=Sensitivity.RESTRICTED,
+            user_pk=user.pk,
+        )
+
+    # --- role predicates ---
+    @property
+    def is_staff(self) -> bool:
+        return self.role == STAFF
+
+    @property
+    def can_write_entries(self) -> bool:
+        return self.role in (ApiRole.AGENT, STAFF, SYSTEM)
+
+    @property
+    def is_reviewer(self) -> bool:
+        return self.role in (ApiRole.REVIEWER, STAFF)
+
+    @property
+    def can_read(self) -> bool:
+        return self.role in (ApiRole.AGENT, ApiRole.REVIEWER, ApiRole.AUDITOR, STAFF, SYSTEM)
+
+    def sees_memory(self, memory_pk: int) -> bool:
+        return self.memory_ids is None or memory_pk in self.memory_ids

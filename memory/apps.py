@@ -1,0 +1,8 @@
+"""App config for the memory core."""
+
+from django.apps import AppConfig
+
+
+class MemoryConfig(AppConfig):
+    name = "memory"
+    verbose_name = "Memory"

@@ -1,0 +1,55 @@
+"""Domain errors of the memory core. Each maps to one stable API code (lib.errors)."""
+
+from lib.errors import DomainError, Forbidden, NotFound, TooLarge, ValidationFailed
+
+__all__ = [
+    "DomainError",
+    "EntryInactive",
+    "Forbidden",
+    "NotFound",
+    "SecretDetected",
+    "TooLarge",
+    "ValidationFailed",
+    "VersionConflict",
+]
+
+
+class VersionConflict(DomainError):
+    """The caller's ``expected_version`` is not the entry's head any more: somebody else wrote
+    first. The caller re-reads and decides again; nothing was written."""
+
+    code = "version_conflict"
+    http_status = 409
+    default_message = "The entry's head version is not the one you expected."
+
+
+class EntryInactive(DomainError):
+    """Revising an inactive entry would silently resurrect it; reactivate it first."""
+
+    code = "entry_inactive"
+    http_status = 409
+    default_message = "The entry is inactive; reactivate it first."
+
+
+class EntryStateConflict(DomainError):
+    """The operation does not apply to the entry's current state (e.g. forgetting an inactive
+    entry, reactivating an active one)."""
+
+    code = "state_conflict"
+    http_status = 409
+
+
+class SecretDetected(DomainError):
+    """The body carries a credential; memories must never store secrets, so nothing is
+    written and the caller is told what kind of secret was found."""
+
+    code = "secret_detected"
+    http_status = 422
+    default_message = "The text contains a secret or credential and was not stored."
+
+
+class MemoryExists(DomainError):
+    """A Memory with this slug already exists."""
+
+    code = "conflict"
+    http_status = 409

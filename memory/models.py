@@ -1,0 +1,489 @@
+"""Models of the authoritative Memory.
+
+Entry text is immutable: an :class:`EntryVersion` is never updated or deleted, and every change
+is an append-only :class:`Revision` with its :class:`RevisionChange` rows. :class:`Head` is the
+manifest (current version and state per entry) and is written only by the revision writer in
+``memory.actions``. :class:`LifecycleProjection` is derived and rebuildable.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from rest_framework_api_key.models import AbstractAPIKey
+
+
+class AppendOnlyError(Exception):
+    """Raised when code tries to update or delete an append-only record."""
+
+
+class AppendOnlyModel(models.Model):
+    """A row that is written once. Python refuses updates and deletes; on PostgreSQL the
+    database refuses them too (triggers installed by migration)."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError(f"{type(self).__name__} is append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise AppendOnlyError(f"{type(self).__name__} is append-only")
+
+
+# --- Vocabularies ---------------------------------------------------------------------------
+
+
+class Kind(models.TextChoices):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    CONSTRAINT = "constraint"
+    WORKING_NOTE = "working_note"
+
+
+class Tier(models.TextChoices):
+    SESSION = "session"
+    SHORT = "short"
+    LONG = "long"
+
+
+class Sensitivity(models.TextChoices):
+    PUBLIC = "public"
+    INTERNAL = "internal"
+    CONFIDENTIAL = "confidential"
+    RESTRICTED = "restricted"
+
+
+SENSITIVITY_ORDER = {
+    Sensitivity.PUBLIC: 0,
+    Sensitivity.INTERNAL: 1,
+    Sensitivity.CONFIDENTIAL: 2,
+    Sensitivity.RESTRICTED: 3,
+}
+
+
+def sensitivities_up_to(clearance: str) -> list[str]:
+    """Sensitivities visible to a clearance (at or below it)."""
+    limit = SENSITIVITY_ORDER[Sensitivity(clearance)]
+    return [str(s) for s, rank in SENSITIVITY_ORDER.items() if rank <= limit]
+
+
+class Authority(models.TextChoices):
+    UNTRUSTED = "untrusted"
+    USER_ASSERTED = "user_asserted"
+    REPOSITORY_ATTESTED = "repository_attested"
+    SYSTEM_ATTESTED = "system_attested"
+
+
+class Verification(models.TextChoices):
+    UNKNOWN = "unknown"
+    VERIFIED = "verified"
+    NOT_VERIFIED = "not_verified"
+
+
+class HeadState(models.TextChoices):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+
+
+class RevisionKind(models.TextChoices):
+    ADD = "add"
+    REVISE = "revise"
+    FORGET = "forget"
+    REACTIVATE = "reactivate"
+    PIN = "pin"
+    SUPERSEDE = "supersede"
+    CONSOLIDATE = "consolidate"
+    PROMOTE = "promote"
+    CLEANUP = "cleanup"
+    SESSION_END = "session_end"
+    COMPENSATE = "compensate"
+    RELATE = "relate"
+
+
+class ActorType(models.TextChoices):
+    HUMAN = "human"
+    AGENT = "agent"
+    SYSTEM = "system"
+
+
+class RelationKind(models.TextChoices):
+    DUPLICATE_OF = "duplicate_of"
+    NEAR_DUPLICATE_OF = "near_duplicate_of"
+    CONFLICTS_WITH = "conflicts_with"
+    SUPERSEDES = "supersedes"
+    CONSOLIDATED_INTO = "consolidated_into"
+    PROMOTED_FROM = "promoted_from"
+
+
+AUTHORITATIVE_RELATIONS = frozenset(
+    {RelationKind.SUPERSEDES, RelationKind.CONSOLIDATED_INTO, RelationKind.PROMOTED_FROM}
+)
+
+
+class Validity(models.TextChoices):
+    CURRENT = "current"
+    INACTIVE = "inactive"
+    SUPERSEDED = "superseded"
+    UNRESOLVED_CONFLICT = "unresolved_conflict"
+
+
+class EvidenceStrength(models.TextChoices):
+    DIRECT = "direct"
+    WEAK = "weak"
+
+
+class PinCategory(models.TextChoices):
+    SAFETY_POLICY = "safety_policy"
+    LEGAL_CONSTRAINT = "legal_constraint"
+    DURABLE_DECISION = "durable_decision"
+
+
+class ApiRole(models.TextChoices):
+    AGENT = "agent"
+    REVIEWER = "reviewer"
+    AUDITOR = "auditor"
+
+
+# --- Scope and keys -------------------------------------------------------------------------
+
+
+class MemoryQuerySet(models.QuerySet["Memory"]):
+    def visible_to(self, actor: Any) -> MemoryQuerySet:
+        if actor.memory_ids is None:
+            return self
+        return self.filter(pk__in=actor.memory_ids)
+
+
+class Memory(models.Model):
+    """One scope of memory. Every other record belongs to exactly one Memory."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    policy = models.JSONField(default=dict, blank=True)
+    # Number of the latest revision (the Memory's head); 0 before the first write.
+    head = models.PositiveBigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class ApiKey(AbstractAPIKey):
+    """An API key: only its hash is stored (djangorestframework-api-key)."""
+
+    role = models.CharField(max_length=16, choices=ApiRole.choices)
+    clearance = models.CharField(
+        max_length=16, choices=Sensitivity.choices, default=Sensitivity.INTERNAL
+    )
+    memories = models.ManyToManyField(Memory, blank=True, related_name="api_keys")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="api_keys",
+    )
+
+    class Meta(AbstractAPIKey.Meta):
+        verbose_name = "API key"
+
+
+# --- Sources and evidence -------------------------------------------------------------------
+
+
+class Source(models.Model):
+    """A registered origin of evidence. Its declaration is versioned (SourceDeclaration)."""
+
+    name = models.CharField(max_length=128, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SourceDeclaration(AppendOnlyModel):
+    """One version of a source's evidence declaration. Missing = unknown / untrusted."""
+
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="declarations")
+    version = models.PositiveIntegerField()
+    authority = models.CharField(max_length=32, choices=Authority.choices)
+    verification = models.CharField(max_length=16, choices=Verification.choices)
+    declared_by = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "version"], name="uniq_source_decl_version")
+        ]
+        ordering = ["source_id", "version"]
+
+
+# --- Entries --------------------------------------------------------------------------------
+
+
+def new_entry_id() -> str:
+    return "e_" + secrets.token_hex(8)
+
+
+class EntryQuerySet(models.QuerySet["Entry"]):
+    def for_memory(self, memory: Memory) -> EntryQuerySet:
+        return self.filter(memory=memory)
+
+    def visible_to(self, actor: Any) -> EntryQuerySet:
+        return self.filter(sensitivity__in=sensitivities_up_to(actor.clearance))
+
+    def with_detail(self) -> EntryQuerySet:
+        """Head, head version, its evidence with sources, and the projection: 2 queries."""
+        return self.select_related(
+            "head__version", "projection__successor_entry"
+        ).prefetch_related(
+            models.Prefetch(
+                "head__version__evidence",
+                queryset=Evidence.objects.select_related("source").order_by("position"),
+            )
+        )
+
+
+class Entry(models.Model):
+    """A stable identity inside a Memory. Its text lives in immutable versions."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="entries")
+    # The public id (``entry_id`` in the API). Stable for the life of the entry.
+    uid = models.CharField(max_length=32, default=new_entry_id)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.LONG)
+    session_id = models.CharField(max_length=128, blank=True, default="")
+    sensitivity = models.CharField(
+        max_length=16, choices=Sensitivity.choices, default=Sensitivity.INTERNAL
+    )
+    current_state = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = EntryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "entries"
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "uid"], name="uniq_entry_uid_per_memory")
+        ]
+        indexes = [models.Index(fields=["memory", "session_id", "tier"])]
+
+    def __str__(self) -> str:
+        return self.uid
+
+
+class EntryVersion(AppendOnlyModel):
+    """The immutable text of an entry at one point. Never updated, never deleted."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    body = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    predecessor = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    revision = models.ForeignKey("Revision", on_delete=models.PROTECT, related_name="+")
+    effective_at = models.DateTimeField(null=True, blank=True)
+    # Pre-tokenized by memory.analyzer so every backend indexes the same tokens.
+    searchable_text = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["entry", "number"], name="uniq_version_number")
+        ]
+        indexes = [models.Index(fields=["memory", "content_hash"])]
+
+    def __str__(self) -> str:
+        return f"{self.entry.uid}@{self.number}"
+
+
+class Evidence(AppendOnlyModel):
+    """One citation on an entry version, with a snapshot of its source's declaration."""
+
+    version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="evidence")
+    position = models.PositiveSmallIntegerField()
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="+")
+    ref = models.CharField(max_length=2000)
+    observed_at = models.DateTimeField(null=True, blank=True)
+    quote = models.TextField(blank=True, default="")
+    # Snapshot at write time: rebuilds use this, never today's registry.
+    declaration_version = models.PositiveIntegerField(null=True, blank=True)
+    authority = models.CharField(
+        max_length=32, choices=Authority.choices, default=Authority.UNTRUSTED
+    )
+    verification = models.CharField(
+        max_length=16, choices=Verification.choices, default=Verification.UNKNOWN
+    )
+
+    class Meta:
+        ordering = ["version_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "position"], name="uniq_evidence_position")
+        ]
+
+
+# --- Revisions ------------------------------------------------------------------------------
+
+
+class Revision(AppendOnlyModel):
+    """The only unit of change. Append-only, numbered 1..N per Memory without gaps."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="revisions")
+    number = models.PositiveBigIntegerField()
+    kind = models.CharField(max_length=16, choices=RevisionKind.choices)
+    actor_type = models.CharField(max_length=8, choices=ActorType.choices)
+    actor_id = models.CharField(max_length=200)
+    actor_label = models.CharField(max_length=200)
+    on_behalf_of = models.CharField(max_length=200, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    recorded_at = models.DateTimeField(default=timezone.now)
+    correlation_id = models.CharField(max_length=64, blank=True, default="")
+    # Plain ids, not foreign keys: memory does not depend on proposals or review.
+    proposal_id = models.BigIntegerField(null=True, blank=True)
+    operation_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "number"], name="uniq_revision_number")
+        ]
+        ordering = ["memory_id", "number"]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}#{self.number} {self.kind}"
+
+
+class RevisionChange(AppendOnlyModel):
+    """What one revision did to one entry: version and state before and after."""
+
+    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="changes")
+    entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="changes")
+    from_version = models.ForeignKey(
+        EntryVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    to_version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
+    from_state = models.CharField(max_length=16, choices=HeadState.choices, blank=True)
+    to_state = models.CharField(max_length=16, choices=HeadState.choices)
+    state_reason = models.CharField(max_length=300, blank=True, default="")
+    # Explicit per-entry settings carried by this revision (pin, importance override).
+    attributes = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["revision_id", "id"]
+
+
+class Head(models.Model):
+    """The manifest: current version and state of one entry. Written only by the revision
+    writer; reproducible by replaying revisions."""
+
+    entry = models.OneToOneField(
+        Entry, primary_key=True, on_delete=models.PROTECT, related_name="head"
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="heads")
+    version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
+    state = models.CharField(max_length=16, choices=HeadState.choices)
+    state_reason = models.CharField(max_length=300, blank=True, default="")
+    revision = models.ForeignKey(Revision, on_delete=models.PROTECT, related_name="+")
+    interval_started_at = models.DateTimeField()
+    pinned = models.BooleanField(default=False)
+    pin_category = models.CharField(max_length=32, choices=PinCategory.choices, blank=True)
+    importance_override = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "state"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(state__in=["active", "inactive"]), name="head_state_valid"
+            ),
+        ]
+
+
+class Relation(models.Model):
+    """A typed edge between entries. Observations annotate; authoritative edges are created
+    only inside a revision, and retired (never deleted) by a later one."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="relations")
+    kind = models.CharField(max_length=32, choices=RelationKind.choices)
+    from_entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="relations_out")
+    to_entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="relations_in")
+    authoritative = models.BooleanField(default=False)
+    score = models.FloatField(null=True, blank=True)
+    evidence = models.JSONField(default=list, blank=True)
+    revision = models.ForeignKey(
+        Revision, null=True, blank=True, on_delete=models.PROTECT, related_name="relations"
+    )
+    retired_by = models.ForeignKey(
+        Revision, null=True, blank=True, on_delete=models.PROTECT, related_name="retired_relations"
+    )
+    created_by = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["memory", "to_entry", "kind"]),
+            models.Index(fields=["memory", "from_entry", "kind"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(from_entry=models.F("to_entry")), name="relation_not_self"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(authoritative=False) | models.Q(revision__isnull=False),
+                name="authoritative_relation_has_revision",
+            ),
+        ]
+
+
+class LifecycleProjection(models.Model):
+    """Derived, rebuildable lifecycle metadata per entry head. Never holds body text."""
+
+    entry = models.OneToOneField(
+        Entry, primary_key=True, on_delete=models.PROTECT, related_name="projection"
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
+    state = models.CharField(max_length=16, choices=HeadState.choices)
+    importance = models.PositiveSmallIntegerField()
+    evidence_strength = models.CharField(max_length=8, choices=EvidenceStrength.choices)
+    provenance = models.JSONField(default=dict)
+    validity = models.CharField(max_length=24, choices=Validity.choices)
+    validity_reason = models.CharField(max_length=300, blank=True, default="")
+    successor_entry = models.ForeignKey(
+        Entry, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    recorded_at = models.DateTimeField(null=True, blank=True)
+    effective_at = models.DateTimeField(null=True, blank=True)
+    time_known = models.BooleanField(default=True)
+    tier = models.CharField(max_length=16, choices=Tier.choices)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    sensitivity = models.CharField(max_length=16, choices=Sensitivity.choices)
+    current_state = models.BooleanField(default=False)
+    pinned = models.BooleanField(default=False)
+    pin_category = models.CharField(max_length=32, blank=True, default="")
+    protected = models.BooleanField(default=False)
+    interval_started_at = models.DateTimeField(null=True, blank=True)
+    auto_action_reason = models.CharField(max_length=64, blank=True, default="")
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    rule_version = models.PositiveSmallIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["memory", "validity"]),
+            models.Index(fields=["memory", "state", "tier"]),
+        ]

@@ -1,0 +1,65 @@
+"""API routes of the memory core (mounted under /api/v1/)."""
+
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("memories", api.MemoryCreateApi.as_view(), name="memory-create"),
+    path("memories/<slug:slug>", api.MemoryDetailApi.as_view(), name="memory-detail"),
+    path("sources", api.SourceCreateApi.as_view(), name="source-create"),
+    path("sources/<str:name>", api.SourceDetailApi.as_view(), name="source-detail"),
+    path(
+        "sources/<str:name>/declarations",
+        api.SourceDeclareApi.as_view(),
+        name="source-declare",
+    ),
+    path("memories/<slug:slug>/entries", api.EntryListCreateApi.as_view(), name="entry-list"),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>",
+        api.EntryDetailApi.as_view(),
+        name="entry-detail",
+    ),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>/revise",
+        api.EntryReviseApi.as_view(),
+        name="entry-revise",
+    ),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>/forget",
+        api.EntryForgetApi.as_view(),
+        name="entry-forget",
+    ),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>/reactivate",
+        api.EntryReactivateApi.as_view(),
+        name="entry-reactivate",
+    ),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>/pin",
+        api.EntryPinApi.as_view(),
+        name="entry-pin",
+    ),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>/versions",
+        api.EntryVersionsApi.as_view(),
+        name="entry-versions",
+    ),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>/versions/<int:number>",
+        api.EntryVersionDetailApi.as_view(),
+        name="entry-version-detail",
+    ),
+    path(
+        "memories/<slug:slug>/sessions/<str:session_id>/end",
+        api.SessionEndApi.as_view(),
+        name="session-end",
+    ),
+    path("memories/<slug:slug>/relations", api.RelationCreateApi.as_view(), name="relation-create"),
+    path("memories/<slug:slug>/revisions", api.RevisionListApi.as_view(), name="revision-list"),
+    path(
+        "memories/<slug:slug>/revisions/<int:number>",
+        api.RevisionDetailApi.as_view(),
+        name="revision-detail",
+    ),
+]

@@ -1,0 +1,1 @@
+"""L2 proposals: consolidation, supersession, promotion and cleanup requests from agents."""

@@ -1,0 +1,1 @@
+"""Review: decisions, maintenance operations, the htmx inbox and the audit views."""

@@ -1,0 +1,8 @@
+"""App config for review."""
+
+from django.apps import AppConfig
+
+
+class ReviewConfig(AppConfig):
+    name = "review"
+    verbose_name = "Review"

@@ -1,0 +1,138 @@
+"""Shared fixtures: a cast of keys and users, a Memory with sources, and a real-HTTP API client.
+
+The ``api`` client talks to a live server over real HTTP (``requests``), so API tests exercise
+the same stack an agent does: sockets, middleware, parsers, authentication, error envelopes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+from django.contrib.auth.models import Group, User
+
+from memory import actions
+from memory.actors import Actor
+from memory.keys import issue_api_key
+from memory.models import ApiKey, Memory
+
+
+@dataclass
+class Key:
+    key: ApiKey
+    secret: str
+    actor: Actor
+
+
+def make_key(name: str, role: str, *, memories: tuple[str, ...] = (), clearance: str = "internal",
+             owner: str | None = None) -> Key:
+    key, secret = issue_api_key(
+        name=name, role=role, memory_slugs=memories, clearance=clearance, owner_username=owner
+    )
+    memory_ids = frozenset(key.memories.values_list("pk", flat=True)) or None
+    return Key(key, secret, Actor.for_key(key, memory_ids))
+
+
+@pytest.fixture
+def staff(db) -> Actor:
+    user = User.objects.create_user("root", password="pw-root-123", is_staff=True)
+    return Actor.for_user(user)
+
+
+@pytest.fixture
+def memory(db) -> Memory:
+    user = User.objects.create_user("founder", password="x", is_staff=True)
+    actor = Actor.for_user(user)
+    mem = actions.create_memory(actor=actor, slug="acme", name="Acme platform")
+    actions.register_source(
+        actor=actor,
+        name="repo",
+        description="The main repository",
+        declaration={"authority": "repository_attested", "verification": "verified"},
+    )
+    actions.register_source(actor=actor, name="chat", description="Team chat")
+    return mem
+
+
+@pytest.fixture
+def other_memory(memory) -> Memory:
+    user = User.objects.get(username="founder")
+    return actions.create_memory(actor=Actor.for_user(user), slug="other", name="Other team")
+
+
+@pytest.fixture
+def agent(memory) -> Key:
+    return make_key("agent-1", "agent")
+
+
+@pytest.fixture
+def other_agent(memory) -> Key:
+    return make_key("agent-2", "agent")
+
+
+@pytest.fixture
+def scoped_agent(memory, other_memory) -> Key:
+    return make_key("agent-acme-only", "agent", memories=("acme",))
+
+
+@pytest.fixture
+def reviewer(memory) -> Key:
+    user = User.objects.create_user("rita", password="pw-rita-123")
+    user.groups.add(Group.objects.get_or_create(name="reviewer")[0])
+    return make_key("rita-key", "reviewer", owner="rita")
+
+
+@pytest.fixture
+def other_reviewer(memory) -> Key:
+    user = User.objects.create_user("ravi", password="pw-ravi-123")
+    user.groups.add(Group.objects.get_or_create(name="reviewer")[0])
+    return make_key("ravi-key", "reviewer", owner="ravi")
+
+
+@pytest.fixture
+def auditor(memory) -> Key:
+    user = User.objects.create_user("ada", password="pw-ada-123")
+    user.groups.add(Group.objects.get_or_create(name="auditor")[0])
+    return make_key("ada-key", "auditor", owner="ada")
+
+
+class Api:
+    """A tiny HTTP client bound to the live server; ``as_(key)`` adds the Bearer header."""
+
+    def __init__(self, base: str, secret: str | None = None):
+        self.base = base.rstrip("/")
+        self.secret = secret
+        self.session = requests.Session()
+
+    def as_(self, key: Key | str | None) -> Api:
+        secret = key.secret if isinstance(key, Key) else key
+        return Api(self.base, secret)
+
+    def request(self, method: str, path: str, **kw: Any) -> requests.Response:
+        headers = dict(kw.pop("headers", {}) or {})
+        if self.secret:
+            headers.setdefault("Authorization", f"Bearer {self.secret}")
+        url = path if path.startswith("http") else f"{self.base}{path}"
+        return self.session.request(method, url, headers=headers, timeout=30, **kw)
+
+    def get(self, path: str, **kw: Any) -> requests.Response:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, json: Any = None, **kw: Any) -> requests.Response:
+        return self.request("POST", path, json=json, **kw)
+
+    def patch(self, path: str, json: Any = None, **kw: Any) -> requests.Response:
+        return self.request("PATCH", path, json=json, **kw)
+
+
+@pytest.fixture
+def api(live_server, transactional_db) -> Api:
+    return Api(live_server.url)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    # Users are made in nearly every test; production hashing strength is not under test here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
