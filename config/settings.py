@@ -1,6 +1,7 @@
 """Memory Steward settings: one module, driven by environment variables.
 
-- ``DATABASE_URL``: SQLite file by default (``db.sqlite3`` beside manage.py); PostgreSQL via psycopg 3.
+- ``DATABASE_URL``: SQLite file by default (``db.sqlite3`` beside manage.py);
+  PostgreSQL via psycopg 3.
 - ``CELERY_BROKER_URL``: unset means tasks run eagerly in-process.
 - ``SECRET_KEY``, ``DEBUG``, ``ALLOWED_HOSTS``.
 """

@@ -1,12 +1,12 @@
 """Root URL configuration."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from lib.views import api_not_found, home
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("", include("memory.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -76,7 +76,9 @@ def _flatten_validation_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _flatten_validation_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_flatten_validation_value(v) if isinstance(v, dict | list) else str(v) for v in value]
+        return [
+            _flatten_validation_value(v) if isinstance(v, dict | list) else str(v) for v in value
+        ]
     return [str(value)]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -20,7 +20,7 @@ from django.utils.dateparse import parse_datetime
 
 from lib.correlation import current_correlation_id
 
-from . import hooks, lifecycle
+from . import audit, hooks, lifecycle
 from .actors import Actor
 from .admission import clean_body, clean_id, clean_text
 from .exceptions import (
@@ -126,7 +126,7 @@ def clean_evidence(raw: Any, *, field_name: str = "evidence") -> list[EvidenceIn
             if observed_at is None:
                 raise ValidationFailed(details={f"{where}.observed_at": ["Not an ISO datetime."]})
             if timezone.is_naive(observed_at):
-                observed_at = timezone.make_aware(observed_at, timezone.UTC)
+                observed_at = timezone.make_aware(observed_at, UTC)
         quote = clean_text(item.get("quote"), field=f"{where}.quote", limit=2000)
         out.append(EvidenceInput(source=source, ref=ref, observed_at=observed_at, quote=quote))
     return out
@@ -147,9 +147,7 @@ def resolve_evidence(items: Sequence[EvidenceInput]) -> list[ResolvedEvidence]:
         "source_id", "version"
     ):
         latest[decl.source_id] = decl
-    return [
-        ResolvedEvidence(i, sources[i.source], latest.get(sources[i.source].pk)) for i in items
-    ]
+    return [ResolvedEvidence(i, sources[i.source], latest.get(sources[i.source].pk)) for i in items]
 
 
 def _dedupe_evidence(items: Iterable[EvidenceInput]) -> list[EvidenceInput]:
@@ -252,7 +250,9 @@ def write_revision(
         from_version = head.version if head else None
         to_version = from_version
         if change.new_body is not None:
-            to_version = _create_version(memory, change.entry, change.new_body, from_version, revision)
+            to_version = _create_version(
+                memory, change.entry, change.new_body, from_version, revision
+            )
         elif change.version is not None:
             to_version = change.version
         if to_version is None:
@@ -449,9 +449,13 @@ def create_memory(*, actor: Actor, slug: str, name: str, policy: Any = None) -> 
         raise MemoryExists(f"A memory '{slug}' already exists.")
     try:
         with transaction.atomic():
-            return Memory.objects.create(slug=slug, name=name, policy=cleaned)
+            memory = Memory.objects.create(slug=slug, name=name, policy=cleaned)
     except IntegrityError as exc:
         raise MemoryExists(f"A memory '{slug}' already exists.") from exc
+    audit.record(
+        "memory.created", actor=actor, memory=memory, label=name, payload={"policy": cleaned}
+    )
+    return memory
 
 
 @transaction.atomic(durable=True)
@@ -461,8 +465,16 @@ def update_memory_policy(memory: Memory, *, actor: Actor, policy: Any) -> Memory
         raise Forbidden("Only reviewers may change a Memory's policy.")
     cleaned = clean_policy(policy)
     memory = lock_memory(memory.pk)
+    before = memory.policy
     memory.policy = {**memory.policy, **cleaned}
     memory.save(update_fields=["policy"])
+    audit.record(
+        "memory.policy_changed",
+        actor=actor,
+        memory=memory,
+        label=memory.name,
+        payload={"before": before, "after": memory.policy},
+    )
     return memory
 
 
@@ -505,6 +517,12 @@ def register_source(
         SourceDeclaration.objects.create(
             source=source, version=1, authority=decl[0], verification=decl[1], declared_by=actor.id
         )
+    audit.record(
+        "source.registered",
+        actor=actor,
+        label=name,
+        payload={"declaration": {"authority": decl[0], "verification": decl[1]} if decl else None},
+    )
     return source
 
 
@@ -515,13 +533,20 @@ def declare_source(source: Source, *, actor: Actor, declaration: Any) -> SourceD
     _check_may_declare(actor, authority, verification)
     source = Source.objects.select_for_update().get(pk=source.pk)
     last = source.declarations.order_by("-version").first()
-    return SourceDeclaration.objects.create(
+    decl = SourceDeclaration.objects.create(
         source=source,
         version=(last.version + 1) if last else 1,
         authority=authority,
         verification=verification,
         declared_by=actor.id,
     )
+    audit.record(
+        "source.declared",
+        actor=actor,
+        label=source.name,
+        payload={"version": decl.version, "authority": authority, "verification": verification},
+    )
+    return decl
 
 
 # --- Entry writes ---------------------------------------------------------------------------
@@ -552,7 +577,7 @@ def _clean_datetime(value: Any, field_name: str) -> datetime | None:
     parsed = parse_datetime(value) if isinstance(value, str) else None
     if parsed is None:
         raise ValidationFailed(details={field_name: ["Not an ISO 8601 datetime."]})
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, timezone.UTC)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 
 @transaction.atomic(durable=True)
@@ -631,6 +656,15 @@ def add_entry(
     )
     head = Head.objects.select_related("version").get(entry=entry)
     result = WriteResult(entry=entry, version=head.version, revision=revision, created=True)
+    audit.record(
+        "entry.added",
+        actor=actor,
+        memory=memory,
+        label=_label(text),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={"kind": kind, "tier": tier, "version": 1, "content_hash": digest},
+    )
     hooks.entry_admitted(
         memory=memory,
         actor=actor,
@@ -700,8 +734,22 @@ def revise_entry(
         change.restart_interval = True
     if override_changes:
         change.attributes = {"importance_override": importance_override}
+    from_number = head.version.number
     revision = write_revision(memory, actor=actor, kind=RevisionKind.REVISE, changes=[change])
     head.refresh_from_db()
+    audit.record(
+        "entry.revised",
+        actor=actor,
+        memory=memory,
+        label=_label(text),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={
+            "from_version": from_number,
+            "to_version": head.version.number,
+            **({"importance_override": importance_override} if override_changes else {}),
+        },
+    )
     return WriteResult(entry, head.version, revision, created=change.new_body is not None)
 
 
@@ -721,6 +769,15 @@ def forget_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -
         kind=RevisionKind.FORGET,
         reason=why,
         changes=[Change(entry=entry, to_state=HeadState.INACTIVE, state_reason=why)],
+    )
+    audit.record(
+        "entry.forgotten",
+        actor=actor,
+        memory=memory,
+        label=_label(head.version.body),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={"version": head.version.number, "reason": why},
     )
     return WriteResult(entry, head.version, revision, created=False)
 
@@ -743,6 +800,15 @@ def reactivate_entry(
         kind=RevisionKind.REACTIVATE,
         reason=why,
         changes=[Change(entry=entry, version=head.version, restart_interval=True)],
+    )
+    audit.record(
+        "entry.reactivated",
+        actor=actor,
+        memory=memory,
+        label=_label(head.version.body),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={"version": head.version.number, "reason": why, "was": head.state_reason},
     )
     return WriteResult(entry, head.version, revision, created=False)
 
@@ -785,6 +851,15 @@ def pin_entry(
             )
         ],
     )
+    audit.record(
+        "entry.pinned",
+        actor=actor,
+        memory=memory,
+        label=_label(head.version.body),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={**attributes, "reason": why},
+    )
     return WriteResult(entry, head.version, revision, created=False)
 
 
@@ -823,7 +898,17 @@ def end_session(memory: Memory, *, actor: Actor, session_id: Any) -> SessionEndR
             for h in heads
         ],
     )
-    return SessionEndResult(revision, [h.entry.uid for h in heads])
+    retired = [h.entry.uid for h in heads]
+    audit.record(
+        "session.ended",
+        actor=actor,
+        memory=memory,
+        label=session,
+        revision=revision,
+        entry_ids=retired,
+        payload={"session_id": session, "retired": len(retired)},
+    )
+    return SessionEndResult(revision, retired)
 
 
 @transaction.atomic(durable=True)
@@ -861,7 +946,21 @@ def record_conflict(
         created_by=actor.id,
     )
     lifecycle.refresh([a.pk, b.pk])
+    audit.record(
+        "relation.observed",
+        actor=actor,
+        memory=memory,
+        label=f"{a.uid} conflicts_with {b.uid}",
+        entry_ids=[a.uid, b.uid],
+        payload={"relation": relation.pk, "kind": relation.kind, "evidence": len(items)},
+    )
     return relation
+
+
+def _label(body: str) -> str:
+    """A short copied label for audit rows (the first line, trimmed)."""
+    first = body.splitlines()[0] if body else ""
+    return first[:117] + "…" if len(first) > 120 else first
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django.conf import settings
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
+from django.conf import settings
 
 from .exceptions import SecretDetected, TooLarge, ValidationFailed
 from .text import normalize_body
@@ -29,11 +29,8 @@ _EXCLUDED_PLUGINS = {
 
 @lru_cache(maxsize=1)
 def _plugins() -> tuple[dict[str, str], ...]:
-    names = sorted(
-        cls.__name__
-        for cls in get_mapping_from_secret_type_to_class().values()
-        if cls.__name__ not in _EXCLUDED_PLUGINS
-    )
+    classes: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    names = sorted(c.__name__ for c in classes if c.__name__ not in _EXCLUDED_PLUGINS)
     return tuple({"name": n} for n in names)
 
 
@@ -52,7 +49,8 @@ def check_no_secrets(field: str, text: str) -> None:
     types = find_secrets(text)
     if types:
         raise SecretDetected(
-            f"The {field} contains what looks like a secret ({', '.join(types)}); nothing was stored.",
+            f"The {field} contains what looks like a secret ({', '.join(types)}); "
+            "nothing was stored.",
             details={field: [f"secret detected: {t}" for t in types]},
         )
 

@@ -26,6 +26,7 @@ from .models import (
     Source,
 )
 from .serializers import (
+    DeclarationIn,
     EntryCreateIn,
     EntryListQuery,
     EntryReviseIn,
@@ -37,7 +38,6 @@ from .serializers import (
     RelationIn,
     RevisionListQuery,
     SourceCreateIn,
-    DeclarationIn,
     entry_out,
     memory_out,
     revision_out,
@@ -113,7 +113,9 @@ class SourceDetailApi(ActorApiView):
     def get(self, request: Request, name: str) -> Response:
         self.actor(request)
         source = _source_or_404(name)
-        return Response(source_out(source, sorted(source.declarations.all(), key=lambda d: d.version)))
+        return Response(
+            source_out(source, sorted(source.declarations.all(), key=lambda d: d.version))
+        )
 
 
 class SourceDeclareApi(ActorApiView):
@@ -124,8 +126,12 @@ class SourceDeclareApi(ActorApiView):
         data = parse(DeclarationIn, request)
         decl = actions.declare_source(source, actor=actor, declaration=data)
         return Response(
-            {"name": source.name, "declaration_version": decl.version,
-             "authority": decl.authority, "verification": decl.verification},
+            {
+                "name": source.name,
+                "declaration_version": decl.version,
+                "authority": decl.authority,
+                "verification": decl.verification,
+            },
             status=status.HTTP_201_CREATED,
         )
 
@@ -151,7 +157,9 @@ class EntryListCreateApi(ActorApiView):
         memory = actions.get_memory(actor, slug)
         query = EntryListQuery(data=request.query_params.dict())
         if not query.is_valid():
-            raise ValidationFailed(details={k: [str(x) for x in v] for k, v in query.errors.items()})
+            raise ValidationFailed(
+                details={k: [str(x) for x in v] for k, v in query.errors.items()}
+            )
         filters = query.validated_data
         qs = Entry.objects.for_memory(memory).visible_to(actor).with_detail()
         if "state" in filters:
@@ -184,9 +192,7 @@ class EntryListCreateApi(ActorApiView):
 
 
 def _entry_detail(actor: Any, memory: Memory, uid: str) -> Entry:
-    entry = (
-        Entry.objects.for_memory(memory).visible_to(actor).with_detail().filter(uid=uid).first()
-    )
+    entry = Entry.objects.for_memory(memory).visible_to(actor).with_detail().filter(uid=uid).first()
     if entry is None:
         raise NotFound(f"No entry '{uid}' in memory '{memory.slug}'.")
     return entry
@@ -254,7 +260,9 @@ def _versions_of(entry: Entry) -> list[EntryVersion]:
         EntryVersion.objects.filter(entry=entry)
         .select_related("revision")
         .prefetch_related(
-            Prefetch("evidence", queryset=Evidence.objects.select_related("source").order_by("position"))
+            Prefetch(
+                "evidence", queryset=Evidence.objects.select_related("source").order_by("position")
+            )
         )
         .order_by("number")
     )
@@ -306,7 +314,9 @@ class SessionEndApi(ActorApiView):
 
 
 class RelationCreateApi(ActorApiView):
-    @extend_schema(tags=TAG_ENTRIES, request=RelationIn, summary="Record a conflicts_with observation")
+    @extend_schema(
+        tags=TAG_ENTRIES, request=RelationIn, summary="Record a conflicts_with observation"
+    )
     def post(self, request: Request, slug: str) -> Response:
         actor = self.actor(request)
         memory = actions.get_memory(actor, slug)
@@ -355,7 +365,9 @@ class RevisionListApi(ActorApiView):
         memory = actions.get_memory(actor, slug)
         query = RevisionListQuery(data=request.query_params.dict())
         if not query.is_valid():
-            raise ValidationFailed(details={k: [str(x) for x in v] for k, v in query.errors.items()})
+            raise ValidationFailed(
+                details={k: [str(x) for x in v] for k, v in query.errors.items()}
+            )
         since = query.validated_data["since_revision"]
         limit = query.validated_data.get("limit") or 100
         if since > memory.head:

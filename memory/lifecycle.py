@@ -155,7 +155,15 @@ def _load(entry_pks: Sequence[int]) -> _Bundle:
     )
     first_recorded = {v.pk: v.revision.recorded_at for v in versions.values()}
     return _Bundle(
-        heads, entries, versions, evidence, incoming, outgoing, states, state_changes, first_recorded
+        heads,
+        entries,
+        versions,
+        evidence,
+        incoming,
+        outgoing,
+        states,
+        state_changes,
+        first_recorded,
     )
 
 

@@ -248,9 +248,7 @@ class EntryQuerySet(models.QuerySet["Entry"]):
 
     def with_detail(self) -> EntryQuerySet:
         """Head, head version, its evidence with sources, and the projection: 2 queries."""
-        return self.select_related(
-            "head__version", "projection__successor_entry"
-        ).prefetch_related(
+        return self.select_related("head__version", "projection__successor_entry").prefetch_related(
             models.Prefetch(
                 "head__version__evidence",
                 queryset=Evidence.objects.select_related("source").order_by("position"),
@@ -486,4 +484,38 @@ class LifecycleProjection(models.Model):
         indexes = [
             models.Index(fields=["memory", "validity"]),
             models.Index(fields=["memory", "state", "tier"]),
+        ]
+
+
+class AuditEvent(AppendOnlyModel):
+    """One append-only audit record, written by the actions themselves (never by signals).
+
+    Links are plain ids, not cascading foreign keys, and a label is copied so history reads
+    the same after renames. PostgreSQL refuses UPDATE and DELETE on this table (trigger).
+    """
+
+    action = models.CharField(max_length=48)
+    recorded_at = models.DateTimeField(default=timezone.now)
+    actor_type = models.CharField(max_length=8, choices=ActorType.choices)
+    actor_id = models.CharField(max_length=200)
+    actor_label = models.CharField(max_length=200)
+    on_behalf_of = models.CharField(max_length=200, blank=True, default="")
+    correlation_id = models.CharField(max_length=64)
+    memory_id = models.BigIntegerField(null=True, blank=True)
+    memory_label = models.CharField(max_length=64, blank=True, default="")
+    label = models.CharField(max_length=300, blank=True, default="")
+    revision_number = models.BigIntegerField(null=True, blank=True)
+    proposal_id = models.BigIntegerField(null=True, blank=True)
+    operation_id = models.BigIntegerField(null=True, blank=True)
+    run_id = models.BigIntegerField(null=True, blank=True)
+    entry_ids = models.JSONField(default=list, blank=True)
+    payload = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["memory_id", "id"]),
+            models.Index(fields=["action", "id"]),
+            models.Index(fields=["actor_id", "id"]),
+            models.Index(fields=["recorded_at"]),
+            models.Index(fields=["correlation_id"]),
         ]

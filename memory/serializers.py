@@ -38,7 +38,7 @@ class DeclarationIn(StrictSerializer):
 
 
 class EvidenceIn(StrictSerializer):
-    source = serializers.CharField(trim_whitespace=False)
+    source = serializers.CharField(trim_whitespace=False)  # type: ignore[assignment]
     ref = serializers.CharField(trim_whitespace=False)
     observed_at = serializers.CharField(required=False, allow_null=True, allow_blank=True)
     quote = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
@@ -174,7 +174,7 @@ def lifecycle_out(p: LifecycleProjection | None) -> dict[str, Any] | None:
     return {
         "validity": p.validity,
         "validity_reason": p.validity_reason,
-        "successor_entry": p.successor_entry.uid if p.successor_entry_id else None,
+        "successor_entry": p.successor_entry.uid if p.successor_entry else None,
         "importance": p.importance,
         "evidence_strength": p.evidence_strength,
         "provenance": p.provenance,
@@ -251,7 +251,7 @@ def revision_out(rev: Revision) -> dict[str, Any]:
         "changes": [
             {
                 "entry_id": ch.entry.uid,
-                "from_version": ch.from_version.number if ch.from_version_id else None,
+                "from_version": ch.from_version.number if ch.from_version else None,
                 "to_version": ch.to_version.number,
                 "from_state": ch.from_state or None,
                 "to_state": ch.to_state,

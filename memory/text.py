@@ -36,32 +36,24 @@ def is_cjk(ch: str) -> bool:
 
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text`` in order (duplicates kept)."""
-    text = unicodedata.normalize("NFC", text).casefold()
-    text = unicodedata.normalize("NFC", text)
+    text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
     tokens: list[str] = []
     for word in _WORD.findall(text):
-        run: list[str] = []
         plain: list[str] = []
-
-        def flush_plain() -> None:
-            if plain:
+        run: list[str] = []
+        for ch in [*word, ""]:
+            cjk = bool(ch) and is_cjk(ch)
+            if (cjk or not ch) and plain:
                 tokens.append("".join(plain))
-                plain.clear()
-
-        def flush_run() -> None:
-            tokens.extend(run)
-            tokens.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
-            run.clear()
-
-        for ch in word:
-            if is_cjk(ch):
-                flush_plain()
+                plain = []
+            if (not cjk or not ch) and run:
+                tokens.extend(run)
+                tokens.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
+                run = []
+            if cjk:
                 run.append(ch)
-            else:
-                flush_run()
+            elif ch:
                 plain.append(ch)
-        flush_plain()
-        flush_run()
     return tokens
 
 

@@ -26,8 +26,14 @@ class Key:
     actor: Actor
 
 
-def make_key(name: str, role: str, *, memories: tuple[str, ...] = (), clearance: str = "internal",
-             owner: str | None = None) -> Key:
+def make_key(
+    name: str,
+    role: str,
+    *,
+    memories: tuple[str, ...] = (),
+    clearance: str = "internal",
+    owner: str | None = None,
+) -> Key:
     key, secret = issue_api_key(
         name=name, role=role, memory_slugs=memories, clearance=clearance, owner_username=owner
     )

@@ -288,7 +288,9 @@ def test_malformed_json_not_json_and_wrong_method(a):
 
 def test_request_body_over_the_upload_limit_is_413(a):
     r = a.request(
-        "POST", E, data=b'{"body": "' + b"a" * (2 * 1024 * 1024) + b'"}',
+        "POST",
+        E,
+        data=b'{"body": "' + b"a" * (2 * 1024 * 1024) + b'"}',
         headers={"Content-Type": "application/json"},
     )
     assert r.status_code == 413, r.text[:200]
@@ -360,9 +362,13 @@ def test_pin_is_for_reviewers_only(api, agent, reviewer):
 
 
 def test_end_session_retires_only_that_sessions_session_tier_entries(a):
-    s1 = add_via_api(a, "Working on ticket 17", kind="working_note", tier="session", session_id="s1")
+    s1 = add_via_api(
+        a, "Working on ticket 17", kind="working_note", tier="session", session_id="s1"
+    )
     s1_long = add_via_api(a, "Ticket 17 is about billing", session_id="s1")
-    s2 = add_via_api(a, "Working on ticket 18", kind="working_note", tier="session", session_id="s2")
+    s2 = add_via_api(
+        a, "Working on ticket 18", kind="working_note", tier="session", session_id="s2"
+    )
     r = a.post("/api/v1/memories/acme/sessions/s1/end")
     assert r.status_code == 200, r.text
     assert r.json()["retired"] == [s1["entry_id"]]
@@ -380,20 +386,29 @@ def test_conflicts_with_observation_marks_both_unresolved(a):
     y = add_via_api(a, "Deploy target is us-1", current_state=True)["entry_id"]
     r = a.post(
         "/api/v1/memories/acme/relations",
-        {"kind": "conflicts_with", "from_entry": x, "to_entry": y,
-         "evidence": [{"source": "chat", "ref": "msg-5"}]},
+        {
+            "kind": "conflicts_with",
+            "from_entry": x,
+            "to_entry": y,
+            "evidence": [{"source": "chat", "ref": "msg-5"}],
+        },
     )
     assert r.status_code == 201, r.text
     assert r.json()["authoritative"] is False
     for eid in (x, y):
         assert a.get(f"{E}/{eid}").json()["lifecycle"]["validity"] == "unresolved_conflict"
     assert Revision.objects.count() == 2  # an observation changes no head
-    r = a.post("/api/v1/memories/acme/relations", {"kind": "supersedes", "from_entry": x, "to_entry": y})
+    r = a.post(
+        "/api/v1/memories/acme/relations", {"kind": "supersedes", "from_entry": x, "to_entry": y}
+    )
     assert r.status_code == 400
 
 
 def test_entry_list_filters_and_cursor_pagination(a, django_assert_max_num_queries):
-    ids = [add_via_api(a, f"Library {i} is pinned to v{i}.0", kind="fact")["entry_id"] for i in range(5)]
+    ids = [
+        add_via_api(a, f"Library {i} is pinned to v{i}.0", kind="fact")["entry_id"]
+        for i in range(5)
+    ]
     a.post(f"{E}/{ids[0]}/forget", {"reason": "removed"})
     add_via_api(a, "We prefer small PRs", kind="preference")
     page1 = a.get(f"{E}?kind=fact&state=active&limit=2").json()
@@ -409,7 +424,10 @@ def test_memory_create_and_policy_roles(api, agent, reviewer, scoped_agent):
     assert api.as_(agent).post("/api/v1/memories", {"slug": "x", "name": "X"}).status_code == 403
     r = api.as_(reviewer).post("/api/v1/memories", {"slug": "team-x", "name": "Team X"})
     assert r.status_code == 201, r.text
-    assert api.as_(reviewer).post("/api/v1/memories", {"slug": "team-x", "name": "Y"}).status_code == 409
+    assert (
+        api.as_(reviewer).post("/api/v1/memories", {"slug": "team-x", "name": "Y"}).status_code
+        == 409
+    )
     r = api.as_(reviewer).patch("/api/v1/memories/team-x", {"policy": {"quality_ranking": True}})
     assert r.status_code == 200 and r.json()["policy"] == {"quality_ranking": True}
     r = api.as_(reviewer).patch("/api/v1/memories/team-x", {"policy": {"bogus": 1}})
@@ -423,19 +441,30 @@ def test_sources_and_declarations(api, agent, reviewer):
     assert r.status_code == 201, r.text
     assert r.json()["declaration"]["authority"] == "untrusted"
     # An agent cannot raise a declaration.
-    r = ag.post("/api/v1/sources/wiki/declarations", {"authority": "system_attested", "verification": "verified"})
+    r = ag.post(
+        "/api/v1/sources/wiki/declarations",
+        {"authority": "system_attested", "verification": "verified"},
+    )
     assert r.status_code == 403
     r = api.as_(reviewer).post(
-        "/api/v1/sources/wiki/declarations", {"authority": "user_asserted", "verification": "verified"}
+        "/api/v1/sources/wiki/declarations",
+        {"authority": "user_asserted", "verification": "verified"},
     )
     assert r.status_code == 201 and r.json()["declaration_version"] == 1
-    eid = add_via_api(ag, "Wiki says SLA is 99.9", evidence=[{"source": "wiki", "ref": "SLA"}])["entry_id"]
+    eid = add_via_api(ag, "Wiki says SLA is 99.9", evidence=[{"source": "wiki", "ref": "SLA"}])[
+        "entry_id"
+    ]
     api.as_(reviewer).post(
-        "/api/v1/sources/wiki/declarations", {"authority": "untrusted", "verification": "not_verified"}
+        "/api/v1/sources/wiki/declarations",
+        {"authority": "untrusted", "verification": "not_verified"},
     )
     # Evidence keeps the snapshot taken at write time.
     ev = ag.get(f"{E}/{eid}").json()["evidence"][0]
-    assert ev["snapshot"] == {"authority": "user_asserted", "verification": "verified", "declaration_version": 1}
+    assert ev["snapshot"] == {
+        "authority": "user_asserted",
+        "verification": "verified",
+        "declaration_version": 1,
+    }
     detail = ag.get("/api/v1/sources/wiki").json()
     assert [d["declaration_version"] for d in detail["declarations"]] == [1, 2]
     assert Evidence.objects.count() == 1
@@ -444,7 +473,11 @@ def test_sources_and_declarations(api, agent, reviewer):
 def test_entry_detail_has_fixed_query_count(a, agent, memory, django_assert_max_num_queries):
     from django.test import Client
 
-    eid = add_via_api(a, "Queue is RabbitMQ", evidence=[{"source": "repo", "ref": "a"}, {"source": "chat", "ref": "b"}])["entry_id"]
+    eid = add_via_api(
+        a,
+        "Queue is RabbitMQ",
+        evidence=[{"source": "repo", "ref": "a"}, {"source": "chat", "ref": "b"}],
+    )["entry_id"]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.secret}")
     with django_assert_max_num_queries(7):
         r = client.get(f"{E}/{eid}")

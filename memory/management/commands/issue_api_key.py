@@ -31,5 +31,7 @@ class Command(BaseCommand):
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         scope = ", ".join(opts["memory"]) or "all memories"
-        self.stderr.write(f"Issued {key.role} key '{key.name}' ({scope}, clearance {key.clearance}).")
+        self.stderr.write(
+            f"Issued {key.role} key '{key.name}' ({scope}, clearance {key.clearance})."
+        )
         self.stdout.write(secret)

@@ -1,0 +1,79 @@
+"""The audit event stream: a registered vocabulary and the one function that appends to it.
+
+Actions call :func:`record` inside their own transaction, so an event exists exactly when the
+change it describes was committed. Payloads are small facts (ids, versions, reasons, codes) —
+never secrets, never bodies of unrelated entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from lib.correlation import current_correlation_id
+
+from .actors import Actor
+from .models import AuditEvent, Memory
+
+#: The registered vocabulary. Recording anything else is a programming error.
+ACTIONS: dict[str, str] = {
+    "memory.created": "A Memory was created.",
+    "memory.policy_changed": "A Memory's policy was changed.",
+    "source.registered": "A source was registered.",
+    "source.declared": "A source's evidence declaration got a new version.",
+    "key.issued": "An API key was issued.",
+    "entry.added": "An entry was added (revision kind add).",
+    "entry.revised": "An entry got a new version or an importance override.",
+    "entry.forgotten": "An entry was retired (head inactive).",
+    "entry.reactivated": "An inactive entry was made active again, same version.",
+    "entry.pinned": "An entry was pinned or unpinned by a reviewer.",
+    "session.ended": "A session's session-tier entries were retired.",
+    "relation.observed": "A conflicts_with observation was recorded.",
+    "proposal.submitted": "An L2 proposal was submitted.",
+    "proposal.withdrawn": "The submitter withdrew a pending proposal.",
+    "proposal.stale": "A pending proposal can no longer apply (an affected head changed).",
+    "proposal.approved": "A reviewer approved a proposal (revision + operation written).",
+    "proposal.approval_recorded": "One of several required approvals was recorded.",
+    "proposal.rejected": "A reviewer rejected a proposal.",
+    "operation.compensated": "A maintenance operation was compensated (undone).",
+    "maintenance.run": "A maintenance job ran (dry run or real).",
+    "projection.rebuilt": "The lifecycle projection was rebuilt.",
+}
+
+
+class UnknownAuditAction(ValueError):
+    """An action name outside the registered vocabulary."""
+
+
+def record(
+    action: str,
+    *,
+    actor: Actor,
+    memory: Memory | None = None,
+    label: str = "",
+    revision: Any = None,
+    proposal_id: int | None = None,
+    operation_id: int | None = None,
+    run_id: int | None = None,
+    entry_ids: Iterable[str] = (),
+    payload: dict[str, Any] | None = None,
+) -> AuditEvent:
+    if action not in ACTIONS:
+        raise UnknownAuditAction(action)
+    return AuditEvent.objects.create(
+        action=action,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_label=actor.label,
+        on_behalf_of=actor.on_behalf_of,
+        correlation_id=current_correlation_id(),
+        memory_id=memory.pk if memory else None,
+        memory_label=memory.slug if memory else "",
+        label=label[:300],
+        revision_number=revision.number if revision is not None else None,
+        proposal_id=proposal_id,
+        operation_id=operation_id,
+        run_id=run_id,
+        entry_ids=list(entry_ids),
+        payload=payload or {},
+    )
