@@ -28,7 +28,7 @@ $$ LANGUAGE plpgsql;
 def install(apps, schema_editor):
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
-        schema_editor.execute(PG_FUNCTION)
+        schema_editor.execute(PG_FUNCTION, params=None)
         for table in APPEND_ONLY_TABLES:
             schema_editor.execute(
                 f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "

@@ -1,0 +1,50 @@
+# Memory Steward — `make demo` runs the product, `make test` runs the whole suite.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+PG_URL ?= postgres://postgres@127.0.0.1:5432/steward
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test test-sqlite test-postgres lint install serve clean-db bench
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+## Migrate the SQLite database, load the demo Memory and serve it on http://127.0.0.1:8000
+demo: install
+	$(PY) manage.py migrate --verbosity 0
+	$(PY) manage.py load_demo
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+## The whole suite on SQLite, then on PostgreSQL when DATABASE_URL points at one or CI is set
+test: install
+	$(MAKE) --no-print-directory test-sqlite
+	@if [ -n "$$CI" ] || echo "$$DATABASE_URL" | grep -q '^postgres'; then \
+		$(MAKE) --no-print-directory test-postgres; \
+	else \
+		echo "PostgreSQL run skipped: set DATABASE_URL=postgres://... (or CI=1) to run it too."; \
+	fi
+
+test-sqlite: install
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(PY) -m pytest -p no:cacheprovider -q
+
+test-postgres: install
+	@url="$${DATABASE_URL:-$(PG_URL)}"; case "$$url" in postgres*) ;; *) url="$(PG_URL)";; esac; \
+	echo "== PostgreSQL: $$url"; \
+	$(PY) -c "import sys, psycopg; psycopg.connect(sys.argv[1].replace('/steward', '/postgres'), connect_timeout=5).close()" "$$url" \
+		|| { echo "PostgreSQL is unreachable at $$url"; exit 1; }; \
+	DATABASE_URL="$$url" $(PY) -m pytest -p no:cacheprovider -q
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+
+bench: install
+	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f; done

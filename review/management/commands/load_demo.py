@@ -1,0 +1,55 @@
+"""``manage.py load_demo``: the demo Memory, its history, pending proposals and credentials.
+
+Lives in ``review`` (the top of the dependency chain) because it composes every app.
+"""
+
+from importlib import import_module
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from memory.demo import DEMO_PASSWORD, DEMO_SLUG, load_demo
+
+
+class Command(BaseCommand):
+    help = "Load the demo Memory (idempotent) and print how to log in and an agent key."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--quiet", action="store_true", help="print only the agent key")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        result = load_demo()
+        proposals = 0
+        if result.entries:
+            try:
+                demo = import_module("proposals.demo")
+            except ImportError:
+                demo = None
+            if demo is not None:
+                proposals = len(
+                    demo.load_demo_proposals(result.memory, agent_actor=result.agent) or []
+                )
+        if opts["quiet"]:
+            self.stdout.write(result.agent_key)
+            return
+        w = self.stdout.write
+        w("")
+        w(self.style.SUCCESS(f"Demo Memory '{DEMO_SLUG}' is ready."))
+        if result.entries:
+            w(f"  {len(result.entries)} entries written, {proposals} proposals filed.")
+        w("")
+        w("Browser (http://127.0.0.1:8000/accounts/login/):")
+        w(f"  reviewer  rita / {DEMO_PASSWORD}     (second reviewer: ravi / {DEMO_PASSWORD})")
+        w(f"  auditor   ada  / {DEMO_PASSWORD}     admin: admin / {DEMO_PASSWORD}")
+        w("")
+        w("API keys (shown once; only hashes are stored):")
+        w(f"  agent     {result.agent_key}")
+        w(f"  reviewer  {result.reviewer_key}")
+        w(f"  auditor   {result.auditor_key}")
+        w("")
+        w("Try:")
+        w(
+            f'  curl -s -H "Authorization: Bearer {result.agent_key}" '
+            f"http://127.0.0.1:8000/api/v1/memories/{DEMO_SLUG}/revisions?since_revision=0"
+        )
+        w("")
