@@ -1,0 +1,108 @@
+"""The lexical channel: admission floor, order, scope, and ``lexical_candidates``."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import actions
+from memory.search import admission_floor, channel_cap, lexical_candidates, query_terms
+from tests.factories import remember
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def me(agent):
+    return agent.actor
+
+
+def test_admission_floor_follows_the_design():
+    assert [admission_floor(n) for n in (1, 2, 3, 4, 8, 9, 10, 12, 13)] == [
+        1,
+        1,
+        2,
+        2,
+        2,
+        3,
+        3,
+        3,
+        4,
+    ]
+
+
+def test_channel_cap_is_four_k_but_never_below_32():
+    assert channel_cap(1) == 32
+    assert channel_cap(8) == 32
+    assert channel_cap(10) == 40
+
+
+def test_ten_word_query_about_blue_icons_does_not_match_advisory_locks(memory, me):
+    remember(memory, me, "Use PostgreSQL advisory locks for leader election")
+    query = "Which blue icons should we use for the settings page"
+    assert len(query_terms(query)) == 10
+    assert lexical_candidates(memory.pk, query) == []
+
+
+def test_short_question_about_leader_election_locks_matches(memory, me):
+    entry = remember(memory, me, "Use PostgreSQL advisory locks for leader election").entry
+    assert lexical_candidates(memory.pk, "Which locks should leader election use?") == [entry.pk]
+
+
+def test_one_or_two_term_queries_need_one_matching_term(memory, me):
+    entry = remember(memory, me, "Use PostgreSQL advisory locks for leader election").entry
+    assert lexical_candidates(memory.pk, "postgresql") == [entry.pk]
+    assert lexical_candidates(memory.pk, "PostgreSQL mutexes") == [entry.pk]
+    assert lexical_candidates(memory.pk, "redis mutexes") == []
+
+
+def test_more_matching_terms_rank_first_then_shorter_text(memory, me):
+    long_one = remember(memory, me, "Deploys go to eu-2 every Tuesday after the standup").entry
+    short_one = remember(memory, me, "Deploys go to eu-2").entry
+    best = remember(memory, me, "Tuesday deploys go to eu-2 region").entry
+    assert lexical_candidates(memory.pk, "tuesday deploys region") == [
+        best.pk,
+        long_one.pk,
+    ]
+    assert lexical_candidates(memory.pk, "deploys eu") == [short_one.pk, best.pk, long_one.pk]
+
+
+def test_only_active_head_versions_are_candidates(memory, me):
+    revised = remember(memory, me, "The deploy target is eu-2").entry
+    actions.revise_entry(memory, actor=me, entry_uid=revised.uid, body="The rollout target is us-5")
+    gone = remember(memory, me, "The deploy target was eu-2 for staging").entry
+    actions.forget_entry(memory, actor=me, entry_uid=gone.uid, reason="decommissioned")
+    assert lexical_candidates(memory.pk, "deploy eu") == []
+    assert lexical_candidates(memory.pk, "rollout") == [revised.pk]
+
+
+def test_exclusions_limit_and_memory_scope(memory, other_memory, me):
+    a = remember(memory, me, "Leader election uses advisory locks").entry
+    b = remember(memory, me, "Leader election at boot").entry
+    remember(other_memory, me, "Leader election in the other team")
+    assert lexical_candidates(memory.pk, "leader election") == [b.pk, a.pk]
+    assert lexical_candidates(memory.pk, "leader election", exclude_entry_pks=[b.pk]) == [a.pk]
+    assert lexical_candidates(memory.pk, "leader election", limit=1) == [b.pk]
+
+
+def test_cjk_query_recalls_cjk_entry(memory, me):
+    entry = remember(memory, me, "部署目标是欧洲二区").entry
+    remember(memory, me, "The deploy target is eu-2")
+    assert lexical_candidates(memory.pk, "部署目标") == [entry.pk]
+
+
+def test_underscored_identifiers_are_one_term_on_every_backend(memory, me):
+    entry = remember(memory, me, "Set max_connections to 200").entry
+    assert lexical_candidates(memory.pk, "max_connections") == [entry.pk]
+    assert lexical_candidates(memory.pk, "connections") == []
+
+
+def test_query_without_terms_finds_nothing(memory, me):
+    remember(memory, me, "Anything at all")
+    assert lexical_candidates(memory.pk, "  ?! ") == []
+
+
+def test_lexical_candidates_is_one_query(memory, me, django_assert_num_queries):
+    for i in range(5):
+        remember(memory, me, f"Leader election note {i}")
+    with django_assert_num_queries(1):
+        assert len(lexical_candidates(memory.pk, "leader election", limit=3)) == 3
