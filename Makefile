@@ -20,7 +20,7 @@ install: $(VENV)/.installed
 demo: install
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py load_demo
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(PY) manage.py runserver --insecure $(HOST):$(PORT)
 
 ## The whole suite on SQLite, then on PostgreSQL when DATABASE_URL points at one or CI is set
 test: install
