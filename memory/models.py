@@ -519,3 +519,8 @@ class AuditEvent(AppendOnlyModel):
             models.Index(fields=["recorded_at"]),
             models.Index(fields=["correlation_id"]),
         ]
+
+
+# The derived vector projection is defined beside its providers; imported here so the app
+# registry (and migrations) know it.
+from .embeddings import EntryEmbedding  # noqa: E402, F401

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import api
+from . import api, api_recall
 
 urlpatterns = [
     path("memories", api.MemoryCreateApi.as_view(), name="memory-create"),
@@ -61,5 +61,11 @@ urlpatterns = [
         "memories/<slug:slug>/revisions/<int:number>",
         api.RevisionDetailApi.as_view(),
         name="revision-detail",
+    ),
+    path("memories/<slug:slug>/search", api_recall.SearchApi.as_view(), name="memory-search"),
+    path(
+        "memories/<slug:slug>/context-pack",
+        api_recall.ContextPackApi.as_view(),
+        name="memory-context-pack",
     ),
 ]

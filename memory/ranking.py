@@ -1,0 +1,209 @@
+"""Quality ranking inside the fixed fusion pool: pure functions, no database (DESIGN.md §6).
+
+Quality may nudge order, never membership. :func:`bounded_stable_reorder` permutes the already
+truncated RRF pool so that no member moves more than two ranks from its baseline, ties keep the
+baseline (RRF) order, and the member set is checked — in code, on every call — to be unchanged.
+
+The signals are independent and each casts a small vote (never one multiplied score):
+
+=====================  =====  ===========================================================
+rule code              vote   when
+=====================  =====  ===========================================================
+``importance_high``    +1     importance ≥ 2 (decisions, constraints, corroborated updates)
+``importance_low``     −1     importance 0 (uncorroborated working notes)
+``evidence_direct``    +1     the head version cites verified or attested evidence
+``fresh``              +1     query-gated freshness ≥ the midpoint (age ≤ half-life)
+``stale``              −1     query-gated freshness ≤ the quarter point (age ≥ 2 half-lives);
+                              never for pinned, critical (importance 3) or high-authority
+                              (repository/system attested) entries
+=====================  =====  ===========================================================
+
+The votes add up to a desired shift, clamped to ±2. Freshness
+``alpha + (1 − alpha)·2^(−age/half_life)`` applies only to ``current_state`` entries when the
+query has current/temporal intent; unknown time is neutral.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from .models import Authority, EvidenceStrength
+
+MAX_SHIFT = 2
+K = TypeVar("K", bound=Hashable)
+
+DEFAULT_ALPHA = 0.5
+DEFAULT_HALF_LIFE_DAYS = 30.0
+
+# Deterministic cues of current/temporal intent (matched on analyzer tokens / substrings).
+CURRENT_CUES_WORDS = frozenset(
+    {
+        "current",
+        "currently",
+        "now",
+        "today",
+        "latest",
+        "present",
+        "presently",
+        "still",
+        "anymore",
+        "nowadays",
+        "recent",
+        "recently",
+        "newest",
+        "active",
+        "live",
+    }
+)
+CURRENT_CUES_PHRASES = ("right now", "as of", "these days", "at the moment")
+CURRENT_CUES_CJK = ("现在", "当前", "目前", "最新", "如今", "現在", "最新の", "今の", "目前的")
+INTENTS = ("current", "none")
+
+
+class ReorderInvariantError(AssertionError):
+    """The reorder broke its contract (membership or the ±2 bound). A bug, never data."""
+
+
+def bounded_stable_reorder(baseline: Sequence[K], shifts: Mapping[K, int]) -> list[K]:
+    """Reorder ``baseline`` by desired ``shifts`` (positive = up), each clamped to ±2.
+
+    Greedy and total: at position p the member at baseline p−2 is placed if still waiting (it
+    may sink no further); otherwise, among waiting members with baseline index ≤ p+2, the one
+    with the smallest ``index − shift`` goes, ties to the smaller baseline index. So nobody
+    moves more than two places either way, equal shifts keep RRF order, and all-zero shifts are
+    the identity. The result is verified before it is returned.
+    """
+    n = len(baseline)
+    if len(set(baseline)) != n:
+        raise ValueError("baseline members must be distinct")
+    want = [max(-MAX_SHIFT, min(MAX_SHIFT, int(shifts.get(m, 0)))) for m in baseline]
+    placed = [False] * n
+    out: list[int] = []
+    for p in range(n):
+        forced = p - MAX_SHIFT
+        if forced >= 0 and not placed[forced]:
+            choice = forced
+        else:
+            window = [i for i in range(max(0, forced), min(n, p + MAX_SHIFT + 1)) if not placed[i]]
+            choice = min(window, key=lambda i: (i - want[i], i))
+        placed[choice] = True
+        out.append(choice)
+    result = [baseline[i] for i in out]
+    check_reorder(baseline, result)
+    return result
+
+
+def check_reorder(baseline: Sequence[Any], result: Sequence[Any]) -> None:
+    """Raise unless ``result`` has exactly the members of ``baseline``, each within ±2."""
+    if len(result) != len(baseline) or set(result) != set(baseline):
+        raise ReorderInvariantError("quality reorder changed the pool's membership")
+    where = {m: i for i, m in enumerate(baseline)}
+    for i, m in enumerate(result):
+        if abs(where[m] - i) > MAX_SHIFT:
+            raise ReorderInvariantError(f"quality reorder moved a member {where[m] - i} ranks")
+
+
+# --- Signals --------------------------------------------------------------------------------
+
+
+def has_current_intent(query: str, intent: str | None) -> bool:
+    """Explicit ``intent="current"``, or (no explicit intent) a cue in the query text."""
+    if intent is not None:
+        return intent == "current"
+    from .text import tokenize
+
+    tokens = set(tokenize(query))
+    if tokens & CURRENT_CUES_WORDS:
+        return True
+    folded = query.casefold()
+    return any(c in folded for c in CURRENT_CUES_PHRASES) or any(
+        c in query for c in CURRENT_CUES_CJK
+    )
+
+
+def freshness(age_days: float, *, alpha: float, half_life_days: float) -> float:
+    """``alpha + (1 − alpha)·2^(−age/half_life)``; ages below zero count as zero."""
+    age = max(0.0, age_days)
+    return alpha + (1.0 - alpha) * math.pow(2.0, -age / half_life_days)
+
+
+@dataclass(frozen=True)
+class QualityInputs:
+    """What the signals may look at for one pool member (no body text)."""
+
+    importance: int
+    evidence_strength: str
+    provenance: Mapping[str, int]
+    current_state: bool
+    pinned: bool
+    time_known: bool
+    reference_time: datetime | None
+
+
+@dataclass(frozen=True)
+class FreshnessPolicy:
+    alpha: float = DEFAULT_ALPHA
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+
+    @classmethod
+    def from_policy(cls, policy: Mapping[str, Any]) -> FreshnessPolicy:
+        raw = policy.get("freshness") or {}
+        alpha = float(raw.get("alpha", DEFAULT_ALPHA)) if isinstance(raw, dict) else DEFAULT_ALPHA
+        half = (
+            float(raw.get("half_life_days", DEFAULT_HALF_LIFE_DAYS))
+            if isinstance(raw, dict)
+            else DEFAULT_HALF_LIFE_DAYS
+        )
+        return cls(alpha=min(1.0, max(0.0, alpha)), half_life_days=max(half, 1e-6))
+
+
+@dataclass
+class Votes:
+    shift: int = 0
+    rules: list[str] = field(default_factory=list)
+
+
+def high_authority(provenance: Mapping[str, int]) -> bool:
+    return any(
+        provenance.get(a, 0) > 0 for a in (Authority.REPOSITORY_ATTESTED, Authority.SYSTEM_ATTESTED)
+    )
+
+
+def quality_votes(
+    item: QualityInputs,
+    *,
+    current_intent: bool,
+    now: datetime,
+    fresh: FreshnessPolicy,
+) -> Votes:
+    """The independent votes of one member, their clamped sum and the rule codes that fired."""
+    votes = Votes()
+
+    def vote(value: int, rule: str) -> None:
+        votes.shift += value
+        votes.rules.append(rule)
+
+    if item.importance >= 2:
+        vote(+1, "importance_high")
+    elif item.importance == 0:
+        vote(-1, "importance_low")
+    if item.evidence_strength == EvidenceStrength.DIRECT:
+        vote(+1, "evidence_direct")
+    if current_intent and item.current_state and item.time_known and item.reference_time:
+        age_days = (now - item.reference_time).total_seconds() / 86400.0
+        f = freshness(age_days, alpha=fresh.alpha, half_life_days=fresh.half_life_days)
+        span = 1.0 - fresh.alpha
+        if span > 0 and f >= fresh.alpha + 0.5 * span:
+            vote(+1, "fresh")
+        elif span > 0 and f <= fresh.alpha + 0.25 * span:
+            protected = item.pinned or item.importance >= 3 or high_authority(item.provenance)
+            if protected:
+                votes.rules.append("stale_protected")
+            else:
+                vote(-1, "stale")
+    votes.shift = max(-MAX_SHIFT, min(MAX_SHIFT, votes.shift))
+    return votes
