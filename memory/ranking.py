@@ -73,7 +73,8 @@ def bounded_stable_reorder(baseline: Sequence[K], shifts: Mapping[K, int]) -> li
 
     Greedy and total: at position p the member at baseline p−2 is placed if still waiting (it
     may sink no further); otherwise, among waiting members with baseline index ≤ p+2, the one
-    with the smallest ``index − shift`` goes, ties to the smaller baseline index. So nobody
+    with the smallest ``index − shift`` goes; on a tie the larger shift wins (so +1 passes the
+    neighbour above), then the smaller baseline index. So nobody
     moves more than two places either way, equal shifts keep RRF order, and all-zero shifts are
     the identity. The result is verified before it is returned.
     """
@@ -89,7 +90,7 @@ def bounded_stable_reorder(baseline: Sequence[K], shifts: Mapping[K, int]) -> li
             choice = forced
         else:
             window = [i for i in range(max(0, forced), min(n, p + MAX_SHIFT + 1)) if not placed[i]]
-            choice = min(window, key=lambda i: (i - want[i], i))
+            choice = min(window, key=lambda i: (i - want[i], -want[i], i))
         placed[choice] = True
         out.append(choice)
     result = [baseline[i] for i in out]

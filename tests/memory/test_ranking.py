@@ -1,0 +1,150 @@
+"""The bounded stable reorder and the quality signals (pure functions; hypothesis)."""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory.ranking import (
+    FreshnessPolicy,
+    QualityInputs,
+    ReorderInvariantError,
+    bounded_stable_reorder,
+    check_reorder,
+    freshness,
+    has_current_intent,
+    quality_votes,
+)
+from memory.text import searchable_text, tokenize
+
+pools = st.lists(st.integers(min_value=0, max_value=10_000), unique=True, max_size=40)
+
+
+@st.composite
+def pool_and_shifts(draw):
+    pool = draw(pools)
+    shifts = {m: draw(st.integers(min_value=-5, max_value=5)) for m in pool}
+    return pool, shifts
+
+
+@given(pool_and_shifts())
+def test_reorder_never_moves_a_member_more_than_two_ranks(case):
+    pool, shifts = case
+    out = bounded_stable_reorder(pool, shifts)
+    where = {m: i for i, m in enumerate(pool)}
+    assert all(abs(where[m] - i) <= 2 for i, m in enumerate(out))
+
+
+@given(pool_and_shifts())
+def test_reorder_never_changes_membership(case):
+    pool, shifts = case
+    out = bounded_stable_reorder(pool, shifts)
+    assert sorted(out) == sorted(pool) and len(out) == len(pool)
+
+
+@given(pools, st.integers(min_value=-2, max_value=2))
+def test_reorder_is_the_identity_when_all_shifts_are_equal(pool, shift):
+    assert bounded_stable_reorder(pool, {m: shift for m in pool}) == pool
+    assert bounded_stable_reorder(pool, {}) == pool
+
+
+@given(pool_and_shifts())
+def test_reorder_is_stable_members_with_equal_shift_keep_rrf_order(case):
+    pool, shifts = case
+    out = bounded_stable_reorder(pool, shifts)
+    where = {m: i for i, m in enumerate(out)}
+    clamp = {m: max(-2, min(2, shifts[m])) for m in pool}
+    for i, a in enumerate(pool):
+        for b in pool[i + 1 : i + 3]:
+            if clamp[a] == clamp[b]:
+                assert where[a] < where[b]
+
+
+def test_reorder_examples():
+    assert bounded_stable_reorder(list("ABCDEF"), {"C": 1}) == list("ACBDEF")
+    assert bounded_stable_reorder(list("ABCDEF"), {"F": 2}) == list("ABCFDE")
+    assert bounded_stable_reorder(list("ABCDEF"), {"F": 9}) == list("ABCFDE")
+    assert bounded_stable_reorder(list("ABCDEF"), {"A": -2}) == list("BCADEF")
+    # Four members all wanting to pass A: A sinks two places, no more.
+    assert bounded_stable_reorder(list("ABCDE"), {"B": 2, "C": 2, "D": 2, "E": 2}) == list("BCADE")
+
+
+def test_membership_is_checked_in_code_not_only_in_tests():
+    with pytest.raises(ReorderInvariantError):
+        check_reorder([1, 2, 3], [1, 2, 4])
+    with pytest.raises(ReorderInvariantError):
+        check_reorder([1, 2, 3, 4], [4, 1, 2, 3])
+    with pytest.raises(ValueError):
+        bounded_stable_reorder([1, 1], {})
+
+
+@given(st.text(max_size=60))
+def test_analyzer_is_idempotent_under_nfc(text):
+    nfc = unicodedata.normalize("NFC", text)
+    nfd = unicodedata.normalize("NFD", text)
+    assert tokenize(nfc) == tokenize(text) == tokenize(nfd)
+    assert tokenize(searchable_text(text)) == tokenize(text)
+
+
+def test_freshness_formula():
+    assert freshness(0, alpha=0.5, half_life_days=30) == 1.0
+    assert freshness(30, alpha=0.5, half_life_days=30) == pytest.approx(0.75)
+    assert freshness(60, alpha=0.5, half_life_days=30) == pytest.approx(0.625)
+    assert freshness(-5, alpha=0.5, half_life_days=30) == 1.0
+
+
+NOW = datetime(2026, 1, 31, tzinfo=UTC)
+
+
+def inputs(**kw):
+    base = dict(
+        importance=1,
+        evidence_strength="weak",
+        provenance={},
+        current_state=True,
+        pinned=False,
+        time_known=True,
+        reference_time=NOW - timedelta(days=100),
+    )
+    base.update(kw)
+    return QualityInputs(**base)
+
+
+def votes(item, intent=True):
+    return quality_votes(item, current_intent=intent, now=NOW, fresh=FreshnessPolicy())
+
+
+def test_unknown_time_is_neutral():
+    assert votes(inputs(time_known=False, reference_time=None)).rules == []
+
+
+def test_freshness_never_lowers_pinned_critical_or_high_authority_entries():
+    assert votes(inputs()).rules == ["stale"]
+    assert votes(inputs(pinned=True)).rules == ["stale_protected"]
+    assert votes(inputs(importance=3)).rules == ["importance_high", "stale_protected"]
+    assert votes(inputs(provenance={"system_attested": 1})).shift == 0
+
+
+def test_freshness_needs_intent_and_current_state():
+    assert votes(inputs(), intent=False).rules == []
+    assert votes(inputs(current_state=False)).rules == []
+    assert votes(inputs(reference_time=NOW - timedelta(days=1))).rules == ["fresh"]
+
+
+def test_votes_are_independent_and_clamped():
+    v = votes(inputs(importance=2, evidence_strength="direct", reference_time=NOW))
+    assert v.rules == ["importance_high", "evidence_direct", "fresh"]
+    assert v.shift == 2
+
+
+def test_current_intent_cues():
+    assert has_current_intent("What is the current deploy target?", None)
+    assert has_current_intent("which region do we deploy to right now", None)
+    assert has_current_intent("现在的部署目标是什么", None)
+    assert not has_current_intent("Why did we pick eu-2?", None)
+    assert not has_current_intent("current deploy target", "none")
+    assert has_current_intent("deploy target", "current")
