@@ -8,6 +8,9 @@ from lib.views import api_not_found, home
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("memory.urls")),
+    path("", include("proposals.urls")),
+    path("", include("review.api_urls")),
+    path("", include("review.engine_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
@@ -18,6 +21,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include(api_v1)),
     path("api/<path:rest>", api_not_found),
+    path("", include("review.urls")),
 ]
 
 handler500 = "lib.views.server_error"

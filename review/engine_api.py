@@ -1,0 +1,100 @@
+"""REST endpoints of the approval engine: approve, reject, read and compensate operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from lib.api import ActorApiView, StrictSerializer, parse
+from proposals.models import RejectionReason
+
+from . import actions
+from .exceptions import NotFound
+from .models import MaintenanceOperation
+from .selectors_engine import operation_out, visible_operations
+
+
+class ApproveIn(StrictSerializer):
+    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    acknowledge_lost_details = serializers.ListField(
+        child=serializers.CharField(trim_whitespace=False), required=False
+    )
+
+
+class RejectIn(StrictSerializer):
+    reason = serializers.ChoiceField(choices=RejectionReason.choices)
+    comment = serializers.CharField(trim_whitespace=False)
+
+
+class CompensateIn(StrictSerializer):
+    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+def decision_out(result: actions.DecisionResult) -> dict[str, Any]:
+    return {
+        "id": result.proposal.pk,
+        "status": result.proposal.status,
+        "operation": result.operation.pk if result.operation else None,
+        "revision": result.revision.number if result.revision else None,
+        "approvals": result.approvals,
+        "approvals_required": result.required,
+    }
+
+
+class ProposalApproveApi(ActorApiView):
+    @extend_schema(tags=["proposals"], request=ApproveIn, summary="Approve a proposal (reviewers)")
+    def post(self, request: Request, pk: int) -> Response:
+        data = parse(ApproveIn, request)
+        result = actions.approve_proposal(
+            pk,
+            actor=self.actor(request),
+            comment=data.get("comment", ""),
+            acknowledge_lost_details=data.get("acknowledge_lost_details"),
+        )
+        return Response(decision_out(result))
+
+
+class ProposalRejectApi(ActorApiView):
+    @extend_schema(tags=["proposals"], request=RejectIn, summary="Reject a proposal (reviewers)")
+    def post(self, request: Request, pk: int) -> Response:
+        data = parse(RejectIn, request)
+        result = actions.reject_proposal(
+            pk, actor=self.actor(request), reason=data["reason"], comment=data["comment"]
+        )
+        return Response(
+            decision_out(result)
+            | {"reason": result.proposal.rejection_reason, "comment": result.decision.comment}
+        )
+
+
+def _operation(actor: Any, pk: int) -> MaintenanceOperation:
+    operation = visible_operations(actor).filter(pk=pk).first()
+    if operation is None:
+        raise NotFound(f"No operation {pk}.")
+    return operation
+
+
+class OperationDetailApi(ActorApiView):
+    @extend_schema(tags=["operations"], summary="A maintenance operation with its compensation")
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(operation_out(_operation(self.actor(request), pk)))
+
+
+class OperationCompensateApi(ActorApiView):
+    @extend_schema(tags=["operations"], request=CompensateIn, summary="Undo an operation")
+    def post(self, request: Request, pk: int) -> Response:
+        actor = self.actor(request)
+        _operation(actor, pk)
+        data = parse(CompensateIn, request)
+        result = actions.compensate_operation(pk, actor=actor, comment=data.get("comment", ""))
+        return Response(
+            {
+                "operation": result.operation.pk,
+                "revision": result.revision.number,
+                "status": "compensated",
+            }
+        )

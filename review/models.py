@@ -1,0 +1,112 @@
+"""Decisions and maintenance operations: what an approval produces, and how it is undone.
+
+Both are append-only. A :class:`Decision` is one reviewer's approve or reject; an approval that
+completes the required count produces exactly one :class:`MaintenanceOperation` and one revision.
+Compensation is recorded as its own append-only :class:`Compensation` row with its own revision.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from memory.models import ActorType, AppendOnlyModel, Memory
+from proposals.models import RejectionReason
+
+
+class Verdict(models.TextChoices):
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+class Decision(AppendOnlyModel):
+    """One reviewer's verdict on a proposal, with the comment the submitter can read."""
+
+    proposal = models.ForeignKey(
+        "proposals.Proposal", on_delete=models.PROTECT, related_name="decisions"
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=8, choices=Verdict.choices)
+    reason = models.CharField(max_length=32, choices=RejectionReason.choices, blank=True)
+    comment = models.TextField(blank=True, default="")
+    acknowledged_lost_details = models.JSONField(default=list, blank=True)
+    actor_type = models.CharField(max_length=8, choices=ActorType.choices)
+    actor_id = models.CharField(max_length=200)
+    actor_label = models.CharField(max_length=200)
+    on_behalf_of = models.CharField(max_length=200, blank=True, default="")
+    decided_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # One verdict per person per proposal (N distinct approvals means N people).
+            models.UniqueConstraint(fields=["proposal", "actor_id"], name="one_decision_per_actor"),
+            models.CheckConstraint(
+                condition=models.Q(verdict="approve") | ~models.Q(reason=""),
+                name="rejection_has_reason",
+            ),
+        ]
+        ordering = ["proposal_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} #{self.proposal_id} by {self.actor_label}"
+
+
+class MaintenanceOperation(AppendOnlyModel):
+    """What an approval did: pre-state, produced records, derived-view impact, the plan to undo
+    it and the effects that cannot be undone."""
+
+    proposal = models.OneToOneField(
+        "proposals.Proposal", on_delete=models.PROTECT, related_name="operation"
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=16)
+    revision_number = models.PositiveBigIntegerField()
+    pre_state = models.JSONField(default=list)
+    produced = models.JSONField(default=dict)
+    derived_view_impact = models.JSONField(default=dict)
+    compensation_plan = models.JSONField(default=dict)
+    irreversible_effects = models.JSONField(default=list)
+    actor_id = models.CharField(max_length=200)
+    actor_label = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"operation {self.pk} ({self.kind})"
+
+
+class Compensation(AppendOnlyModel):
+    """The record that an operation was undone, by which revision, by whom and why."""
+
+    operation = models.OneToOneField(
+        MaintenanceOperation, on_delete=models.PROTECT, related_name="compensation"
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    revision_number = models.PositiveBigIntegerField()
+    comment = models.TextField(blank=True, default="")
+    actor_type = models.CharField(max_length=8, choices=ActorType.choices)
+    actor_id = models.CharField(max_length=200)
+    actor_label = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+
+class Notification(models.Model):
+    """An outgoing notification (email, optional webhook), queued after commit and sent by a
+    Celery task. ``sent_at`` is set once when it went out."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    event = models.CharField(max_length=48)
+    recipient = models.CharField(max_length=254)
+    channel = models.CharField(max_length=16, default="email")
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    proposal_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["sent_at", "id"])]
