@@ -150,6 +150,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # --- Email ----------------------------------------------------------------------------------
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "memory-steward@localhost")
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "sent-mail"))
+# Signs outgoing webhooks (HMAC-SHA256); falls back to SECRET_KEY.
+WEBHOOK_SIGNING_KEY = os.environ.get("WEBHOOK_SIGNING_KEY", "")
 
 # --- Memory Steward -------------------------------------------------------------------------
 # Admission limits (after NFC normalization). See API.md "Errors".
