@@ -23,6 +23,7 @@ from lib.correlation import current_correlation_id
 from . import audit, hooks, lifecycle
 from .actors import Actor
 from .admission import clean_body, clean_id, clean_text
+from .dedupe import check_admission
 from .exceptions import (
     EntryInactive,
     EntryStateConflict,
@@ -665,6 +666,10 @@ def add_entry(
         entry_ids=[entry.uid],
         payload={"kind": kind, "tier": tier, "version": 1, "content_hash": digest},
     )
+    if dedupe:
+        result.near_duplicates = check_admission(
+            memory, actor=actor, entry=entry, body=text, near_duplicate_of=near_duplicate_of
+        )
     hooks.entry_admitted(
         memory=memory,
         actor=actor,

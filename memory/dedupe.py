@@ -1,0 +1,226 @@
+"""The bounded near-duplicate check at admission (DESIGN.md §7) and the similarity it uses.
+
+On every add (unless the caller passes ``dedupe=false``) :func:`check_admission` takes at most
+:data:`MAX_CANDIDATES` lexical candidates among the Memory's *active* entries
+(``memory.search.lexical_candidates``) and scores each against the new body:
+
+- score ≥ ``tau_same`` → a ``duplicate_of`` observation (the ``entry_admitted`` hook in
+  ``proposals`` then files a consolidation proposal as the system actor);
+- ``tau_similar`` ≤ score < ``tau_same`` → a ``near_duplicate_of`` observation.
+
+Both relations are observations: non-authoritative, no revision, no change to heads or to the
+projection. Similarity alone never merges, supersedes or retires anything. The write itself
+always proceeds. An agent's ``near_duplicate_of`` claim is checked by the same scoring before
+anything acts on it; a claim that does not reach ``tau_similar`` is ignored.
+
+Similarity is pluggable: lexical (Jaccard over the analyzer's distinct tokens, a pure function)
+by default, cosine over embeddings when an embedding provider is configured
+(``settings.STEWARD_EMBEDDINGS["PROVIDER"]``, see ``memory.embeddings``). ``proposals.verify``
+uses the same functions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from . import audit
+from .actors import Actor
+from .models import Entry, Head, HeadState, Memory, Relation, RelationKind, sensitivities_up_to
+from .text import tokenize
+
+#: Candidates scored per add: the check is bounded whatever the size of the Memory.
+MAX_CANDIDATES = 20
+DEFAULT_TAU_SAME = 0.9
+DEFAULT_TAU_SIMILAR = 0.6
+
+#: ``fn(text, others) -> scores``, one score in [0, 1] per other text.
+SimilarityFn = Callable[[str, Sequence[str]], list[float]]
+
+
+# --- Similarity -----------------------------------------------------------------------------
+
+
+def lexical_similarity(a: str, b: str) -> float:
+    """Jaccard similarity of the analyzer's distinct tokens of ``a`` and ``b`` (pure).
+
+    Case, punctuation and spacing do not count; "eu-2" and "eu-3" do. Two empty texts are 0.
+    """
+    ta, tb = set(tokenize(a)), set(tokenize(b))
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / len(ta | tb)
+
+
+def lexical_scores(text: str, others: Sequence[str]) -> list[float]:
+    return [lexical_similarity(text, other) for other in others]
+
+
+def cosine(u: Sequence[float], v: Sequence[float]) -> float:
+    """Cosine similarity, clamped to [0, 1] (opposite directions count as unrelated)."""
+    dot = sum(x * y for x, y in zip(u, v, strict=True))
+    nu = math.sqrt(sum(x * x for x in u))
+    nv = math.sqrt(sum(y * y for y in v))
+    if nu == 0 or nv == 0:
+        return 0.0
+    return max(0.0, min(1.0, dot / (nu * nv)))
+
+
+def _provider() -> Any:
+    """The configured embedding provider (``memory.embeddings``), or None: lexical then."""
+    try:
+        embeddings = import_module("memory.embeddings")
+    except ImportError:
+        return None
+    return embeddings.get_provider()
+
+
+def similarity_method() -> tuple[str, SimilarityFn]:
+    """The active similarity: ``("cosine", …)`` with an embedding provider, else lexical."""
+    provider = _provider()
+    if provider is None:
+        return "lexical", lexical_scores
+
+    def embedding_scores(text: str, others: Sequence[str]) -> list[float]:
+        vectors = provider.embed([text, *others])
+        return [cosine(vectors[0], v) for v in vectors[1:]]
+
+    return "cosine", embedding_scores
+
+
+def thresholds(memory: Memory) -> tuple[float, float]:
+    """``(tau_same, tau_similar)`` from the Memory's policy; tau_similar never above tau_same."""
+    policy = memory.policy or {}
+    tau_same = float(policy.get("tau_same", DEFAULT_TAU_SAME))
+    tau_similar = float(policy.get("tau_similar", DEFAULT_TAU_SIMILAR))
+    return tau_same, min(tau_similar, tau_same)
+
+
+def round_score(score: float) -> float:
+    return round(score, 4)
+
+
+# --- Admission check ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    entry: Entry
+    version_number: int
+    score: float
+    relation: str
+    claimed: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "entry_id": self.entry.uid,
+            "score": round_score(self.score),
+            "relation": self.relation,
+        }
+        if self.claimed:
+            out["claimed"] = True
+        return out
+
+
+def find_near_duplicates(
+    memory: Memory,
+    *,
+    actor: Actor,
+    entry: Entry,
+    body: str,
+    near_duplicate_of: Any = None,
+) -> list[Finding]:
+    """Score ``body`` against at most :data:`MAX_CANDIDATES` active entries of ``memory``
+    (plus the entry an agent claimed, if any) and keep those at or above ``tau_similar``.
+
+    Only entries within the actor's clearance are considered, so the answer never reveals an
+    entry the caller could not read. Reads only; best first, ties by entry id.
+    """
+    from .search import lexical_candidates
+
+    tau_same, tau_similar = thresholds(memory)
+    pks = list(
+        lexical_candidates(memory.pk, body, limit=MAX_CANDIDATES, exclude_entry_pks=[entry.pk])
+    )
+    claim_uid = near_duplicate_of if isinstance(near_duplicate_of, str) else None
+    heads = Head.objects.filter(
+        memory=memory,
+        state=HeadState.ACTIVE,
+        entry__sensitivity__in=sensitivities_up_to(actor.clearance),
+    ).select_related("entry", "version")
+    claimed_head = None
+    if claim_uid and claim_uid != entry.uid:
+        claimed_head = heads.filter(entry__uid=claim_uid).first()
+    rows = list(heads.filter(entry_id__in=pks)) if pks else []
+    if claimed_head is not None and claimed_head.entry_id not in {h.entry_id for h in rows}:
+        rows.append(claimed_head)
+    if not rows:
+        return []
+    _, scores_of = similarity_method()
+    scores = scores_of(body, [h.version.body for h in rows])
+    findings = [
+        Finding(
+            entry=h.entry,
+            version_number=h.version.number,
+            score=score,
+            relation=(
+                RelationKind.DUPLICATE_OF if score >= tau_same else RelationKind.NEAR_DUPLICATE_OF
+            ),
+            claimed=claimed_head is not None and h.entry_id == claimed_head.entry_id,
+        )
+        for h, score in zip(rows, scores, strict=True)
+        if score >= tau_similar
+    ]
+    findings.sort(key=lambda f: (-f.score, f.entry.pk))
+    return findings
+
+
+def check_admission(
+    memory: Memory,
+    *,
+    actor: Actor,
+    entry: Entry,
+    body: str,
+    near_duplicate_of: Any = None,
+) -> list[dict[str, Any]]:
+    """The admission check of a freshly added entry: record ``duplicate_of`` /
+    ``near_duplicate_of`` observations from the new entry to what it resembles and return
+    ``[{entry_id, score, relation, claimed?}]`` for the add response.
+
+    Precondition: called by ``add_entry`` inside its transaction, holding the Memory lock.
+    Writes relations (no revision, heads and projection untouched) and one audit event.
+    """
+    findings = find_near_duplicates(
+        memory, actor=actor, entry=entry, body=body, near_duplicate_of=near_duplicate_of
+    )
+    if not findings:
+        return []
+    method, _ = similarity_method()
+    Relation.objects.bulk_create(
+        [
+            Relation(
+                memory=memory,
+                kind=f.relation,
+                from_entry=entry,
+                to_entry=f.entry,
+                authoritative=False,
+                score=round_score(f.score),
+                evidence=[{"method": method, "claimed": f.claimed}],
+                created_by=actor.id,
+            )
+            for f in findings
+        ]
+    )
+    out = [f.as_dict() for f in findings]
+    audit.record(
+        "relation.observed",
+        actor=actor,
+        memory=memory,
+        label=f"{entry.uid} resembles {len(findings)} entr{'y' if len(findings) == 1 else 'ies'}",
+        entry_ids=[entry.uid, *(f.entry.uid for f in findings)],
+        payload={"near_duplicates": out, "method": method},
+    )
+    return out

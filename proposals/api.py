@@ -1,0 +1,106 @@
+"""REST endpoints of proposal intake. Views translate: parse, scope, call one action, respond."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from lib.api import ActorApiView, parse
+from lib.errors import Forbidden, ValidationFailed
+from lib.pagination import keyset_page
+from memory.actions import get_memory
+
+from . import actions
+from .models import Proposal
+from .serializers import ProposalListQuery, ProposalSubmitIn, WithdrawIn, proposal_out
+
+TAGS = ["proposals"]
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description="Same key + same body → the original proposal (200); other body → 409.",
+)
+
+
+class ProposalListSubmitApi(ActorApiView):
+    @extend_schema(
+        tags=TAGS,
+        summary="List proposals (cursor pagination, newest first)",
+        parameters=[
+            OpenApiParameter("status", str),
+            OpenApiParameter("kind", str),
+            OpenApiParameter("memory", str, description="Memory slug"),
+            OpenApiParameter("submitted_by", str, description="Actor id (key:…), or 'me'"),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("limit", int),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request) -> Response:
+        actor = self.actor(request)
+        if not actor.can_read:
+            raise Forbidden("Your role may not read proposals.")
+        query = ProposalListQuery(data=request.query_params.dict())
+        if not query.is_valid():
+            raise ValidationFailed(
+                details={k: [str(x) for x in v] for k, v in query.errors.items()}
+            )
+        filters = query.validated_data
+        qs = Proposal.objects.visible_to(actor).with_detail()
+        if "memory" in filters:
+            qs = qs.filter(memory=get_memory(actor, filters["memory"]))
+        if "status" in filters:
+            qs = qs.filter(status=filters["status"])
+        if "kind" in filters:
+            qs = qs.filter(kind=filters["kind"])
+        if "submitted_by" in filters:
+            who = filters["submitted_by"]
+            qs = qs.filter(submitted_by=actor.id if who == "me" else who)
+        rows, cursor = keyset_page(qs, request.query_params, descending=True)
+        return Response({"items": [proposal_out(p) for p in rows], "next_cursor": cursor})
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Submit an L2 proposal",
+        request=ProposalSubmitIn,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+    )
+    def post(self, request: Request) -> Response:
+        actor = self.actor(request)
+        result = actions.submit_proposal(
+            actor=actor,
+            data=request.data,
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
+        if result.created:
+            return Response(proposal_out(proposal), status=status.HTTP_201_CREATED)
+        return Response(proposal_out(proposal), headers={"Idempotent-Replayed": "true"})
+
+
+class ProposalDetailApi(ActorApiView):
+    @extend_schema(tags=TAGS, summary="Read a proposal", responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, proposal_id: int) -> Response:
+        proposal = actions.get_proposal(self.actor(request), proposal_id)
+        return Response(proposal_out(proposal))
+
+
+class ProposalWithdrawApi(ActorApiView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Withdraw a pending proposal (submitter)",
+        request=WithdrawIn,
+        responses=OpenApiTypes.OBJECT,
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        actor = self.actor(request)
+        proposal = actions.get_proposal(actor, proposal_id)
+        data = parse(WithdrawIn, request)
+        actions.withdraw_proposal(proposal, actor=actor, reason=data.get("reason"))
+        return Response(proposal_out(actions.get_proposal(actor, proposal_id)))

@@ -1,0 +1,344 @@
+"""L2 proposals: risky maintenance steps an agent asks a human to approve (DESIGN.md §9).
+
+A :class:`Proposal` is written by ``proposals.actions`` only. Its exact pre-state lives in
+:class:`ProposalTarget` rows (entry, version, state, content hash, role), written once at
+submission and never changed. The status moves only along :data:`TRANSITIONS`, through
+:meth:`Proposal.transition_to`; the database keeps the invariants true for the admin and scripts
+too:
+
+- at most one *pending* proposal per (Memory, kind, set of affected entries) — a partial unique
+  constraint on ``affected_key``;
+- a rejected proposal carries a rejection reason code, and only a rejected one does;
+- a stale proposal names the revision that made it stale.
+
+For the review app (approval engine): lock order is the Memory row, then proposal rows
+(``Proposal.objects.select_for_update()``), then entry heads. Approve / reject / stale /
+compensate go through ``transition_to`` and a save with ``update_fields``; a revision written for
+an approval must carry ``proposal_id`` so the staleness hook does not mark that very proposal
+stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.models import (
+    ApiKey,
+    AppendOnlyModel,
+    Entry,
+    EntryVersion,
+    HeadState,
+    Memory,
+    Revision,
+    sensitivities_up_to,
+)
+
+if TYPE_CHECKING:
+    from memory.actors import Actor
+
+#: Most entries one proposal may affect (a bounded cleanup list, a large consolidation).
+MAX_AFFECTED_ENTRIES = 50
+#: Idempotency keys are honoured at least this long (API.md: kept at least 24 h).
+IDEMPOTENCY_TTL_HOURS = 24
+
+
+class ProposalKind(models.TextChoices):
+    CONSOLIDATION = "consolidation"
+    SUPERSESSION = "supersession"
+    PROMOTION = "promotion"
+    CLEANUP = "cleanup"
+
+
+class ProposalStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    WITHDRAWN = "withdrawn"
+    STALE = "stale"
+    COMPENSATED = "compensated"
+
+
+#: The only legal status changes. Everything not listed here is refused.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    ProposalStatus.PENDING: frozenset(
+        {
+            ProposalStatus.APPROVED,
+            ProposalStatus.REJECTED,
+            ProposalStatus.WITHDRAWN,
+            ProposalStatus.STALE,
+        }
+    ),
+    ProposalStatus.APPROVED: frozenset({ProposalStatus.COMPENSATED}),
+    ProposalStatus.REJECTED: frozenset(),
+    ProposalStatus.WITHDRAWN: frozenset(),
+    ProposalStatus.STALE: frozenset(),
+    ProposalStatus.COMPENSATED: frozenset(),
+}
+
+
+class RejectionReason(models.TextChoices):
+    DUPLICATE_OF_OTHER = "duplicate_of_other"
+    WRONG = "wrong"
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
+    LOSES_DETAIL = "loses_detail"
+    OTHER = "other"
+
+
+class TargetRole(models.TextChoices):
+    """What an affected entry is to its proposal."""
+
+    TARGET = "target"  # consolidation: the entry that receives the merged body
+    REDUNDANT = "redundant"  # consolidation: entries forgotten into the target
+    OLD = "old"  # supersession: the entry being superseded
+    SUCCESSOR = "successor"  # supersession: an existing successor entry
+    NOTE = "note"  # promotion: a working note
+    ENTRY = "entry"  # cleanup: a low-value entry
+
+
+def affected_key(entry_pks: Iterable[int]) -> str:
+    """A stable key for a *set* of affected entries (order and repeats do not matter)."""
+    joined = ",".join(str(pk) for pk in sorted(set(entry_pks)))
+    return hashlib.sha256(joined.encode()).hexdigest()
+
+
+class ProposalQuerySet(models.QuerySet["Proposal"]):
+    def pending(self) -> ProposalQuerySet:
+        return self.filter(status=ProposalStatus.PENDING)
+
+    def for_memory(self, memory: Memory) -> ProposalQuerySet:
+        return self.filter(memory=memory)
+
+    def visible_to(self, actor: Actor) -> ProposalQuerySet:
+        """Proposals in the actor's Memories whose every affected entry is within its clearance
+        (a proposal touching an entry the actor may not see does not exist for it)."""
+        qs = self
+        if actor.memory_ids is not None:
+            qs = qs.filter(memory_id__in=actor.memory_ids)
+        allowed = sensitivities_up_to(actor.clearance)
+        hidden = ProposalTarget.objects.filter(proposal=models.OuterRef("pk")).exclude(
+            entry__sensitivity__in=allowed
+        )
+        return qs.filter(~models.Exists(hidden))
+
+    def touching(self, entry_pks: Iterable[int]) -> ProposalQuerySet:
+        return self.filter(
+            pk__in=ProposalTarget.objects.filter(entry_id__in=list(entry_pks)).values("proposal_id")
+        )
+
+    def with_detail(self) -> ProposalQuerySet:
+        """Memory, stale revision and targets with their entries and versions: 2 queries."""
+        return self.select_related("memory", "stale_revision").prefetch_related(
+            models.Prefetch(
+                "targets",
+                queryset=ProposalTarget.objects.select_related("entry", "version").order_by(
+                    "position"
+                ),
+            )
+        )
+
+
+class Proposal(models.Model):
+    """An L2 maintenance request, pending until a reviewer decides (or it goes stale)."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="proposals")
+    kind = models.CharField(max_length=16, choices=ProposalKind.choices)
+    status = models.CharField(
+        max_length=16, choices=ProposalStatus.choices, default=ProposalStatus.PENDING
+    )
+    # sha256 of the sorted pks of every affected entry: the "set of affected entries".
+    affected_key = models.CharField(max_length=64)
+
+    # Who submitted it: the actor (key, user or system), the key and the key's owner.
+    submitted_by = models.CharField(max_length=200)
+    submitted_by_type = models.CharField(max_length=8)
+    submitted_by_label = models.CharField(max_length=200)
+    submitted_on_behalf_of = models.CharField(max_length=200, blank=True, default="")
+    submitted_by_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    submitted_by_owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    rationale = models.TextField()
+    # Citations: [{source, ref, observed_at, quote, snapshot: {authority, verification,
+    # declaration_version}}], at most STEWARD_MAX_EVIDENCE.
+    evidence = models.JSONField(default=list, blank=True)
+    # The Memory's policy version at submission (proposals.verify.policy_version).
+    policy_version = models.CharField(max_length=40)
+    # The kind-specific request, normalized: bodies cleaned, entries as {entry_id, version}.
+    payload = models.JSONField(default=dict)
+    # What the server verified: {similarity, similarity_method, pairs, lost_details,
+    # lost_detail_info, checks}.
+    verification = models.JSONField(default=dict)
+
+    created_at = models.DateTimeField(default=timezone.now)
+    status_changed_at = models.DateTimeField(default=timezone.now)
+    # Why the status last changed (withdraw reason, "stale: revision N changed e_…").
+    status_reason = models.CharField(max_length=2000, blank=True, default="")
+    stale_revision = models.ForeignKey(
+        Revision, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    correlation_id = models.CharField(max_length=64, blank=True, default="")
+
+    # Filled by the review app when a reviewer decides.
+    decided_by = models.CharField(max_length=200, blank=True, default="")
+    decided_by_label = models.CharField(max_length=200, blank=True, default="")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    rejection_reason = models.CharField(
+        max_length=24, choices=RejectionReason.choices, blank=True, default=""
+    )
+    decision_comment = models.TextField(blank=True, default="")
+
+    objects = ProposalQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["memory", "status", "kind"]),
+            models.Index(fields=["status", "id"]),
+            models.Index(fields=["submitted_by", "id"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "kind", "affected_key"],
+                condition=Q(status="pending"),
+                name="one_open_proposal_per_affected_set",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=ProposalKind.values), name="proposal_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ProposalStatus.values), name="proposal_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(status="rejected", rejection_reason__in=RejectionReason.values)
+                    | (~Q(status="rejected") & Q(rejection_reason=""))
+                ),
+                name="proposal_rejection_reason_iff_rejected",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="stale") | Q(stale_revision__isnull=False),
+                name="proposal_stale_names_revision",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.kind} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == ProposalStatus.PENDING
+
+    def can_transition_to(self, status: str) -> bool:
+        return status in TRANSITIONS.get(self.status, frozenset())
+
+    def transition_to(
+        self, status: str, *, reason: str = "", at: datetime | None = None
+    ) -> list[str]:
+        """Move to ``status`` if the transition table allows it (else ``IllegalTransition``,
+        409 ``already_decided``). Sets the fields in memory and returns the ``update_fields``
+        the caller saves — together with its own (decision fields, ``stale_revision``), under
+        the locks it holds."""
+        from .exceptions import IllegalTransition
+
+        if not self.can_transition_to(status):
+            raise IllegalTransition(
+                f"The proposal is {self.status}; it cannot become {status}.",
+                details={"proposal": self.pk, "status": self.status, "requested": status},
+            )
+        self.status = status
+        self.status_changed_at = at or timezone.now()
+        fields = ["status", "status_changed_at"]
+        if reason:
+            self.status_reason = reason[:2000]
+            fields.append("status_reason")
+        return fields
+
+    def is_self(self, actor: Actor) -> bool:
+        """Whether ``actor`` counts as the submitter: the same key, the key's owner, or the
+        same actor id (DESIGN.md §9: nobody approves what they submitted)."""
+        if actor.id == self.submitted_by:
+            return True
+        if actor.key_pk is not None and actor.key_pk == self.submitted_by_key_id:
+            return True
+        return actor.user_pk is not None and actor.user_pk == self.submitted_by_owner_id
+
+
+class ProposalTarget(AppendOnlyModel):
+    """One affected entry with its exact pre-state at submission. Written once."""
+
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="targets")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    role = models.CharField(max_length=16, choices=TargetRole.choices)
+    entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="proposal_targets")
+    version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
+    version_number = models.PositiveIntegerField()
+    state = models.CharField(max_length=16, choices=HeadState.choices)
+    content_hash = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["proposal_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "entry"], name="uniq_target_entry"),
+            models.UniqueConstraint(fields=["proposal", "position"], name="uniq_target_position"),
+            models.CheckConstraint(
+                condition=Q(role__in=TargetRole.values), name="proposal_target_role_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=HeadState.values), name="proposal_target_state_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} {self.entry_id}@{self.version_number}"
+
+
+class IdempotencyKeyQuerySet(models.QuerySet["IdempotencyKey"]):
+    def live(self, now: datetime | None = None) -> IdempotencyKeyQuerySet:
+        return self.filter(expires_at__gt=now or timezone.now())
+
+
+class IdempotencyKey(models.Model):
+    """An ``Idempotency-Key`` a submitter used, the hash of its request and the proposal it
+    created. Honoured for at least :data:`IDEMPOTENCY_TTL_HOURS`; purged after expiry."""
+
+    submitted_by = models.CharField(max_length=200)
+    key = models.CharField(max_length=128)
+    request_hash = models.CharField(max_length=64)
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    objects = IdempotencyKeyQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submitted_by", "key"], name="uniq_idempotency_key")
+        ]
+        indexes = [models.Index(fields=["expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.submitted_by}:{self.key}"
+
+
+def target_map(targets: Iterable[ProposalTarget]) -> dict[str, list[ProposalTarget]]:
+    """Targets grouped by role, in position order."""
+    out: dict[str, list[ProposalTarget]] = {}
+    for t in sorted(targets, key=lambda t: t.position):
+        out.setdefault(t.role, []).append(t)
+    return out

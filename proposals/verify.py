@@ -1,0 +1,291 @@
+"""Server-side verification of a submitted proposal (DESIGN.md §9).
+
+What the server can check itself, it checks — it never trusts the agent's word:
+
+- every referenced entry exists in the proposal's Memory and the given version is its head
+  (the caller checks this under the Memory lock and refuses with 409 ``stale_proposal``);
+- similarity of the inputs is recomputed (``memory.dedupe``: lexical by default, cosine with an
+  embedding provider);
+- a consolidation or promotion body keeps every specific detail of the bodies it replaces —
+  numbers, dates, times, version strings, identifiers, paths, URLs, code spans, proper names —
+  and the missing ones are listed as ``lost_details`` (the reviewer must acknowledge each);
+- a proposal must change something (:func:`same_text` → 422 ``noop_rewrite``).
+
+Everything here is a pure function of texts and already-loaded rows, so it is cheap to test and
+identical on both backends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.dedupe import round_score, similarity_method
+from memory.models import Memory
+from memory.text import tokenize
+
+#: Bump when the verification rules change in a way a reviewer should know about.
+RULES_VERSION = 1
+DEFAULT_PROMOTION_MIN_SESSIONS = 2
+
+
+def policy_version(memory: Memory) -> str:
+    """A short, stable name for the Memory's policy as it is now (rules version + digest), so
+    a reviewer can tell whether a proposal was verified under the policy in force."""
+    canonical = json.dumps(memory.policy or {}, sort_keys=True, separators=(",", ":"))
+    return f"p{RULES_VERSION}-{hashlib.sha256(canonical.encode()).hexdigest()[:12]}"
+
+
+def promotion_min_sessions(memory: Memory) -> int:
+    value = (memory.policy or {}).get("promotion_min_sessions", DEFAULT_PROMOTION_MIN_SESSIONS)
+    try:
+        return max(1, int(value))
+    except (TypeError, ValueError):
+        return DEFAULT_PROMOTION_MIN_SESSIONS
+
+
+# --- Same text --------------------------------------------------------------------------------
+
+
+def same_text(a: str, b: str) -> bool:
+    """Whether two bodies say the same thing word for word: only case, punctuation or spacing
+    differ (the analyzer's token streams are equal)."""
+    return tokenize(a) == tokenize(b)
+
+
+# --- Details ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Detail:
+    text: str
+    kind: str
+
+
+_MONTHS = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+# Ordered: earlier patterns claim their span first, so "02:00" is one time, not two numbers,
+# and "scripts/deploy.sh" is one path, not an identifier inside a path.
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("code", re.compile(r"`([^`\n]+)`")),
+    ("url", re.compile(r"\b(?:https?|ftp|ssh|git|s3|file)://[^\s<>\"'`]+", re.IGNORECASE)),
+    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    (
+        "date",
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+            r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+            rf"|\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"
+            rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}(?:\s+\d{{4}})?\b"
+            rf"|\b{_MONTHS}\s+\d{{4}}\b"
+            r"|\b\d{4}-?Q[1-4]\b|\bQ[1-4](?:\s+\d{4})?\b"
+        ),
+    ),
+    ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.*<>@+-]+/)+[\w.*<>@+-]*")),
+    (
+        "time",
+        re.compile(
+            r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?(?![\w:])"
+            r"|\b\d{1,2}\s?(?:am|pm)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    ("number", re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%")),
+    # Words with a digit or an underscore, dotted names (deploy.sh, acme.internal), mixed case
+    # (PostgreSQL, PagerDuty): specific names a summary must not drop.
+    (
+        "identifier",
+        re.compile(
+            r"\b(?=[\w.:#-]*[^\W\d_])(?=[\w.:#-]*(?:\d|_))[\w]+(?:[-.:#][\w]+)*"
+            r"|\b[^\W\d_][\w-]*\.[^\W\d_][\w]{0,9}(?:\.[\w]+)*\b"
+            r"|\b[^\W\d_]+[a-z][A-Z][\w]*\b"
+            r"|\b[A-Z][a-z]+[A-Z][\w]*\b"
+        ),
+    ),
+    ("version", re.compile(r"\bv?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?![\w.]*\w)|\bv\d+\b")),
+    ("number", re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")),
+]
+_NOT_DETAILS = {"e.g", "i.e", "etc", "vs", "a.m", "p.m"}
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_SENTENCE_END = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*•]\s+)?|\(\s*|[\"“‘]\s*)$")
+
+
+def _is_capitalized(word: str) -> bool:
+    return word[0].isupper()
+
+
+def _is_acronym(word: str) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+def extract_details(text: str) -> list[Detail]:
+    """The specific details of ``text`` in order of appearance, without repeats.
+
+    Proper names are capitalized words that do not start a sentence, acronyms (UTC, CET), and
+    runs of two or more capitalized words (a sentence-initial "Mara Okafor …" counts). A lone
+    capitalized word at the start of a sentence is not taken for a name.
+    """
+    text = unicodedata.normalize("NFC", text)
+    taken = [False] * len(text)
+    found: list[tuple[int, Detail]] = []
+
+    def claim(start: int, end: int) -> bool:
+        if any(taken[start:end]):
+            return False
+        for i in range(start, end):
+            taken[i] = True
+        return True
+
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            start, end = m.span()
+            value = m.group(1) if kind == "code" else m.group(0)
+            value = value.rstrip(".,;:!?)]}'\"") if kind in ("url", "path") else value
+            end = start + len(m.group(0)) if kind == "code" else start + len(value)
+            if not value or value.casefold() in _NOT_DETAILS:
+                continue
+            if kind == "path" and value.count("/") == 1 and value.endswith("/") is False:
+                # "and/or", "TCP/IP": a single slash between two plain words is prose.
+                left, _, right = value.partition("/")
+                if left.isalpha() and right.isalpha():
+                    continue
+            if claim(start, end):
+                found.append((start, Detail(value, kind)))
+
+    words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
+    for i, (start, end, word) in enumerate(words):
+        if any(taken[start:end]) or not _is_capitalized(word):
+            continue
+        initial = bool(_SENTENCE_END.search(text[:start]))
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        prev = words[i - 1] if i > 0 else None
+        in_run = (
+            nxt is not None
+            and _is_capitalized(nxt[2])
+            and not _is_acronym(nxt[2])
+            and text[end : nxt[0]].strip() == ""
+            and not any(taken[nxt[0] : nxt[1]])
+        ) or (
+            prev is not None
+            and _is_capitalized(prev[2])
+            and not _is_acronym(prev[2])
+            and text[prev[1] : start].strip() == ""
+            and not _SENTENCE_END.search(text[: prev[0]])
+        )
+        if _is_acronym(word) or not initial or in_run:
+            word = word.rstrip("'’-")
+            if word.endswith(("'s", "’s")):
+                word = word[:-2]
+            if claim(start, end):
+                found.append((start, Detail(word, "name")))
+
+    found.sort(key=lambda x: x[0])
+    out: list[Detail] = []
+    seen: set[str] = set()
+    for _, d in found:
+        key = d.text.casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def detail_present(detail: str, text: str) -> bool:
+    """Whether ``detail`` occurs in ``text`` as a whole token sequence (case-insensitive): "3"
+    is not present in "30" nor in "3.11", "deploy.sh" is present in "scripts/deploy.sh"."""
+    pattern = re.compile(
+        r"(?<![\w])" + re.escape(detail.casefold()) + r"(?![\w]|[.,]\d)", re.UNICODE
+    )
+    return bool(pattern.search(unicodedata.normalize("NFC", text).casefold()))
+
+
+@dataclass
+class LostDetail:
+    text: str
+    kind: str
+    entries: list[str] = field(default_factory=list)
+
+
+def lost_details(replaced: Sequence[tuple[str, str]], proposed: str) -> list[LostDetail]:
+    """Details of the replaced bodies (``(entry_id, body)`` pairs) missing from ``proposed``,
+    in order of first appearance, each with the entries it came from."""
+    lost: dict[str, LostDetail] = {}
+    for entry_id, body in replaced:
+        for d in extract_details(body):
+            if detail_present(d.text, proposed):
+                continue
+            item = lost.setdefault(d.text.casefold(), LostDetail(d.text, d.kind))
+            if entry_id not in item.entries:
+                item.entries.append(entry_id)
+    return list(lost.values())
+
+
+# --- The report -------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """The verification stored with a proposal and shown in its representation."""
+
+    similarity: float | None = None
+    similarity_method: str | None = None
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    lost: list[LostDetail] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+    def check(self, code: str, status: str, message: str, **extra: Any) -> None:
+        self.checks.append({"code": code, "status": status, "message": message, **extra})
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "similarity": self.similarity,
+            "similarity_method": self.similarity_method,
+            "pairs": self.pairs,
+            "lost_details": [d.text for d in self.lost],
+            "lost_detail_info": [
+                {"detail": d.text, "kind": d.kind, "entries": d.entries} for d in self.lost
+            ],
+            "checks": self.checks,
+        }
+
+
+def score_pairs(report: Report, anchor: tuple[str, str], others: Iterable[tuple[str, str]]) -> None:
+    """Recompute the similarity of ``anchor`` (label, text) to each other (entry_id, text);
+    ``report.similarity`` is the weakest pair (the claim a reviewer must believe)."""
+    items = list(others)
+    if not items:
+        return
+    method, scores_of = similarity_method()
+    scores = scores_of(anchor[1], [text for _, text in items])
+    report.similarity_method = method
+    report.pairs = [
+        {"a": anchor[0], "b": entry_id, "score": round_score(score)}
+        for (entry_id, _), score in zip(items, scores, strict=True)
+    ]
+    report.similarity = round_score(min(scores))
+
+
+def check_details(
+    report: Report, replaced: Sequence[tuple[str, str]], proposed: str
+) -> list[LostDetail]:
+    lost = lost_details(replaced, proposed)
+    report.lost = lost
+    if lost:
+        report.check(
+            "details_preserved",
+            "warn",
+            f"{len(lost)} detail(s) of the replaced bodies are missing from the proposed body; "
+            "approval requires acknowledging each.",
+            lost=[d.text for d in lost],
+        )
+    else:
+        report.check("details_preserved", "pass", "Every detail of the replaced bodies is kept.")
+    return lost
