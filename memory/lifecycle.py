@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import F, Q
 
 from .models import (
     AUTHORITATIVE_RELATIONS,
@@ -352,3 +352,155 @@ def diff(live: LifecycleProjection | None, rebuilt: LifecycleProjection) -> dict
         if a != b:
             out[name] = (a, b)
     return out
+
+
+# --- Rebuild --------------------------------------------------------------------------------
+
+
+@dataclass
+class RowDiff:
+    """One projection row that differs from its rebuilt value."""
+
+    entry_uid: str
+    fields: dict[str, Any]
+
+
+@dataclass
+class RebuildReport:
+    memory_slug: str
+    entries: int = 0
+    differing: list[RowDiff] = field(default_factory=list)
+    head_mismatches: list[str] = field(default_factory=list)
+    written: int = 0
+    vectors_missing: int = 0
+    vectors_created: int = 0
+
+    @property
+    def clean(self) -> bool:
+        return not self.differing and not self.head_mismatches and not self.vectors_missing
+
+
+def replayed_heads(entry_pks: Sequence[int]) -> dict[int, tuple[int, str, str]]:
+    """(version, state, reason) of each entry's head as its revision changes replay it: the
+    last change (highest revision number) wins."""
+    out: dict[int, tuple[int, str, str]] = {}
+    rows = (
+        RevisionChange.objects.filter(entry_id__in=entry_pks)
+        .order_by("revision__number", "id")
+        .values_list("entry_id", "to_version_id", "to_state", "state_reason")
+    )
+    for entry_pk, version_pk, state, reason in rows:
+        out[entry_pk] = (version_pk, state, reason)
+    return out
+
+
+def rebuild_batch(entry_pks: Sequence[int], *, write: bool) -> tuple[list[RowDiff], list[str], int]:
+    """Rebuild the projection of a batch of entries from authoritative records.
+
+    Returns (differing rows, entries whose head does not match the replay of its revisions,
+    rows written). ``write=False`` only compares. The caller holds the Memory lock when writing.
+    """
+    rebuilt = derive(entry_pks)
+    live = {p.entry_id: p for p in LifecycleProjection.objects.filter(entry_id__in=entry_pks)}
+    uids = dict(Entry.objects.filter(pk__in=entry_pks).values_list("pk", "uid"))
+    diffs: list[RowDiff] = []
+    changed: list[LifecycleProjection] = []
+    for row in rebuilt:
+        delta = diff(live.get(row.entry_id), row)
+        if delta:
+            diffs.append(RowDiff(uids.get(row.entry_id, str(row.entry_id)), delta))
+            changed.append(row)
+    mismatched: list[str] = []
+    replay = replayed_heads(entry_pks)
+    for pk, version_pk, state, reason in Head.objects.filter(entry_id__in=entry_pks).values_list(
+        "entry_id", "version_id", "state", "state_reason"
+    ):
+        if replay.get(pk) != (version_pk, state, reason):
+            mismatched.append(uids.get(pk, str(pk)))
+    written = 0
+    if write and changed:
+        new = [r for r in changed if r.entry_id not in live]
+        old = [r for r in changed if r.entry_id in live]
+        if new:
+            LifecycleProjection.objects.bulk_create(new)
+        if old:
+            LifecycleProjection.objects.bulk_update(old, UPDATE_FIELDS)
+        written = len(changed)
+    return diffs, mismatched, written
+
+
+def rebuild_projection(
+    memory: Any,
+    *,
+    actor: Any,
+    check: bool = False,
+    batch_size: int = 500,
+    progress: Any = None,
+) -> RebuildReport:
+    """Rebuild (or, with ``check``, only compare) the lifecycle projection of one Memory.
+
+    Walks the Memory's entries in bounded batches (keyset on the primary key); each batch is
+    compared under the Memory lock, so a concurrent writer can neither interleave with it nor
+    wait long. Also replays each entry's revision changes against its head, and — when an
+    embedding provider is configured — brings the derived vectors of head versions up to date
+    (outside the lock: embedding is slow). A real rebuild that wrote something records one
+    ``projection.rebuilt`` audit event. ``progress(report)`` is called after every batch.
+    """
+    from django.db import transaction
+
+    from . import audit
+    from .actions import lock_memory
+    from .embeddings import EntryEmbedding, ensure_vectors, get_provider
+
+    report = RebuildReport(memory_slug=memory.slug)
+    provider = get_provider()
+    last = 0
+    while True:
+        pks = list(
+            Entry.objects.filter(memory_id=memory.pk, pk__gt=last, head__isnull=False)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch_size]
+        )
+        if not pks:
+            break
+        last = pks[-1]
+        with transaction.atomic():
+            lock_memory(memory.pk)
+            diffs, mismatched, written = rebuild_batch(pks, write=not check)
+        report.entries += len(pks)
+        report.differing += diffs
+        report.head_mismatches += mismatched
+        report.written += written
+        if provider is not None:
+            heads = dict(
+                EntryVersion.objects.filter(
+                    entry__head__version_id=F("pk"), entry_id__in=pks
+                ).values_list("content_hash", "body")
+            )
+            have = set(
+                EntryEmbedding.objects.filter(
+                    provider=provider.key, content_hash__in=list(heads)
+                ).values_list("content_hash", flat=True)
+            )
+            missing = {h: b for h, b in heads.items() if h not in have}
+            if check:
+                report.vectors_missing += len(missing)
+            else:
+                report.vectors_created += ensure_vectors(provider, missing.items())
+        if progress is not None:
+            progress(report)
+    if not check and (report.written or report.vectors_created):
+        with transaction.atomic():
+            audit.record(
+                "projection.rebuilt",
+                actor=actor,
+                memory=memory,
+                label=f"{report.written} rows rewritten",
+                payload={
+                    "entries": report.entries,
+                    "written": report.written,
+                    "vectors_created": report.vectors_created,
+                    "head_mismatches": len(report.head_mismatches),
+                },
+            )
+    return report

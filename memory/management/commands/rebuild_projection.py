@@ -1,0 +1,120 @@
+"""``manage.py rebuild_projection [--memory SLUG] [--check] [--batch N] [--reindex]``.
+
+Rebuilds the derived lifecycle projection (and, with an embedding provider, the derived vectors)
+from authoritative records — heads replayed from revision changes, evidence snapshots, relations
+— in bounded batches with progress output. ``--check`` writes nothing: it lists every row that
+differs from the rebuilt value (and every head that differs from the replay of its revisions)
+and exits 1 if there is any. ``--reindex`` also rebuilds the lexical index (on SQLite the FTS5
+table; on PostgreSQL a REINDEX); ``--check`` runs the FTS5 integrity check on SQLite.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
+
+from memory.actors import Actor
+from memory.lifecycle import RebuildReport, rebuild_projection
+from memory.models import Memory
+
+
+class Command(BaseCommand):
+    help = "Rebuild the lifecycle projection from authoritative records (or --check it)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--memory", metavar="SLUG", help="Only this Memory.")
+        parser.add_argument(
+            "--check", action="store_true", help="Compare only; exit 1 on any difference."
+        )
+        parser.add_argument("--batch", type=int, default=500, help="Entries per batch.")
+        parser.add_argument(
+            "--reindex", action="store_true", help="Also rebuild the lexical index."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        memories = Memory.objects.order_by("pk")
+        if options["memory"]:
+            memories = memories.filter(slug=options["memory"])
+            if not memories.exists():
+                raise CommandError(f"No memory '{options['memory']}'.")
+        check: bool = options["check"]
+        batch: int = max(1, options["batch"])
+        problems = 0
+        if check and not options["memory"]:
+            problems += self.check_lexical_index()
+        if options["reindex"] and not check:
+            self.reindex()
+        actor = Actor.system("rebuild_projection")
+        for memory in memories.iterator():
+            started = time.monotonic()
+            total = memory.entries.count()
+            self.stdout.write(f"{memory.slug}: {total} entries")
+
+            def progress(report: RebuildReport, total: int = total) -> None:
+                self.stdout.write(
+                    f"  {report.memory_slug}: {report.entries}/{total} entries, "
+                    f"{len(report.differing)} differ"
+                )
+
+            report = rebuild_projection(
+                memory, actor=actor, check=check, batch_size=batch, progress=progress
+            )
+            problems += self.summarize(report, check=check, seconds=time.monotonic() - started)
+        if check and problems:
+            self.stderr.write(f"{problems} difference(s) found.")
+            sys.exit(1)
+        self.stdout.write("projection clean." if check else "projection rebuilt.")
+
+    def summarize(self, report: RebuildReport, *, check: bool, seconds: float) -> int:
+        for row in report.differing:
+            fields = ", ".join(
+                f"{name}: live={live!r} rebuilt={rebuilt!r}"
+                for name, (live, rebuilt) in sorted(row.fields.items())
+            )
+            self.stdout.write(f"  DIFF {report.memory_slug} {row.entry_uid}: {fields}")
+        for uid in report.head_mismatches:
+            self.stdout.write(
+                f"  HEAD {report.memory_slug} {uid}: head differs from the replay of its revisions"
+            )
+        if report.vectors_missing:
+            self.stdout.write(
+                f"  VECTORS {report.memory_slug}: {report.vectors_missing} head versions "
+                "have no vector"
+            )
+        verb = "checked" if check else "rebuilt"
+        self.stdout.write(
+            f"{report.memory_slug}: {report.entries} entries {verb} in {seconds:.1f}s, "
+            f"{len(report.differing)} differ, {report.written} written, "
+            f"{report.vectors_created} vectors created"
+        )
+        return len(report.differing) + len(report.head_mismatches) + report.vectors_missing
+
+    def check_lexical_index(self) -> int:
+        if connection.vendor != "sqlite":
+            return 0
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "INSERT INTO memory_entryversion_fts(memory_entryversion_fts, rank) "
+                    "VALUES ('integrity-check', 1)"
+                )
+        except Exception as exc:  # the FTS5 module reports corruption as an error
+            self.stdout.write(f"  LEXICAL index differs from entry versions: {exc}")
+            return 1
+        self.stdout.write("lexical index: ok")
+        return 0
+
+    def reindex(self) -> None:
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                cursor.execute(
+                    "INSERT INTO memory_entryversion_fts(memory_entryversion_fts) "
+                    "VALUES ('rebuild')"
+                )
+            elif connection.vendor == "postgresql":
+                cursor.execute("REINDEX INDEX memory_entryversion_lexical")
+        self.stdout.write("lexical index rebuilt.")
