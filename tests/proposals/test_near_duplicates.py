@@ -1,0 +1,168 @@
+"""The near-duplicate admission check on add (DESIGN.md §7) over HTTP: observations, the
+system's consolidation proposal, the opt-out, the bounded candidate set, claims and clearance."""
+
+from __future__ import annotations
+
+from memory.models import AuditEvent, Relation, Revision
+from proposals.models import Proposal
+from tests.conftest import make_key
+from tests.factories import add_via_api
+
+from .conftest import E, P
+
+
+def test_a_duplicate_gets_a_relation_and_a_system_consolidation_proposal(a):
+    old = add_via_api(a, "Use PostgreSQL advisory locks for leader election.")
+    new = a.post(E, {"body": "use postgresql advisory locks for leader election", "kind": "fact"})
+    assert new.status_code == 201, new.text
+    body = new.json()
+    assert body["near_duplicates"] == [
+        {"entry_id": old["entry_id"], "score": 1.0, "relation": "duplicate_of"}
+    ]
+    proposal = a.get(f"{P}/{body['proposal']}").json()
+    assert proposal["kind"] == "consolidation" and proposal["status"] == "pending"
+    assert proposal["submitted_by"] == {
+        "type": "system",
+        "id": "system",
+        "label": "near-duplicate check",
+        "on_behalf_of": None,
+    }
+    assert proposal["payload"]["target"] == {"entry_id": old["entry_id"], "version": 1}
+    assert proposal["payload"]["redundant"] == [{"entry_id": body["entry_id"], "version": 1}]
+    assert proposal["payload"]["body"] == "Use PostgreSQL advisory locks for leader election."
+    assert proposal["verification"]["similarity"] == 1.0
+    rel = Relation.objects.get()
+    assert (rel.kind, rel.from_entry.uid, rel.to_entry.uid) == (
+        "duplicate_of",
+        body["entry_id"],
+        old["entry_id"],
+    )
+    assert rel.authoritative is False and rel.revision is None and rel.score == 1.0
+    # The observation and the proposal wrote no revision: only the two adds did.
+    assert list(Revision.objects.values_list("kind", flat=True)) == ["add", "add"]
+    assert AuditEvent.objects.filter(action="relation.observed").count() == 1
+
+
+def test_a_near_duplicate_gets_an_observation_but_no_proposal(a):
+    old = add_via_api(a, "The deploy target is eu-2")
+    r = a.post(E, {"body": "The deploy target is eu-3", "kind": "fact"})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["near_duplicates"] == [
+        {"entry_id": old["entry_id"], "score": 0.7143, "relation": "near_duplicate_of"}
+    ]
+    assert "proposal" not in body
+    assert Relation.objects.get().kind == "near_duplicate_of"
+    assert Proposal.objects.count() == 0
+
+
+def test_unrelated_text_and_dedupe_false_record_nothing(a):
+    add_via_api(a, "Use PostgreSQL advisory locks for leader election")
+    r = a.post(E, {"body": "Tabs in Makefiles, four spaces in Python", "kind": "preference"})
+    assert r.json()["near_duplicates"] == []
+    r = a.post(
+        E,
+        {
+            "body": "Use PostgreSQL advisory locks for leader election!",
+            "kind": "fact",
+            "dedupe": False,
+        },
+    )
+    assert r.status_code == 201 and r.json()["near_duplicates"] == []
+    assert "proposal" not in r.json()
+    assert Relation.objects.count() == 0 and Proposal.objects.count() == 0
+
+
+def test_thresholds_come_from_the_memory_policy(api, a, reviewer):
+    api.as_(reviewer).patch(
+        "/api/v1/memories/acme", {"policy": {"tau_same": 0.7, "tau_similar": 0.5}}
+    )
+    old = add_via_api(a, "The deploy target is eu-2")
+    body = a.post(E, {"body": "The deploy target is eu-3", "kind": "fact"}).json()
+    assert body["near_duplicates"][0]["relation"] == "duplicate_of"
+    assert (
+        a.get(f"{P}/{body['proposal']}").json()["payload"]["target"]["entry_id"]
+        == (old["entry_id"])
+    )
+
+
+def test_the_check_is_bounded_to_twenty_candidates(a):
+    for i in range(25):
+        add_via_api(a, f"Queue worker {i} handles billing exports nightly", dedupe=False)
+    r = a.post(E, {"body": "Queue worker handles billing exports nightly", "kind": "fact"})
+    found = r.json()["near_duplicates"]
+    assert 0 < len(found) <= 20
+    assert Relation.objects.count() == len(found)
+
+
+def test_a_claim_is_verified_before_anything_acts_on_it(a):
+    similar = add_via_api(a, "Releases are cut on Tuesdays by the platform team")
+    unrelated = add_via_api(a, "Tabs in Makefiles")
+    r = a.post(
+        E,
+        {
+            "body": "Releases are cut on Tuesdays by the release team",
+            "kind": "fact",
+            "near_duplicate_of": similar["entry_id"],
+        },
+    )
+    assert r.json()["near_duplicates"] == [
+        {
+            "entry_id": similar["entry_id"],
+            "score": 0.8,
+            "relation": "near_duplicate_of",
+            "claimed": True,
+        }
+    ]
+    # A claim that the server cannot confirm is not acted on: no relation, no proposal.
+    r = a.post(
+        E,
+        {
+            "body": "The coverage gate is 85% on changed lines",
+            "kind": "constraint",
+            "near_duplicate_of": unrelated["entry_id"],
+        },
+    )
+    assert r.status_code == 201 and r.json()["near_duplicates"] == []
+    r = a.post(E, {"body": "Go is used", "kind": "fact", "near_duplicate_of": "e_unknown"})
+    assert r.status_code == 201 and r.json()["near_duplicates"] == []
+    assert Relation.objects.count() == 1
+
+
+def test_entries_above_the_writer_clearance_are_never_reported(api, a):
+    high = api.as_(make_key("ops", "agent", clearance="restricted"))
+    add_via_api(high, "Incident 42 root cause was the HR system", sensitivity="restricted")
+    r = a.post(E, {"body": "Incident 42 root cause was the HR system.", "kind": "fact"})
+    assert r.status_code == 201
+    assert r.json()["near_duplicates"] == [] and "proposal" not in r.json()
+    assert Relation.objects.count() == 0
+
+
+def test_the_write_proceeds_even_when_the_proposal_is_refused(a, monkeypatch):
+    from proposals import actions
+    from proposals.exceptions import NoopRewrite
+
+    def refuse(**kwargs):
+        raise NoopRewrite()
+
+    monkeypatch.setattr(actions, "submit_in_transaction", refuse)
+    old = add_via_api(a, "Use PostgreSQL advisory locks for leader election")
+    r = a.post(E, {"body": "Use PostgreSQL advisory locks for leader election.", "kind": "fact"})
+    assert r.status_code == 201, r.text
+    assert r.json()["near_duplicates"][0]["entry_id"] == old["entry_id"]
+    assert "proposal" not in r.json()
+    assert Proposal.objects.count() == 0 and Relation.objects.count() == 1
+
+
+def test_each_duplicate_add_files_its_own_pair(a):
+    old = add_via_api(a, "Use PostgreSQL advisory locks for leader election")
+    first = a.post(
+        E, {"body": "Use PostgreSQL advisory locks for leader election.", "kind": "fact"}
+    )
+    second = a.post(
+        E, {"body": "Use PostgreSQL advisory locks, for leader election", "kind": "fact"}
+    )
+    assert first.json()["proposal"] != second.json()["proposal"]
+    targets = {p.payload["target"]["entry_id"] for p in Proposal.objects.all()}
+    assert targets <= {old["entry_id"], first.json()["entry_id"]}
+    assert Proposal.objects.filter(status="pending").count() == 2

@@ -1,0 +1,140 @@
+"""Pure verification functions: detail extraction, presence, lost details, same text and the
+lexical similarity (examples and properties)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from memory.dedupe import lexical_similarity
+from memory.text import tokenize
+from proposals.verify import detail_present, extract_details, lost_details, same_text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Deploy runs at 02:00 UTC via deploy.sh",
+            [("02:00", "time"), ("UTC", "name"), ("deploy.sh", "identifier")],
+        ),
+        ("Deploys run nightly", []),
+        (
+            "The primary database is PostgreSQL 15.4 on db-main-1.",
+            [("PostgreSQL", "identifier"), ("15.4", "version"), ("db-main-1", "identifier")],
+        ),
+        (
+            "Feature flags live in config/flags.yaml and are read at boot.",
+            [("config/flags.yaml", "path")],
+        ),
+        (
+            "Docs at https://wiki.acme.io/Billing, run `make deploy`.",
+            [("https://wiki.acme.io/Billing", "url"), ("make deploy", "code")],
+        ),
+        (
+            "Upgraded 2026-10-14; the 3.12 migration is for 2027-Q1.",
+            [("2026-10-14", "date"), ("3.12", "version"), ("2027-Q1", "date")],
+        ),
+        ("Mara Okafor leads billing.", [("Mara", "name"), ("Okafor", "name")]),
+        ("The coverage gate is 85% on 400 lines.", [("85%", "number"), ("400", "number")]),
+        (
+            "CI runs on the ubuntu-22.04 image with 10s timeouts.",
+            [("CI", "name"), ("ubuntu-22.04", "identifier"), ("10s", "identifier")],
+        ),
+        (
+            "Ticket PLAT-4711 is about test_scheduler.py.",
+            [("PLAT-4711", "identifier"), ("test_scheduler.py", "identifier")],
+        ),
+        (
+            "Mail ops@acme.io and/or page P7X2K.",
+            [("ops@acme.io", "email"), ("P7X2K", "identifier")],
+        ),
+    ],
+)
+def test_details_are_extracted_by_kind(text, expected):
+    assert [(d.text, d.kind) for d in extract_details(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("detail", "text", "present"),
+    [
+        ("3", "Python 3.11", False),
+        ("3", "30 retries", False),
+        ("3.11", "Python 3.11.", True),
+        ("deploy.sh", "run scripts/deploy.sh", True),
+        ("UTC", "at 02:00 utc", True),
+        ("eu-2", "eu-west-2", False),
+    ],
+)
+def test_detail_presence_is_whole_token_and_case_insensitive(detail, text, present):
+    assert detail_present(detail, text) is present
+
+
+def test_lost_details_name_their_entries_once():
+    lost = lost_details(
+        [("e_1", "Deploy at 02:00 UTC"), ("e_2", "Deploys at 02:00 UTC via deploy.sh")],
+        "Deploys run nightly at 02:00",
+    )
+    assert [(d.text, d.entries) for d in lost] == [("UTC", ["e_1", "e_2"]), ("deploy.sh", ["e_2"])]
+
+
+def test_same_text_ignores_only_case_punctuation_and_spacing():
+    assert same_text("Redis is only a cache.", "redis  is ONLY a cache")
+    assert not same_text("Redis is only a cache", "Redis is a cache")
+
+
+WORDS = st.sampled_from(
+    [
+        "Deploy",
+        "runs",
+        "at",
+        "02:00",
+        "UTC",
+        "via",
+        "deploy.sh",
+        "PostgreSQL",
+        "15.4",
+        "eu-west-2",
+        "the",
+        "Mara",
+        "Okafor",
+        "scripts/run.sh",
+        "85%",
+        "v2",
+        "3",
+        "2026-10-14",
+        "`make`",
+        "Q3",
+        "https://x.io/a",
+        "and",
+        "部署",
+        "on",
+        "Fridays",
+        ".",
+    ]
+)
+TEXTS = st.lists(WORDS, min_size=1, max_size=20).map(" ".join)
+
+
+@given(TEXTS)
+def test_a_body_never_loses_its_own_details(text):
+    assert lost_details([("e", text)], text) == []
+
+
+@given(TEXTS, TEXTS)
+def test_appending_text_never_loses_details(text, more):
+    assert lost_details([("e", text)], f"{text} {more}") == []
+
+
+@given(TEXTS, TEXTS)
+def test_lexical_similarity_is_symmetric_and_bounded(a, b):
+    s = lexical_similarity(a, b)
+    assert s == lexical_similarity(b, a)
+    assert 0.0 <= s <= 1.0
+
+
+@given(TEXTS)
+def test_a_text_with_words_is_identical_to_itself(text):
+    assume(tokenize(text))
+    assert lexical_similarity(text, text) == 1.0
