@@ -31,6 +31,7 @@ class ProposalListSubmitApi(ActorApiView):
     @extend_schema(
         tags=TAGS,
         summary="List proposals (cursor pagination, newest first)",
+        operation_id="proposals_list",
         parameters=[
             OpenApiParameter("status", str),
             OpenApiParameter("kind", str),
@@ -67,6 +68,7 @@ class ProposalListSubmitApi(ActorApiView):
     @extend_schema(
         tags=TAGS,
         summary="Submit an L2 proposal",
+        operation_id="proposals_submit",
         request=ProposalSubmitIn,
         parameters=[IDEMPOTENCY_HEADER],
         responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
@@ -85,7 +87,12 @@ class ProposalListSubmitApi(ActorApiView):
 
 
 class ProposalDetailApi(ActorApiView):
-    @extend_schema(tags=TAGS, summary="Read a proposal", responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        tags=TAGS,
+        summary="Read a proposal",
+        operation_id="proposals_read",
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request, proposal_id: int) -> Response:
         proposal = actions.get_proposal(self.actor(request), proposal_id)
         return Response(proposal_out(proposal))
@@ -95,6 +102,7 @@ class ProposalWithdrawApi(ActorApiView):
     @extend_schema(
         tags=TAGS,
         summary="Withdraw a pending proposal (submitter)",
+        operation_id="proposals_withdraw",
         request=WithdrawIn,
         responses=OpenApiTypes.OBJECT,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import PolymorphicProxySerializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from lib.api import StrictSerializer
@@ -42,6 +42,13 @@ class NewSuccessorIn(StrictSerializer):
     evidence = EvidenceIn(many=True, required=False)
 
 
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="Successor",
+        serializers=[EntryRefIn, NewSuccessorIn],
+        resource_type_field_name=None,
+    )
+)
 class SuccessorField(serializers.Field):
     """``{entry_id, version}`` (an existing successor) or ``{body, kind, evidence?}`` (new)."""
 
