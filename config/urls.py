@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/<path:rest>", api_not_found),
     path("", include("review.urls")),
+    path("", include("memory.web_urls")),
 ]
 
 handler500 = "lib.views.server_error"
