@@ -39,12 +39,13 @@ def search_playground(request: HttpRequest, slug: str) -> HttpResponse:
         memory = actions.get_memory(actor, slug)
     except NotFound as exc:
         raise Http404(str(exc)) from exc
-    form = {
-        "q": request.GET.get("q", "").strip(),
-        "view": request.GET.get("view") if request.GET.get("view") in VIEWS else "current",
-        "intent": request.GET.get("intent") if request.GET.get("intent") in INTENTS else "",
-        "limit": _limit(request.GET.get("limit")),
-    }
+    query = request.GET.get("q", "").strip()
+    view = request.GET.get("view") or "current"
+    view = view if view in VIEWS else "current"
+    intent = request.GET.get("intent") or ""
+    intent = intent if intent in INTENTS else ""
+    limit = _limit(request.GET.get("limit"))
+    form = {"q": query, "view": view, "intent": intent, "limit": limit}
     context: dict[str, Any] = {
         "memory": memory,
         "form": form,
@@ -56,22 +57,23 @@ def search_playground(request: HttpRequest, slug: str) -> HttpResponse:
         "nav": "search",
     }
     status = 200
-    if form["q"]:
+    if query:
         try:
             context["result"] = search(
                 memory,
                 actor=actor,
-                query=form["q"][:8192],
-                limit=form["limit"],
-                view=form["view"],
-                intent=form["intent"] or None,
+                query=query[:8192],
+                limit=limit,
+                view=view,
+                intent=intent or None,
                 trace=True,
             )
         except DomainError as exc:
             context["error"] = exc.message
             status = 422
     template = "memory/search.html"
-    if getattr(request, "htmx", False) and not getattr(request.htmx, "boosted", False):
+    htmx = getattr(request, "htmx", None)
+    if htmx and not htmx.boosted:
         template += "#results"
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
