@@ -35,6 +35,11 @@ class EntryRefIn(StrictSerializer):
     entry_id = serializers.CharField(max_length=128)
     version = StrictIntegerField(min_value=1)
 
+    def validate_entry_id(self, value: str) -> str:
+        if not value.isascii():
+            raise serializers.ValidationError("Entry ids are ASCII.")
+        return value
+
 
 class NewSuccessorIn(StrictSerializer):
     body = serializers.CharField(trim_whitespace=False)

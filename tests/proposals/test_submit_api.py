@@ -236,6 +236,11 @@ REFUSALS = {
         400,
         "invalid",
     ),
+    "non-ascii entry id": (
+        lambda c: {**_good(c), "target": {"entry_id": "é_1", "version": 1}},
+        400,
+        "invalid",
+    ),
     "no redundant": (lambda c: {**_good(c), "redundant": []}, 400, "invalid"),
     "same entry twice": (lambda c: consolidation(c["x"], [c["y"], c["x"]], "R"), 400, "invalid"),
     "unknown entry": (
