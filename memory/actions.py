@@ -530,6 +530,8 @@ def register_source(
 @transaction.atomic(durable=True)
 def declare_source(source: Source, *, actor: Actor, declaration: Any) -> SourceDeclaration:
     """Append a new declaration version. Existing evidence keeps its snapshot."""
+    if not actor.can_write_entries and not actor.is_reviewer:
+        raise Forbidden("Your role may not declare sources.")
     authority, verification = _clean_declaration(declaration)
     _check_may_declare(actor, authority, verification)
     source = Source.objects.select_for_update().get(pk=source.pk)

@@ -179,10 +179,18 @@ def _operation_page(request, pk):
     return HttpResponse(f"operation {pk}")
 
 
-urlpatterns = [
-    path("operations/<int:pk>/", _operation_page),
-    path("", include("config.urls")),
-]
+class WithoutOperationPage:
+    urlpatterns = [
+        path("accounts/", include("django.contrib.auth.urls")),
+        path("", include("review.urls")),
+    ]
+
+
+class WithOperationPage:
+    urlpatterns = [
+        *WithoutOperationPage.urlpatterns,
+        path("operations/<int:pk>/", _operation_page),
+    ]
 
 
 def test_operation_links_appear_once_the_operation_page_exists(history, auditor_browser, agent):
@@ -198,10 +206,11 @@ def test_operation_links_appear_once_the_operation_page_exists(history, auditor_
             operation_id=7,
             entry_ids=[history.entry_id],
         )
-    r = auditor_browser.get("/audit/?correlation=op-demo")
-    assert "operation 7" in _text(r)
-    assert 'href="/operations/7/"' not in r.content.decode()
-    with override_settings(ROOT_URLCONF=__name__):
+    with override_settings(ROOT_URLCONF=WithoutOperationPage):
+        r = auditor_browser.get("/audit/?correlation=op-demo")
+        assert "operation 7" in _text(r)
+        assert 'href="/operations/7/"' not in r.content.decode()
+    with override_settings(ROOT_URLCONF=WithOperationPage):
         r = auditor_browser.get("/audit/?correlation=op-demo")
         assert 'href="/operations/7/"' in r.content.decode()
         timeline = auditor_browser.get(f"/memories/acme/entries/{history.entry_id}/")

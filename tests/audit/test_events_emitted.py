@@ -1,0 +1,223 @@
+"""Every memory action, driven over real HTTP, writes exactly its documented audit events with
+the right actor, and every record of one request shares the request's correlation id (the
+``X-Request-ID`` the caller sent, echoed back — or a generated one).
+
+The documented events (``docs/audit.md``):
+
+=========================================  ==============================================
+request                                    events
+=========================================  ==============================================
+POST /memories                             memory.created
+PATCH /memories/{slug}                     memory.policy_changed
+POST /sources                              source.registered
+POST /sources/{name}/declarations          source.declared
+POST .../entries (new)                     entry.added (+ its revision)
+POST .../entries (exact duplicate)         nothing
+POST .../entries/{id}/revise               entry.revised (+ its revision); nothing if no-op
+POST .../entries/{id}/forget               entry.forgotten (+ its revision)
+POST .../entries/{id}/reactivate           entry.reactivated (+ its revision)
+POST .../entries/{id}/pin                  entry.pinned (+ its revision)
+POST .../sessions/{id}/end                 session.ended (+ one revision for all entries)
+POST .../relations                         relation.observed (no revision)
+manage.py issue_api_key                    key.issued (actor: system)
+any refused request (4xx)                  nothing
+=========================================  ==============================================
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.core.management import call_command
+
+from memory.models import AuditEvent, Revision
+from tests.factories import add_via_api
+
+E = "/api/v1/memories/acme/entries"
+
+
+def rid() -> str:
+    return "req-" + uuid.uuid4().hex[:12]
+
+
+def send(client, method: str, path: str, body=None, expect=(200, 201)):
+    cid = rid()
+    r = client.request(method, path, json=body, headers={"X-Request-ID": cid})
+    assert r.status_code in expect, (r.status_code, r.text)
+    assert r.headers["X-Request-ID"] == cid
+    return cid, r
+
+
+def events(cid: str) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(correlation_id=cid).order_by("id"))
+
+
+def actions_of(cid: str) -> list[str]:
+    return [e.action for e in events(cid)]
+
+
+@pytest.fixture
+def a(api, agent):
+    return api.as_(agent)
+
+
+@pytest.fixture
+def r(api, reviewer):
+    return api.as_(reviewer)
+
+
+def assert_actor(event: AuditEvent, key, type_: str) -> None:
+    assert event.actor_type == type_
+    assert event.actor_id == key.actor.id
+    assert event.actor_label == key.key.name
+    assert event.on_behalf_of == key.actor.on_behalf_of
+
+
+def test_add_writes_entry_added_with_its_revision_under_the_request_id(a, agent):
+    cid, resp = send(a, "POST", E, {"body": "Backups run at 03:00 UTC", "kind": "fact"})
+    [event] = events(cid)
+    body = resp.json()
+    assert event.action == "entry.added"
+    assert_actor(event, agent, "agent")
+    assert event.memory_label == "acme"
+    assert event.revision_number == body["revision"]
+    assert event.entry_ids == [body["entry_id"]]
+    assert event.label == "Backups run at 03:00 UTC"
+    assert event.payload["version"] == 1 and event.payload["kind"] == "fact"
+    assert list(Revision.objects.filter(correlation_id=cid).values_list("number", flat=True)) == [
+        body["revision"]
+    ]
+
+
+def test_each_entry_write_writes_exactly_its_event(a, agent):
+    first = add_via_api(a, "The cache TTL is 300 seconds", current_state=True)
+    uid = first["entry_id"]
+    cases = [
+        ("POST", f"{E}/{uid}/revise", {"body": "The cache TTL is 600 seconds"}, "entry.revised"),
+        ("POST", f"{E}/{uid}/forget", {"reason": "cache removed"}, "entry.forgotten"),
+        ("POST", f"{E}/{uid}/reactivate", {"reason": "cache is back"}, "entry.reactivated"),
+    ]
+    for method, path, body, action in cases:
+        cid, _ = send(a, method, path, body)
+        [event] = events(cid)
+        assert event.action == action
+        assert_actor(event, agent, "agent")
+        assert event.entry_ids == [uid]
+        revision = Revision.objects.get(correlation_id=cid)
+        assert event.revision_number == revision.number
+        assert revision.actor_id == agent.actor.id
+    forgotten = AuditEvent.objects.get(action="entry.forgotten")
+    assert forgotten.payload == {"version": 2, "reason": "cache removed"}
+    revised = AuditEvent.objects.get(action="entry.revised")
+    assert revised.payload == {"from_version": 1, "to_version": 2}
+
+
+def test_pin_by_a_reviewer_key_is_a_human_acting_for_its_owner(a, r, reviewer):
+    uid = add_via_api(a, "Never store card numbers", kind="constraint")["entry_id"]
+    cid, _ = send(
+        r,
+        "POST",
+        f"{E}/{uid}/pin",
+        {"pinned": True, "category": "legal_constraint", "reason": "PCI"},
+    )
+    [event] = events(cid)
+    assert event.action == "entry.pinned"
+    assert_actor(event, reviewer, "human")
+    assert event.on_behalf_of.startswith("user:")
+    assert event.payload == {"pinned": True, "pin_category": "legal_constraint", "reason": "PCI"}
+
+
+def test_ending_a_session_is_one_event_and_one_revision_for_all_its_entries(a, agent):
+    uids = [
+        add_via_api(a, f"Scratch note {i}", kind="working_note", tier="session", session_id="s-9")[
+            "entry_id"
+        ]
+        for i in range(3)
+    ]
+    cid, _ = send(a, "POST", "/api/v1/memories/acme/sessions/s-9/end")
+    [event] = events(cid)
+    assert event.action == "session.ended"
+    assert sorted(event.entry_ids) == sorted(uids)
+    assert event.payload == {"session_id": "s-9", "retired": 3}
+    assert Revision.objects.filter(correlation_id=cid).count() == 1
+
+
+def test_a_conflict_observation_is_an_event_without_a_revision(a):
+    x = add_via_api(a, "The API rate limit is 100 rps")["entry_id"]
+    y = add_via_api(a, "The API rate limit is 250 rps")["entry_id"]
+    cid, _ = send(
+        a,
+        "POST",
+        "/api/v1/memories/acme/relations",
+        {"kind": "conflicts_with", "from_entry": x, "to_entry": y},
+    )
+    [event] = events(cid)
+    assert event.action == "relation.observed"
+    assert event.entry_ids == [x, y] and event.revision_number is None
+    assert not Revision.objects.filter(correlation_id=cid).exists()
+
+
+def test_memory_policy_and_source_writes(api, r, a, reviewer, agent):
+    cid, _ = send(r, "POST", "/api/v1/memories", {"slug": "ops", "name": "Ops"})
+    [created] = events(cid)
+    assert (created.action, created.memory_label, created.label) == ("memory.created", "ops", "Ops")
+    assert_actor(created, reviewer, "human")
+    cid, _ = send(r, "PATCH", "/api/v1/memories/ops", {"policy": {"quality_ranking": True}})
+    [changed] = events(cid)
+    assert changed.action == "memory.policy_changed"
+    assert changed.payload == {"before": {}, "after": {"quality_ranking": True}}
+    cid, _ = send(a, "POST", "/api/v1/sources", {"name": "tickets"})
+    [registered] = events(cid)
+    assert registered.action == "source.registered" and registered.memory_id is None
+    assert_actor(registered, agent, "agent")
+    cid, _ = send(
+        r,
+        "POST",
+        "/api/v1/sources/tickets/declarations",
+        {"authority": "system_attested", "verification": "verified"},
+    )
+    [declared] = events(cid)
+    assert declared.action == "source.declared" and declared.payload["version"] == 1
+
+
+def test_noops_and_refusals_write_no_events(api, a, auditor):
+    uid = add_via_api(a, "Logs are kept for 30 days")["entry_id"]
+    count = AuditEvent.objects.count()
+    send(a, "POST", E, {"body": "Logs are kept for 30 days", "kind": "fact"}, expect=(200,))
+    send(a, "POST", f"{E}/{uid}/revise", {"body": "Logs are kept for 30 days"}, expect=(200,))
+    send(a, "POST", f"{E}/{uid}/reactivate", {}, expect=(409,))
+    send(api.as_(auditor), "POST", f"{E}/{uid}/forget", {"reason": "x"}, expect=(403,))
+    send(a, "POST", E, {"body": "token=ghp_" + "a" * 36, "kind": "fact"}, expect=(422,))
+    assert AuditEvent.objects.count() == count
+
+
+def test_without_a_request_id_one_is_generated_echoed_and_recorded(a):
+    r = a.post(E, {"body": "Alerts page the on-call phone", "kind": "fact"})
+    cid = r.headers["X-Request-ID"]
+    assert len(cid) == 32
+    assert actions_of(cid) == ["entry.added"]
+    bad = a.post(
+        E, {"body": "Alerts go to #ops", "kind": "fact"}, headers={"X-Request-ID": "bad id!"}
+    )
+    assert bad.headers["X-Request-ID"] != "bad id!"
+    assert actions_of(bad.headers["X-Request-ID"]) == ["entry.added"]
+
+
+def test_two_requests_never_share_a_correlation_id(a):
+    first = a.post(E, {"body": "Fact one for correlation", "kind": "fact"})
+    second = a.post(E, {"body": "Fact two for correlation", "kind": "fact"})
+    assert first.headers["X-Request-ID"] != second.headers["X-Request-ID"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_issuing_a_key_is_recorded_as_the_system(memory, capsys):
+    call_command("issue_api_key", "--name", "ci-bot", "--role", "agent", "--memory", "acme")
+    event = AuditEvent.objects.filter(action="key.issued").latest("id")
+    assert event.actor_type == "system" and event.actor_id == "system"
+    assert event.label == "ci-bot"
+    assert event.payload["role"] == "agent" and event.payload["memories"] == ["acme"]
+    secret = capsys.readouterr().out.strip()
+    prefix, _, hidden = secret.partition(".")
+    assert event.payload["prefix"] == prefix
+    assert hidden and hidden not in str(event.payload) and hidden not in event.label
