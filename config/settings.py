@@ -163,6 +163,19 @@ STEWARD_MAX_EVIDENCE = 32
 # Pagination.
 STEWARD_PAGE_SIZE = 50
 STEWARD_MAX_PAGE_SIZE = 200
+# Recall (DESIGN.md §6). Seeds, read by memory.search with these same defaults.
+STEWARD_SEARCH = {
+    "CHANNEL_MIN": 32,  # each channel: at most max(4k, CHANNEL_MIN) candidates
+    "RERANK_POOL": 30,  # coarse pool with a reranker: max(k, RERANK_POOL)
+    "MAX_LIMIT": 50,
+    "MAX_QUERY_TERMS": 64,
+    "VECTOR_MIN_COSINE": 0.3,
+    "VECTOR_MAX_SCAN": 50_000,  # vectors compared per query, newest versions first
+    "RERANKER": os.environ.get("STEWARD_RERANKER") or None,  # dotted path, off by default
+}
+# Optional vector channel: a provider class by dotted path, e.g.
+# "memory.embeddings.MiniLMProvider" (pip install .[embeddings]). None = lexical only.
+STEWARD_EMBEDDINGS = {"PROVIDER": os.environ.get("STEWARD_EMBEDDINGS_PROVIDER") or None}
 
 LOGGING = {
     "version": 1,

