@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/<path:rest>", api_not_found),
     path("", include("review.urls")),
     path("", include("memory.web_urls")),
+    path("", include("review.inbox_urls")),
 ]
 
 handler500 = "lib.views.server_error"

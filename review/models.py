@@ -7,6 +7,8 @@ Compensation is recorded as its own append-only :class:`Compensation` row with i
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import models
 from django.utils import timezone
 
@@ -110,3 +112,27 @@ class Notification(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["sent_at", "id"])]
+
+
+class ReviewClaim(models.Model):
+    """An expiring, advisory lease a reviewer takes on a pending proposal ("Claim next"), so
+    two reviewers working the queue do not open the same item. It guards nothing: the
+    approval engine's locks and pre-state check are the real guard. One live claim per
+    proposal and per reviewer; an expired row is simply taken over (review.claims)."""
+
+    proposal = models.OneToOneField(
+        "proposals.Proposal", on_delete=models.CASCADE, related_name="claim"
+    )
+    actor_id = models.CharField(max_length=200, unique=True)
+    actor_label = models.CharField(max_length=200)
+    claimed_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["expires_at"])]
+
+    def __str__(self) -> str:
+        return f"#{self.proposal_id} claimed by {self.actor_label}"
+
+    def is_live(self, now: datetime | None = None) -> bool:
+        return self.expires_at > (now or timezone.now())

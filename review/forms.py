@@ -1,0 +1,58 @@
+"""Browser forms of the reviewer inbox: approve, reject, compensate.
+
+Forms only shape input; the rules (who may decide, lost details, pre-state, limits) live in
+``review.actions`` and come back as domain errors that the views put on these forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from proposals.models import RejectionReason
+
+REASON_LABELS = {
+    RejectionReason.DUPLICATE_OF_OTHER: "Duplicate of another proposal",
+    RejectionReason.WRONG: "Wrong",
+    RejectionReason.INSUFFICIENT_EVIDENCE: "Insufficient evidence",
+    RejectionReason.LOSES_DETAIL: "Loses a detail",
+    RejectionReason.OTHER: "Other",
+}
+
+
+def _comment(required: bool) -> forms.CharField:
+    return forms.CharField(
+        label="Comment",
+        required=required,
+        strip=False,
+        max_length=int(settings.STEWARD_MAX_REASON_CHARS),
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+
+class ApproveForm(forms.Form):
+    comment = _comment(required=False)
+    acknowledge = forms.MultipleChoiceField(
+        label="Acknowledge lost details", required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args: Any, lost_details: Sequence[str] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        field = self.fields["acknowledge"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [(d, d) for d in lost_details]
+
+
+class RejectForm(forms.Form):
+    reason = forms.ChoiceField(
+        label="Reason",
+        choices=[("", "Choose a reason…"), *((k, REASON_LABELS[k]) for k in RejectionReason)],
+    )
+    comment = _comment(required=True)
+
+
+class CompensateForm(forms.Form):
+    comment = _comment(required=False)

@@ -1,0 +1,296 @@
+"""Reads behind the reviewer inbox: filters from the URL, the page of proposals, counts per kind
+and the "new items" badge. Every read starts from the actor (``Proposal.objects.visible_to``).
+
+Cost does not grow with the queue: the page is a keyset page over the primary key (oldest /
+newest first), the counts per kind are capped (:data:`COUNT_CAP`, shown as "1000+") and computed
+in one statement, and the badge counts only proposals newer than the page's watermark, capped
+too. A page costs the same fixed number of queries whether 5 or 100,000 proposals wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db import connections
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from memory.actors import Actor
+from memory.models import ApiRole, Memory
+from proposals.models import (
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    ProposalTarget,
+    TargetRole,
+)
+
+from .actions import approvals_required, lost_detail_names
+from .models import Decision, ReviewClaim, Verdict
+
+#: Counts per kind stop here ("1000+"): counting a 100,000-item queue exactly on every page
+#: view would make the page as slow as the queue is long.
+COUNT_CAP = 1000
+#: The polled badge stops here ("99+").
+NEW_CAP = 99
+
+STATUS_CHOICES = [*ProposalStatus.values, "all"]
+SORTS = ("oldest", "newest")
+KINDS = list(ProposalKind.values)
+INPUT_ROLES = (TargetRole.TARGET, TargetRole.REDUNDANT, TargetRole.OLD, TargetRole.NOTE)
+
+
+# --- Who may do what ---------------------------------------------------------------------------
+
+
+def may_view(actor: Actor) -> bool:
+    """Reviewers, auditors and staff read the inbox and proposal pages."""
+    return actor.is_reviewer or actor.role == ApiRole.AUDITOR
+
+
+def may_decide(actor: Actor) -> bool:
+    """Only reviewers and staff see (and may use) decision controls; auditors read only."""
+    return actor.is_reviewer
+
+
+# --- Filters -----------------------------------------------------------------------------------
+
+
+@dataclass
+class InboxFilter:
+    """The inbox's state, all of it in the URL (shareable, works without JavaScript)."""
+
+    memory: str = ""
+    memory_id: int | None = None
+    kind: str = ""
+    status: str = ProposalStatus.PENDING
+    sort: str = "oldest"
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def descending(self) -> bool:
+        return self.sort == "newest"
+
+    def params(self, **override: Any) -> dict[str, str]:
+        """Non-default filter values (plus overrides; an empty override drops the key)."""
+        values = {
+            "memory": self.memory,
+            "kind": self.kind,
+            "status": "" if self.status == ProposalStatus.PENDING else self.status,
+            "sort": "" if self.sort == "oldest" else self.sort,
+        }
+        values.update({k: str(v) if v is not None else "" for k, v in override.items()})
+        return {k: v for k, v in values.items() if v}
+
+    def query(self, **override: Any) -> str:
+        encoded = urlencode(self.params(**override))
+        return f"?{encoded}" if encoded else ""
+
+
+def parse_filter(params: Mapping[str, str], memories: Sequence[Memory]) -> InboxFilter:
+    """Filters from the query string. Unknown values are reported and fall back to defaults."""
+    f = InboxFilter()
+    errors: dict[str, list[str]] = {}
+    slug = (params.get("memory") or "").strip()
+    if slug:
+        found = next((m for m in memories if m.slug == slug), None)
+        if found is None:
+            errors["memory"] = [f"No memory '{slug}' you can see."]
+        else:
+            f.memory, f.memory_id = found.slug, found.pk
+    kind = (params.get("kind") or "").strip()
+    if kind:
+        if kind in KINDS:
+            f.kind = kind
+        else:
+            errors["kind"] = [f"One of {', '.join(KINDS)}."]
+    status = (params.get("status") or "").strip()
+    if status:
+        if status in STATUS_CHOICES:
+            f.status = status
+        else:
+            errors["status"] = [f"One of {', '.join(STATUS_CHOICES)}."]
+    sort = (params.get("sort") or "").strip()
+    if sort:
+        if sort in SORTS:
+            f.sort = sort
+        else:
+            errors["sort"] = ["oldest or newest."]
+    f.errors = errors
+    return f
+
+
+# --- Queries -----------------------------------------------------------------------------------
+
+
+def filtered(actor: Actor, f: InboxFilter, *, with_kind: bool = True) -> QuerySet[Proposal]:
+    qs = Proposal.objects.visible_to(actor)
+    if f.status != "all":
+        qs = qs.filter(status=f.status)
+    if f.memory_id is not None:
+        qs = qs.filter(memory_id=f.memory_id)
+    if with_kind and f.kind:
+        qs = qs.filter(kind=f.kind)
+    return qs
+
+
+def page_queryset(actor: Actor, f: InboxFilter) -> QuerySet[Proposal]:
+    """What one inbox row needs, in 2 queries for a whole page: the proposals (with memory,
+    claim and approval count) and their targets (with entry, version and head)."""
+    approvals = (
+        Decision.objects.filter(proposal=OuterRef("pk"), verdict=Verdict.APPROVE)
+        .order_by()
+        .values("proposal")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        filtered(actor, f)
+        .select_related("memory", "claim", "operation")
+        .annotate(approvals=Coalesce(Subquery(approvals), Value(0), output_field=IntegerField()))
+        .prefetch_related(
+            Prefetch(
+                "targets",
+                queryset=ProposalTarget.objects.select_related(
+                    "entry", "version", "entry__head"
+                ).order_by("position"),
+            )
+        )
+    )
+
+
+@dataclass(frozen=True)
+class CappedCount:
+    value: int
+    capped: bool
+
+    def __str__(self) -> str:
+        return f"{COUNT_CAP}+" if self.capped else str(self.value)
+
+
+def kind_counts(actor: Actor, f: InboxFilter) -> dict[str, CappedCount]:
+    """How many proposals of each kind match the other filters, each capped at
+    :data:`COUNT_CAP` — one statement whatever the queue size."""
+    base = filtered(actor, f, with_kind=False).order_by()
+    parts: list[str] = []
+    params: list[Any] = []
+    for i, kind in enumerate(KINDS):
+        inner = base.filter(kind=kind).values("pk")[: COUNT_CAP + 1]
+        sql, p = inner.query.get_compiler(using=inner.db).as_sql()
+        parts.append(f"(SELECT COUNT(*) FROM ({sql}) capped_{i})")
+        params.extend(p)
+    with connections[base.db].cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(parts), params)
+        row = cursor.fetchone()
+    return {
+        kind: CappedCount(min(int(n), COUNT_CAP), int(n) > COUNT_CAP)
+        for kind, n in zip(KINDS, row or [0] * len(KINDS), strict=True)
+    }
+
+
+def total(counts: Mapping[str, CappedCount]) -> CappedCount:
+    n = sum(c.value for c in counts.values())
+    return CappedCount(n, any(c.capped for c in counts.values()))
+
+
+def watermark() -> int:
+    """The newest proposal id right now: the badge counts what arrives after it."""
+    return Proposal.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def new_since(actor: Actor, f: InboxFilter, after: int) -> int:
+    """Pending proposals matching the filters that arrived after ``after`` (capped)."""
+    qs = filtered(actor, replace(f, status=ProposalStatus.PENDING)).filter(pk__gt=after)
+    return qs.order_by().values("pk")[: NEW_CAP + 1].count()
+
+
+# --- Rows --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Snippet:
+    entry_id: str
+    version: int
+    body: str
+    role: str
+
+
+@dataclass
+class Row:
+    """One proposal as the inbox shows it."""
+
+    proposal: Proposal
+    inputs: list[Snippet]
+    result: str
+    lost_details: list[str]
+    moved: list[str]
+    claim: ReviewClaim | None
+    approvals: int
+    required: int
+
+    @property
+    def pk(self) -> int:
+        return int(self.proposal.pk)
+
+    @property
+    def stale(self) -> bool:
+        return self.proposal.status == ProposalStatus.STALE or bool(self.moved)
+
+    @property
+    def is_pending(self) -> bool:
+        return self.proposal.status == ProposalStatus.PENDING
+
+
+def result_text(proposal: Proposal) -> str:
+    """What the proposal would write, in words (the merged / successor / promoted body)."""
+    payload = proposal.payload or {}
+    if proposal.kind in (ProposalKind.CONSOLIDATION, ProposalKind.PROMOTION):
+        return str(payload.get("body", ""))
+    if proposal.kind == ProposalKind.SUPERSESSION:
+        successor = payload.get("successor") or {}
+        return str(successor.get("body", ""))
+    return ""
+
+
+def moved_entries(targets: Iterable[ProposalTarget]) -> list[str]:
+    """Affected entries whose head is no longer the recorded pre-state."""
+    out = []
+    for t in targets:
+        head = getattr(t.entry, "head", None)
+        if head is not None and (head.version_id != t.version_id or head.state != t.state):
+            out.append(t.entry.uid)
+    return out
+
+
+def row_for(proposal: Proposal, *, now: datetime) -> Row:
+    targets = list(proposal.targets.all())
+    claim = getattr(proposal, "claim", None)
+    inputs = [
+        Snippet(t.entry.uid, t.version_number, t.version.body, t.role)
+        for t in targets
+        if t.role in INPUT_ROLES or proposal.kind == ProposalKind.CLEANUP
+    ]
+    successor = next((t for t in targets if t.role == TargetRole.SUCCESSOR), None)
+    result = result_text(proposal)
+    if successor is not None and not result:
+        result = successor.version.body
+    return Row(
+        proposal=proposal,
+        inputs=inputs,
+        result=result,
+        lost_details=lost_detail_names(proposal),
+        moved=moved_entries(targets) if proposal.status == ProposalStatus.PENDING else [],
+        claim=claim if claim is not None and claim.is_live(now) else None,
+        approvals=int(getattr(proposal, "approvals", 0) or 0),
+        required=approvals_required(proposal.memory, proposal.kind),
+    )
+
+
+def fresh_row(actor: Actor, pk: int, *, now: datetime) -> Row | None:
+    """One row re-read from the database (after a decision or a conflict)."""
+    proposal = page_queryset(actor, InboxFilter(status="all")).filter(pk=pk).first()
+    return row_for(proposal, now=now) if proposal is not None else None

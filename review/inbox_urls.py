@@ -1,0 +1,27 @@
+"""Browser routes of the reviewer inbox, proposal and operation pages (mounted at the site root).
+
+API.md "Browser pages": ``/review/`` inbox · ``/review/proposals/{id}/`` · ``/operations/{id}/``.
+Each form posts to its own URL under the page it belongs to.
+"""
+
+from django.urls import path
+
+from . import inbox_views as views
+
+urlpatterns = [
+    path("review/", views.inbox_page, name="review-inbox"),
+    path("review/new/", views.inbox_new, name="review-inbox-new"),
+    path("review/claim/", views.claim_next, name="review-claim-next"),
+    path("review/claim/release/", views.release_claim, name="review-claim-release"),
+    path("review/proposals/<int:pk>/", views.proposal_detail, name="review-proposal"),
+    path(
+        "review/proposals/<int:pk>/approve/", views.proposal_approve, name="review-proposal-approve"
+    ),
+    path("review/proposals/<int:pk>/reject/", views.proposal_reject, name="review-proposal-reject"),
+    path("operations/<int:pk>/", views.operation_detail, name="review-operation"),
+    path(
+        "operations/<int:pk>/compensate/",
+        views.operation_compensate,
+        name="review-operation-compensate",
+    ),
+]

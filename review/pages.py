@@ -1,0 +1,463 @@
+"""Read models of the proposal and operation pages: what a reviewer needs to decide, in a
+fixed number of queries.
+
+The proposal page shows inputs → result side by side (three panes for two-input operations)
+with word-level highlights (``review.compare``), lost details marked where they occur, the
+evidence of every input with its source's declaration snapshot, the server's verification, the
+recall preview (``review.recall_preview``) and the decision history. The operation page shows
+the record an approval produced and what compensation would restore.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from django.utils.dateparse import parse_datetime
+
+from memory.actors import Actor
+from memory.models import Evidence, Head
+from proposals.models import (
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    ProposalTarget,
+    TargetRole,
+)
+
+from . import compare
+from .actions import approvals_required, lost_detail_names
+from .inbox import moved_entries, result_text
+from .models import Decision, MaintenanceOperation, ReviewClaim
+from .recall_preview import RecallPreview, recall_preview
+
+
+def entry_href(slug: str, entry_id: str) -> str:
+    """The entry's timeline page (served by the audit views)."""
+    return f"/memories/{slug}/entries/{entry_id}/"
+
+
+def revision_href(slug: str, number: int) -> str:
+    return f"/memories/{slug}/revisions/{number}/"
+
+
+# --- Evidence ----------------------------------------------------------------------------------
+
+
+@dataclass
+class EvidenceView:
+    source: str
+    ref: str
+    authority: str
+    verification: str
+    declaration_version: int | None
+    observed_at: datetime | None = None
+    quote: str = ""
+
+    @property
+    def authority_label(self) -> str:
+        return self.authority.replace("_", " ")
+
+    @property
+    def strong(self) -> bool:
+        return self.verification == "verified" or self.authority in (
+            "repository_attested",
+            "system_attested",
+        )
+
+
+def evidence_from_rows(rows: Iterable[Evidence]) -> list[EvidenceView]:
+    return [
+        EvidenceView(
+            e.source.name,
+            e.ref,
+            e.authority,
+            e.verification,
+            e.declaration_version,
+            e.observed_at,
+            e.quote,
+        )
+        for e in rows
+    ]
+
+
+def evidence_from_json(items: Iterable[dict[str, Any]] | None) -> list[EvidenceView]:
+    out = []
+    for item in items or []:
+        snap = item.get("snapshot") or {}
+        observed = item.get("observed_at")
+        out.append(
+            EvidenceView(
+                str(item.get("source", "")),
+                str(item.get("ref", "")),
+                str(snap.get("authority", "untrusted")),
+                str(snap.get("verification", "unknown")),
+                snap.get("declaration_version"),
+                parse_datetime(observed) if isinstance(observed, str) else None,
+                str(item.get("quote") or ""),
+            )
+        )
+    return out
+
+
+# --- Panes -------------------------------------------------------------------------------------
+
+ROLE_LABELS: dict[str, str] = {
+    TargetRole.TARGET: "Target (receives the merged body)",
+    TargetRole.REDUNDANT: "Redundant (forgotten into the target)",
+    TargetRole.OLD: "Old (becomes superseded)",
+    TargetRole.SUCCESSOR: "Successor",
+    TargetRole.NOTE: "Working note (forgotten, promoted)",
+    TargetRole.ENTRY: "Forgotten (cleanup:v1)",
+}
+
+
+@dataclass
+class Pane:
+    title: str
+    segments: list[compare.Segment]
+    entry_id: str = ""
+    version: int | None = None
+    role: str = ""
+    href: str = ""
+    state: str = ""
+    evidence: list[EvidenceView] = field(default_factory=list)
+    moved: bool = False
+    lost: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Panes:
+    inputs: list[Pane]
+    result: Pane | None
+    inline: list[compare.Segment]
+    inline_title: str = ""
+
+    @property
+    def three(self) -> bool:
+        """Two inputs → one result: the three-pane view."""
+        return self.result is not None and len(self.inputs) == 2
+
+
+def build_panes(
+    proposal: Proposal,
+    targets: Sequence[ProposalTarget],
+    evidence: dict[int, list[EvidenceView]],
+) -> Panes:
+    slug = proposal.memory.slug
+    lost = lost_detail_names(proposal)
+    info = {
+        str(d.get("detail")): d.get("entries") or []
+        for d in (proposal.verification or {}).get("lost_detail_info") or []
+        if isinstance(d, dict)
+    }
+    moved = set(moved_entries(targets)) if proposal.status == ProposalStatus.PENDING else set()
+    result = result_text(proposal)
+    successor = next((t for t in targets if t.role == TargetRole.SUCCESSOR), None)
+    if successor is not None and not result:
+        result = successor.version.body
+    inputs_t = [t for t in targets if t.role != TargetRole.SUCCESSOR]
+    inputs = []
+    for t in inputs_t:
+        mine = [d for d in lost if not info.get(d) or t.entry.uid in info[d]]
+        inputs.append(
+            Pane(
+                title=ROLE_LABELS.get(t.role, t.role),
+                segments=(
+                    compare.annotate_input(t.version.body, result, mine)
+                    if proposal.kind != ProposalKind.CLEANUP
+                    else [compare.Segment(t.version.body)]
+                ),
+                entry_id=t.entry.uid,
+                version=t.version_number,
+                role=t.role,
+                href=entry_href(slug, t.entry.uid),
+                state=t.state,
+                evidence=evidence.get(t.version_id, []),
+                moved=t.entry.uid in moved,
+                lost=[d for d in mine if compare.lost_spans(t.version.body, [d])],
+            )
+        )
+    if proposal.kind == ProposalKind.CLEANUP:
+        return Panes(inputs=inputs, result=None, inline=[])
+    payload = proposal.payload or {}
+    result_pane = Pane(title="Result", segments=[])
+    inline: list[compare.Segment] = []
+    inline_title = ""
+    bodies = [t.version.body for t in inputs_t]
+    if proposal.kind == ProposalKind.CONSOLIDATION:
+        target = next(t for t in inputs_t if t.role == TargetRole.TARGET)
+        result_pane = Pane(
+            title=f"Result: {target.entry.uid}, version {target.version_number + 1}",
+            segments=compare.annotate_result(result, bodies),
+            entry_id=target.entry.uid,
+            href=entry_href(slug, target.entry.uid),
+            evidence=_union(
+                *(evidence.get(t.version_id, []) for t in inputs_t),
+                evidence_from_json(proposal.evidence),
+            ),
+        )
+        inline = compare.inline_diff(target.version.body, result)
+        inline_title = f"Target {target.entry.uid} → result, word by word"
+    elif proposal.kind == ProposalKind.SUPERSESSION:
+        if successor is not None:
+            result_pane = Pane(
+                title=f"Successor: {successor.entry.uid}, version {successor.version_number}",
+                segments=compare.annotate_result(result, bodies),
+                entry_id=successor.entry.uid,
+                version=successor.version_number,
+                role=TargetRole.SUCCESSOR,
+                href=entry_href(slug, successor.entry.uid),
+                evidence=evidence.get(successor.version_id, []),
+            )
+        else:
+            spec = payload.get("successor") or {}
+            result_pane = Pane(
+                title=f"Successor: a new {spec.get('kind', 'entry')}",
+                segments=compare.annotate_result(result, bodies),
+                evidence=_union(
+                    evidence_from_json(spec.get("evidence")),
+                    evidence_from_json(proposal.evidence),
+                ),
+            )
+        inline = compare.inline_diff(bodies[0] if bodies else "", result)
+        inline_title = "Old → successor, word by word"
+    elif proposal.kind == ProposalKind.PROMOTION:
+        result_pane = Pane(
+            title=f"Result: a new {payload.get('target_kind', 'entry')} (tier long)",
+            segments=compare.annotate_result(result, bodies),
+            evidence=_union(
+                *(evidence.get(t.version_id, []) for t in inputs_t),
+                evidence_from_json(proposal.evidence),
+            ),
+        )
+    return Panes(inputs=inputs, result=result_pane, inline=inline, inline_title=inline_title)
+
+
+def _union(*groups: Iterable[EvidenceView]) -> list[EvidenceView]:
+    seen: dict[tuple[str, str], EvidenceView] = {}
+    for group in groups:
+        for e in group:
+            seen.setdefault((e.source, e.ref), e)
+    return list(seen.values())
+
+
+# --- The proposal page -------------------------------------------------------------------------
+
+
+def proposal_queryset(actor: Actor) -> QuerySet[Proposal]:
+    """Everything the page reads about one proposal: the row with memory, claim, operation and
+    compensation (1 query), targets with entry, version and head (1), decisions (1)."""
+    return (
+        Proposal.objects.visible_to(actor)
+        .select_related("memory", "stale_revision", "claim", "operation__compensation")
+        .prefetch_related(
+            Prefetch(
+                "targets",
+                queryset=ProposalTarget.objects.select_related(
+                    "entry", "version", "entry__head"
+                ).order_by("position"),
+            ),
+            Prefetch("decisions", queryset=Decision.objects.order_by("decided_at", "pk")),
+        )
+    )
+
+
+def get_visible_proposal(actor: Actor, pk: int) -> Proposal | None:
+    return proposal_queryset(actor).filter(pk=pk).first()
+
+
+@dataclass
+class ProposalPage:
+    proposal: Proposal
+    targets: list[ProposalTarget]
+    panes: Panes
+    lost_details: list[dict[str, Any]]
+    checks: list[dict[str, Any]]
+    pairs: list[dict[str, Any]]
+    similarity: float | None
+    similarity_method: str | None
+    proposal_evidence: list[EvidenceView]
+    preview: RecallPreview | None
+    decisions: list[Decision]
+    claim: ReviewClaim | None
+    operation: MaintenanceOperation | None
+    approvals: int
+    required: int
+    is_self: bool
+
+    @property
+    def is_pending(self) -> bool:
+        return self.proposal.status == ProposalStatus.PENDING
+
+    @property
+    def lost_names(self) -> list[str]:
+        return [str(d["detail"]) for d in self.lost_details]
+
+
+def proposal_page(
+    actor: Actor, proposal: Proposal, *, now: datetime, with_preview: bool = True
+) -> ProposalPage:
+    targets = list(proposal.targets.all())
+    versions = [t.version_id for t in targets]
+    evidence: dict[int, list[EvidenceView]] = {}
+    rows = Evidence.objects.filter(version_id__in=versions).select_related("source")
+    for e in rows.order_by("version_id", "position"):
+        evidence.setdefault(e.version_id, []).extend(evidence_from_rows([e]))
+    verification = proposal.verification or {}
+    names = lost_detail_names(proposal)
+    info = {
+        str(d.get("detail")): d
+        for d in verification.get("lost_detail_info") or []
+        if isinstance(d, dict)
+    }
+    lost = [
+        {
+            "detail": d,
+            "kind": (info.get(d) or {}).get("kind", ""),
+            "entries": (info.get(d) or {}).get("entries", []),
+        }
+        for d in names
+    ]
+    decisions = list(proposal.decisions.all())
+    claim = getattr(proposal, "claim", None)
+    operation = getattr(proposal, "operation", None)
+    pending = proposal.status == ProposalStatus.PENDING
+    return ProposalPage(
+        proposal=proposal,
+        targets=targets,
+        panes=build_panes(proposal, targets, evidence),
+        lost_details=lost,
+        checks=list(verification.get("checks") or []),
+        pairs=list(verification.get("pairs") or []),
+        similarity=verification.get("similarity"),
+        similarity_method=verification.get("similarity_method"),
+        proposal_evidence=evidence_from_json(proposal.evidence),
+        preview=(
+            recall_preview(proposal.memory, proposal, targets, actor=actor)
+            if pending and with_preview
+            else None
+        ),
+        decisions=decisions,
+        claim=claim if claim is not None and claim.is_live(now) else None,
+        operation=operation,
+        approvals=sum(1 for d in decisions if d.verdict == "approve"),
+        required=approvals_required(proposal.memory, proposal.kind),
+        is_self=proposal.is_self(actor),
+    )
+
+
+# --- The operation page ------------------------------------------------------------------------
+
+
+def operation_queryset(actor: Actor) -> QuerySet[MaintenanceOperation]:
+    qs = MaintenanceOperation.objects.select_related("memory", "proposal", "compensation")
+    if actor.memory_ids is not None:
+        qs = qs.filter(memory_id__in=actor.memory_ids)
+    return qs
+
+
+@dataclass
+class HeadRow:
+    entry_id: str
+    href: str
+    role: str = ""
+    version: int | None = None
+    state: str = ""
+    reason: str = ""
+    after_version: int | None = None
+    after_state: str = ""
+    now_version: int | None = None
+    now_state: str = ""
+
+    @property
+    def moved_on(self) -> bool:
+        """The entry's head is no longer what the operation produced."""
+        return self.now_version is not None and (
+            self.now_version != self.after_version or self.now_state != self.after_state
+        )
+
+
+@dataclass
+class OperationPage:
+    operation: MaintenanceOperation
+    pre_state: list[HeadRow]
+    restore: list[HeadRow]
+    relations: list[dict[str, Any]]
+    created: list[HeadRow]
+    impact: dict[str, list[HeadRow]]
+    revision_href: str
+    compensation_href: str | None
+    irreversible: list[str]
+    moved: list[HeadRow]
+
+
+def operation_page(operation: MaintenanceOperation) -> OperationPage:
+    slug = operation.memory.slug
+    produced = operation.produced or {}
+    after: dict[str, dict[str, Any]] = produced.get("heads") or {}
+    uids = {str(u) for u in after} | {str(p.get("entry_id")) for p in operation.pre_state or []}
+    now = {
+        h.entry.uid: h
+        for h in Head.objects.filter(memory=operation.memory, entry__uid__in=sorted(uids))
+        .select_related("entry", "version")
+        .order_by("entry_id")
+    }
+
+    def row(uid: str, **kw: Any) -> HeadRow:
+        head = now.get(uid)
+        want = after.get(uid) or {}
+        return HeadRow(
+            entry_id=uid,
+            href=entry_href(slug, uid),
+            after_version=want.get("version"),
+            after_state=want.get("state", ""),
+            now_version=head.version.number if head else None,
+            now_state=head.state if head else "",
+            **kw,
+        )
+
+    pre = [
+        row(str(p["entry_id"]), role=p.get("role", ""), version=p.get("version"), state=p["state"])
+        for p in operation.pre_state or []
+    ]
+    restore = [
+        row(
+            str(p["entry_id"]),
+            version=p.get("version"),
+            state=p.get("state", ""),
+            reason=p.get("reason", ""),
+        )
+        for p in (operation.compensation_plan or {}).get("heads", [])
+    ]
+    impact = {
+        key: [row(str(u)) for u in (operation.derived_view_impact or {}).get(key, [])]
+        for key in ("leaves_current_recall", "new_version_in_recall", "joins_current_recall")
+    }
+    relations = [
+        {
+            **r,
+            "from_href": entry_href(slug, r["from_entry"]),
+            "to_href": entry_href(slug, r["to_entry"]),
+        }
+        for r in produced.get("relations", [])
+    ]
+    compensation = getattr(operation, "compensation", None)
+    rows = {r.entry_id: r for r in [*pre, *restore]}
+    return OperationPage(
+        operation=operation,
+        pre_state=pre,
+        restore=restore,
+        relations=relations,
+        created=[row(str(u)) for u in produced.get("created_entries", [])],
+        impact=impact,
+        revision_href=revision_href(slug, operation.revision_number),
+        compensation_href=(
+            revision_href(slug, compensation.revision_number) if compensation else None
+        ),
+        irreversible=list(operation.irreversible_effects or []),
+        moved=[r for r in rows.values() if r.moved_on] if compensation is None else [],
+    )
