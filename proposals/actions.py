@@ -56,7 +56,7 @@ from memory.models import (
 )
 from memory.text import content_hash
 
-from . import verify
+from . import hooks, verify
 from .exceptions import (
     DomainError,
     DuplicateProposal,
@@ -612,6 +612,7 @@ def submit_in_transaction(
             "idempotency_key": key,
         },
     )
+    hooks.submitted(proposal, actor=actor)
     return SubmitResult(proposal, created=True)
 
 

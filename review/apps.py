@@ -1,4 +1,4 @@
-"""App config for review."""
+"""App config for review: registers the reviewer notification on new proposals."""
 
 from django.apps import AppConfig
 
@@ -6,3 +6,10 @@ from django.apps import AppConfig
 class ReviewConfig(AppConfig):
     name = "review"
     verbose_name = "Review"
+
+    def ready(self) -> None:
+        from proposals import hooks
+
+        from . import notifications
+
+        hooks.on_submitted(notifications.proposal_submitted)

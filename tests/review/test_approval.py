@@ -332,3 +332,33 @@ def test_decision_notifies_the_submitter_not_the_decider(api, rv, memory, mailou
     assert r.status_code == 200, r.text
     assert [m.to for m in mailoutbox] == [["owner@example.com"]]
     assert "rejected" in mailoutbox[0].subject and "Keep both" in mailoutbox[0].body
+
+
+def test_new_proposal_notifies_reviewers_but_not_the_submitters_owner(api, memory, mailoutbox):
+    from django.contrib.auth.models import Group, User
+
+    from tests.conftest import make_key
+
+    reviewers = Group.objects.get_or_create(name="reviewer")[0]
+    for name in ("rev-a", "rev-b"):
+        User.objects.create_user(
+            name, email=f"{name}@example.com", password="pw-123456"
+        ).groups.add(reviewers)
+    # The agent's owner is also a reviewer: they acted (through their key), so no mail for them.
+    User.objects.get(username="rev-b")
+    robot = api.as_(make_key("b-robot", "agent", owner="rev-b"))
+    a = add_via_api(robot, "Queue workers restart nightly", dedupe=False)["entry_id"]
+    b = add_via_api(robot, "Queue workers are restarted every night", dedupe=False)["entry_id"]
+    mailoutbox.clear()
+    submit(
+        robot,
+        {
+            "kind": "consolidation",
+            "rationale": "dup",
+            "target": {"entry_id": a, "version": 1},
+            "redundant": [{"entry_id": b, "version": 1}],
+            "body": "Queue workers restart nightly",
+        },
+    )
+    assert sorted(m.to[0] for m in mailoutbox) == ["rev-a@example.com"]
+    assert "consolidation" in mailoutbox[0].subject

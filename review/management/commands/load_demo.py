@@ -3,12 +3,12 @@
 Lives in ``review`` (the top of the dependency chain) because it composes every app.
 """
 
-from importlib import import_module
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
 from memory.demo import DEMO_PASSWORD, DEMO_SLUG, load_demo
+from proposals.demo import load_demo_proposals
 
 
 class Command(BaseCommand):
@@ -21,14 +21,7 @@ class Command(BaseCommand):
         result = load_demo()
         proposals = 0
         if result.entries:
-            try:
-                demo = import_module("proposals.demo")
-            except ImportError:
-                demo = None
-            if demo is not None:
-                proposals = len(
-                    demo.load_demo_proposals(result.memory, agent_actor=result.agent) or []
-                )
+            proposals = len(load_demo_proposals(result.memory, agent_actor=result.agent))
         if opts["quiet"]:
             self.stdout.write(result.agent_key)
             return

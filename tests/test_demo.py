@@ -1,0 +1,37 @@
+"""The demo loader gives a new reviewer real work: history, retirements, pending proposals."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from memory.models import Head, Memory, Revision
+from proposals.models import Proposal
+
+
+@pytest.mark.django_db
+def test_load_demo_is_idempotent_and_has_work_waiting():
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    text = out.getvalue()
+    assert "rita / steward-demo" in text and "agent " in text
+    memory = Memory.objects.get(slug="acme-platform")
+    assert Head.objects.filter(memory=memory).count() >= 30
+    assert Head.objects.filter(memory=memory, state="inactive").exists()
+    kinds = set(Revision.objects.filter(memory=memory).values_list("kind", flat=True))
+    assert {"add", "revise", "forget", "reactivate", "pin", "session_end"} <= kinds
+    pending = Proposal.objects.filter(memory=memory, status="pending")
+    assert set(pending.values_list("kind", flat=True)) == {
+        "consolidation",
+        "supersession",
+        "promotion",
+        "cleanup",
+    }
+    assert any(p.verification.get("lost_details") for p in pending)
+    assert Proposal.objects.filter(memory=memory, status="stale").exists()
+    head = memory.head
+    call_command("load_demo", stdout=StringIO())
+    memory.refresh_from_db()
+    assert memory.head == head
