@@ -166,3 +166,14 @@ def test_each_duplicate_add_files_its_own_pair(a):
     targets = {p.payload["target"]["entry_id"] for p in Proposal.objects.all()}
     assert targets <= {old["entry_id"], first.json()["entry_id"]}
     assert Proposal.objects.filter(status="pending").count() == 2
+
+
+def test_with_an_embedding_provider_similarity_is_cosine(a, settings):
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}
+    old = add_via_api(a, "Use PostgreSQL advisory locks for leader election")
+    r = a.post(E, {"body": "Use PostgreSQL advisory locks for leader election.", "kind": "fact"})
+    found = r.json()["near_duplicates"]
+    assert found[0]["entry_id"] == old["entry_id"] and found[0]["score"] >= 0.99
+    assert Relation.objects.get().evidence == [{"method": "cosine", "claimed": False}]
+    proposal = a.get(f"{P}/{r.json()['proposal']}").json()
+    assert proposal["verification"]["similarity_method"] == "cosine"
