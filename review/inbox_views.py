@@ -178,12 +178,19 @@ def inbox_page(request: HttpRequest, actor: Actor) -> HttpResponse:
     return render(request, "review/inbox.html", context, status=400 if errors else 200)
 
 
+def _named_memory(actor: Actor, params: Any) -> list[Memory]:
+    """The one Memory a request names (if any): the badge and "Claim next" need no list."""
+    slug = (params.get("memory") or "").strip()
+    if not slug:
+        return []
+    return list(Memory.objects.visible_to(actor).filter(slug=slug).only("pk", "slug"))
+
+
 @require_safe
 @readers
 def inbox_new(request: HttpRequest, actor: Actor) -> HttpResponse:
     """The polled badge: only a count of pending proposals newer than the page's watermark."""
-    memories = list(Memory.objects.visible_to(actor).only("pk", "slug"))
-    f = inbox.parse_filter(request.GET, memories)
+    f = inbox.parse_filter(request.GET, _named_memory(actor, request.GET))
     try:
         after = int(request.GET.get("after") or 0)
     except ValueError:
@@ -201,8 +208,7 @@ def inbox_new(request: HttpRequest, actor: Actor) -> HttpResponse:
 @deciders
 def claim_next(request: HttpRequest, actor: Actor) -> HttpResponse:
     """ "Claim next": lease the oldest unclaimed pending proposal and open it."""
-    memories = list(Memory.objects.visible_to(actor).only("pk", "slug"))
-    f = inbox.parse_filter(request.POST, memories)
+    f = inbox.parse_filter(request.POST, _named_memory(actor, request.POST))
     claim = claims.claim_next_proposal(
         actor=actor, f=claims.ClaimFilter(memory_id=f.memory_id, kind=f.kind or None)
     )

@@ -1,0 +1,239 @@
+"""The inbox page: filters and sort in the URL, keyset pages, counts per kind, badges, the polled
+"new items" endpoint, escaping, and a fixed number of queries whatever the queue size."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory import actions as memory_actions
+from proposals.actions import submit_proposal
+from review import actions, claims
+from review.inbox import COUNT_CAP
+from tests.review_ui.conftest import add, consolidate
+
+pytestmark = pytest.mark.django_db
+
+
+def ids_on(html: str) -> list[int]:
+    return [int(x) for x in re.findall(r'<li id="proposal-(\d+)"', html)]
+
+
+_notes = itertools.count()
+
+
+def cleanup(memory, actor, n: int = 2):
+    entries = [
+        add(memory, actor, f"Scratch note {next(_notes)} about nothing much") for _ in range(n)
+    ]
+    return submit_proposal(
+        actor=actor,
+        data={
+            "memory": memory.slug,
+            "kind": "cleanup",
+            "rationale": "Low value",
+            "entries": [{"entry_id": e, "version": 1} for e in entries],
+        },
+    ).proposal
+
+
+def test_pending_oldest_first_by_default_and_newest_on_request(rita, memory, agent):
+    made = [consolidate(memory, agent.actor).pk for _ in range(3)]
+    r = rita.get("/review/")
+    assert r.status_code == 200
+    assert ids_on(r.content.decode()) == made
+    assert ids_on(rita.get("/review/?sort=newest").content.decode()) == made[::-1]
+
+
+def test_filters_by_kind_memory_and_status(rita, memory, other_memory, agent, reviewer):
+    c = consolidate(memory, agent.actor)
+    k = cleanup(memory, agent.actor)
+    decided = consolidate(memory, agent.actor)
+    actions.approve_proposal(decided.pk, actor=reviewer.actor)
+    assert ids_on(rita.get("/review/?kind=cleanup").content.decode()) == [k.pk]
+    assert ids_on(rita.get("/review/?kind=consolidation").content.decode()) == [c.pk]
+    assert ids_on(rita.get("/review/?status=approved").content.decode()) == [decided.pk]
+    assert ids_on(rita.get("/review/?status=all").content.decode()) == [c.pk, k.pk, decided.pk]
+    assert ids_on(rita.get("/review/?memory=acme").content.decode()) == [c.pk, k.pk]
+    assert ids_on(rita.get("/review/?memory=other").content.decode()) == []
+
+
+def test_unknown_filter_values_are_reported_not_ignored(rita, proposal):
+    r = rita.get("/review/?kind=merge&sort=sideways&memory=nope")
+    assert r.status_code == 400
+    html = r.content.decode()
+    assert "kind: One of consolidation" in html and "sort: oldest or newest." in html
+    assert "No memory &#x27;nope&#x27; you can see." in html
+    assert rita.get("/review/?cursor=%%%").status_code == 400
+
+
+def test_keyset_pages_keep_the_filters_and_never_repeat(rita, memory, agent):
+    made = [consolidate(memory, agent.actor).pk for _ in range(5)]
+    r = rita.get("/review/?kind=consolidation&limit=2")
+    html = r.content.decode()
+    assert ids_on(html) == made[:2]
+    seen = list(ids_on(html))
+    while m := re.search(r'href="(/review/\?[^"]*cursor=[^"]*)" rel="next"', html):
+        url = m.group(1).replace("&amp;", "&")
+        assert "kind=consolidation" in url
+        html = rita.get(url + "&limit=2").content.decode()
+        seen += ids_on(html)
+    assert seen == made
+    # A proposal filed meanwhile does not shift the pages.
+    first = rita.get("/review/?sort=newest&limit=2").content.decode()
+    m = re.search(r"cursor=([^&\"]+)", first)
+    assert m is not None
+    cursor = m.group(1)
+    consolidate(memory, agent.actor)
+    second = rita.get(f"/review/?sort=newest&limit=2&cursor={cursor}").content.decode()
+    assert ids_on(second) == made[::-1][2:4]
+
+
+def test_counts_per_kind_follow_the_other_filters(rita, memory, agent):
+    for _ in range(2):
+        consolidate(memory, agent.actor)
+    cleanup(memory, agent.actor)
+    html = rita.get("/review/?kind=cleanup").content.decode()
+    counts = dict(re.findall(r'>\s*(\w+) <span class="count">(\S+)</span>', html))
+    assert counts == {
+        "All": "3",
+        "Consolidation": "2",
+        "Supersession": "0",
+        "Promotion": "0",
+        "Cleanup": "1",
+    }
+
+
+def test_counts_are_capped(rita, memory, agent, monkeypatch):
+    monkeypatch.setattr("review.inbox.COUNT_CAP", 2)
+    for _ in range(3):
+        consolidate(memory, agent.actor)
+    html = rita.get("/review/").content.decode()
+    assert 'Consolidation <span class="count">2+</span>' in html
+    assert COUNT_CAP == 1000
+
+
+def test_badges_for_lost_details_stale_claims_and_age(
+    rita, memory, agent, reviewer, lossy, proposal
+):
+    target = proposal.targets.order_by("position")[0].entry.uid
+    memory_actions.revise_entry(
+        memory, actor=agent.actor, entry_uid=target, body="Deploys run at 05:00 UTC now."
+    )
+    claims.claim_next_proposal(actor=_actor("ravi"))
+    html = rita.get("/review/").content.decode()
+    assert "3 lost details" in html
+    assert "claimed by ravi" in html
+    assert "ago" in html
+    stale = rita.get("/review/?status=stale").content.decode()
+    assert ids_on(stale) == [proposal.pk]
+    assert '<span class="badge stale"' in stale
+
+
+def test_rows_without_lost_details_approve_in_place_others_link_to_acknowledge(
+    rita, lossy, proposal
+):
+    html = rita.get("/review/").content.decode()
+    lossy_row = html.split(f'<li id="proposal-{lossy.pk}"')[1].split('<li id="proposal-')[0]
+    plain_row = html.split(f'<li id="proposal-{proposal.pk}"')[1]
+    assert "Acknowledge &amp; approve" in lossy_row and "data-approve>" not in lossy_row
+    assert f'hx-post="/review/proposals/{proposal.pk}/approve/"' in plain_row
+    assert f'hx-target="#proposal-{proposal.pk}"' in plain_row
+    assert 'hx-disabled-elt="find button"' in plain_row
+
+
+def test_script_in_entry_text_and_rationale_renders_escaped(rita, memory, agent):
+    evil = "<script>alert('x')</script><img src=x onerror=alert(1)>"
+    p = consolidate(
+        memory,
+        agent.actor,
+        a=f"Deploy at 02:00 UTC {evil}",
+        b=f"Deploys at 02:00 UTC {evil} nightly",
+        body=f"Deploys nightly at 02:00 UTC {evil}",
+        rationale=f"Duplicate {evil}",
+    )
+    for url in ("/review/", f"/review/proposals/{p.pk}/"):
+        html = rita.get(url).content.decode()
+        assert "<script>alert" not in html, url
+        assert "<img src=x" not in html, url
+        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html, url
+
+
+def test_new_items_badge_returns_only_a_count(rita, memory, agent, proposal):
+    page = rita.get("/review/").content.decode()
+    m = re.search(r'hx-get="([^"]+)" hx-trigger="every 20s"', page)
+    assert m is not None
+    href = m.group(1).replace("&amp;", "&")
+    empty = rita.get(href)
+    assert empty.status_code == 200 and empty.content.strip() == b""
+    consolidate(memory, agent.actor)
+    consolidate(memory, agent.actor)
+    r = rita.get(href)
+    assert r.status_code == 200
+    assert (
+        r.content.decode().strip() == '<a class="badge new" href="/review/?sort=newest">2 new</a>'
+    )
+
+
+def test_new_items_badge_respects_the_filters(rita, memory, agent, proposal):
+    after = proposal.pk
+    cleanup(memory, agent.actor)
+    assert b"1 new" in rita.get(f"/review/new/?after={after}").content
+    assert rita.get(f"/review/new/?after={after}&kind=consolidation").content.strip() == b""
+
+
+def _make(memory, agent, n: int) -> None:
+    for i in range(n):
+        if i % 5 == 0:
+            consolidate(
+                memory,
+                agent.actor,
+                a=f"Deploy {i} at 02:00 UTC via deploy.sh",
+                b=f"Deploys {i} nightly",
+                body=f"Deploys {i} nightly",
+            )
+        elif i % 5 == 1:
+            cleanup(memory, agent.actor)
+        else:
+            consolidate(memory, agent.actor)
+
+
+def _queries(client, url: str) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        r = client.get(url)
+    assert r.status_code == 200, r.content
+    return len(ctx.captured_queries)
+
+
+def test_inbox_costs_the_same_queries_for_5_and_50_proposals(
+    rita, memory, agent, django_assert_max_num_queries
+):
+    _make(memory, agent, 5)
+    claims.claim_next_proposal(actor=_actor("rita"))
+    small = _queries(rita, "/review/")
+    _make(memory, agent, 45)
+    html = rita.get("/review/").content.decode()
+    assert len(ids_on(html)) == 50
+    large = _queries(rita, "/review/")
+    assert small == large <= 9
+    with django_assert_max_num_queries(9):
+        rita.get("/review/?status=all&sort=newest")
+    with django_assert_max_num_queries(4):
+        rita.get("/review/new/?after=0")
+
+
+def _actor(username: str):
+    from django.contrib.auth.models import User
+
+    from memory.actors import Actor
+
+    return Actor.for_user(User.objects.get(username=username))
+
+
+@pytest.fixture(autouse=True)
+def _cast(reviewer, other_reviewer) -> None:
+    """rita and ravi exist in every test here."""
