@@ -47,10 +47,10 @@ def decision_out(result: actions.DecisionResult) -> dict[str, Any]:
 
 class ProposalApproveApi(ActorApiView):
     @extend_schema(tags=["proposals"], request=ApproveIn, summary="Approve a proposal (reviewers)")
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: Request, proposal_id: int) -> Response:
         data = parse(ApproveIn, request)
         result = actions.approve_proposal(
-            pk,
+            proposal_id,
             actor=self.actor(request),
             comment=data.get("comment", ""),
             acknowledge_lost_details=data.get("acknowledge_lost_details"),
@@ -60,10 +60,10 @@ class ProposalApproveApi(ActorApiView):
 
 class ProposalRejectApi(ActorApiView):
     @extend_schema(tags=["proposals"], request=RejectIn, summary="Reject a proposal (reviewers)")
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: Request, proposal_id: int) -> Response:
         data = parse(RejectIn, request)
         result = actions.reject_proposal(
-            pk, actor=self.actor(request), reason=data["reason"], comment=data["comment"]
+            proposal_id, actor=self.actor(request), reason=data["reason"], comment=data["comment"]
         )
         return Response(
             decision_out(result)
@@ -80,17 +80,19 @@ def _operation(actor: Any, pk: int) -> MaintenanceOperation:
 
 class OperationDetailApi(ActorApiView):
     @extend_schema(tags=["operations"], summary="A maintenance operation with its compensation")
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(operation_out(_operation(self.actor(request), pk)))
+    def get(self, request: Request, operation_id: int) -> Response:
+        return Response(operation_out(_operation(self.actor(request), operation_id)))
 
 
 class OperationCompensateApi(ActorApiView):
     @extend_schema(tags=["operations"], request=CompensateIn, summary="Undo an operation")
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: Request, operation_id: int) -> Response:
         actor = self.actor(request)
-        _operation(actor, pk)
+        _operation(actor, operation_id)
         data = parse(CompensateIn, request)
-        result = actions.compensate_operation(pk, actor=actor, comment=data.get("comment", ""))
+        result = actions.compensate_operation(
+            operation_id, actor=actor, comment=data.get("comment", "")
+        )
         return Response(
             {
                 "operation": result.operation.pk,

@@ -6,16 +6,16 @@ from . import engine_api
 
 urlpatterns = [
     path(
-        "proposals/<int:pk>/approve",
+        "proposals/<int:proposal_id>/approve",
         engine_api.ProposalApproveApi.as_view(),
         name="proposal-approve",
     ),
     path(
-        "proposals/<int:pk>/reject", engine_api.ProposalRejectApi.as_view(), name="proposal-reject"
+        "proposals/<int:proposal_id>/reject", engine_api.ProposalRejectApi.as_view(), name="proposal-reject"
     ),
-    path("operations/<int:pk>", engine_api.OperationDetailApi.as_view(), name="operation-detail"),
+    path("operations/<int:operation_id>", engine_api.OperationDetailApi.as_view(), name="operation-detail"),
     path(
-        "operations/<int:pk>/compensate",
+        "operations/<int:operation_id>/compensate",
         engine_api.OperationCompensateApi.as_view(),
         name="operation-compensate",
     ),
