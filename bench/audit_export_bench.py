@@ -106,7 +106,7 @@ def stream(secret: str, fmt: str, query: str = "") -> tuple[int, int]:
     assert response.status_code == 200, response.content
     assert response.streaming
     size = lines = 0
-    for chunk in response.streaming_content:  # type: ignore[union-attr]
+    for chunk in response.streaming_content:  # type: ignore[attr-defined]
         size += len(chunk)
         lines += chunk.count(b"\n")
     response.close()

@@ -4,24 +4,32 @@ the right actor, and every record of one request shares the request's correlatio
 
 The documented events (``docs/audit.md``):
 
-=========================================  ==============================================
+=========================================  ==================================================
 request                                    events
-=========================================  ==============================================
+=========================================  ==================================================
 POST /memories                             memory.created
 PATCH /memories/{slug}                     memory.policy_changed
 POST /sources                              source.registered
 POST /sources/{name}/declarations          source.declared
-POST .../entries (new)                     entry.added (+ its revision)
+POST .../entries (new)                     entry.added (+ its revision); a near-duplicate adds
+                                           relation.observed; a duplicate also
+                                           proposal.submitted (system consolidation)
 POST .../entries (exact duplicate)         nothing
-POST .../entries/{id}/revise               entry.revised (+ its revision); nothing if no-op
+POST .../entries/{id}/revise               entry.revised (+ its revision); nothing if no-op;
+                                           proposal.stale for each pending proposal it moves
 POST .../entries/{id}/forget               entry.forgotten (+ its revision)
 POST .../entries/{id}/reactivate           entry.reactivated (+ its revision)
 POST .../entries/{id}/pin                  entry.pinned (+ its revision)
 POST .../sessions/{id}/end                 session.ended (+ one revision for all entries)
 POST .../relations                         relation.observed (no revision)
+POST /proposals                            proposal.submitted
+POST /proposals/{id}/withdraw              proposal.withdrawn
+POST /proposals/{id}/approve               proposal.approved (+ revision, operation)
+POST /proposals/{id}/reject                proposal.rejected (no revision)
+POST /operations/{id}/compensate           operation.compensated (+ its revision)
 manage.py issue_api_key                    key.issued (actor: system)
 any refused request (4xx)                  nothing
-=========================================  ==============================================
+=========================================  ==================================================
 """
 
 from __future__ import annotations
@@ -221,3 +229,118 @@ def test_issuing_a_key_is_recorded_as_the_system(memory, capsys):
     prefix, _, hidden = secret.partition(".")
     assert event.payload["prefix"] == prefix
     assert hidden and hidden not in str(event.payload) and hidden not in event.label
+
+
+def test_a_near_duplicate_add_also_records_the_observation_in_the_same_request(a, agent):
+    first = add_via_api(a, "Deploys run nightly at 02:00 UTC via deploy.sh")["entry_id"]
+    cid, resp = send(
+        a,
+        "POST",
+        E,
+        {"body": "Deploys run nightly at 02:00 UTC via deploy.sh on prod", "kind": "fact"},
+    )
+    added, observed = events(cid)
+    assert (added.action, observed.action) == ("entry.added", "relation.observed")
+    assert observed.entry_ids == [resp.json()["entry_id"], first]
+    assert observed.payload["near_duplicates"][0]["relation"] == "near_duplicate_of"
+    assert_actor(observed, agent, "agent")
+
+
+def test_a_duplicate_add_files_a_consolidation_under_the_same_request_id(a):
+    body = "The staging cluster runs Kubernetes 1.29 on three nodes in eu-west-1 with Cilium"
+    first = add_via_api(a, body)["entry_id"]
+    cid, resp = send(a, "POST", E, {"body": body + " networking", "kind": "fact"})
+    got = events(cid)
+    assert [e.action for e in got] == ["entry.added", "relation.observed", "proposal.submitted"]
+    submitted = got[-1]
+    assert submitted.proposal_id is not None
+    assert set(submitted.entry_ids) == {first, resp.json()["entry_id"]}
+    assert got[1].payload["near_duplicates"][0]["relation"] == "duplicate_of"
+
+
+@pytest.fixture
+def consolidation(a):
+    """Two entries and a consolidation proposal of them, over HTTP."""
+    x = add_via_api(a, "Deploys run nightly at 02:00 UTC via deploy.sh")["entry_id"]
+    y = add_via_api(a, "Nightly deploys start at 02:00 UTC", dedupe=False)["entry_id"]
+    cid, resp = send(
+        a,
+        "POST",
+        "/api/v1/proposals",
+        {
+            "memory": "acme",
+            "kind": "consolidation",
+            "rationale": "the same schedule, twice",
+            "target": {"entry_id": x, "version": 1},
+            "redundant": [{"entry_id": y, "version": 1}],
+            "body": "Deploys run nightly at 02:00 UTC via deploy.sh",
+        },
+    )
+    return {"cid": cid, "id": resp.json()["id"], "entries": [x, y]}
+
+
+def test_submit_approve_and_compensate_each_write_one_event_linked_to_their_records(
+    consolidation, r, agent, reviewer
+):
+    [submitted] = events(consolidation["cid"])
+    assert submitted.action == "proposal.submitted"
+    assert_actor(submitted, agent, "agent")
+    assert submitted.proposal_id == consolidation["id"]
+    assert sorted(submitted.entry_ids) == sorted(consolidation["entries"])
+
+    cid, resp = send(r, "POST", f"/api/v1/proposals/{consolidation['id']}/approve", {})
+    [approved] = events(cid)
+    body = resp.json()
+    assert approved.action == "proposal.approved"
+    assert_actor(approved, reviewer, "human")
+    assert (approved.proposal_id, approved.operation_id, approved.revision_number) == (
+        consolidation["id"],
+        body["operation"],
+        body["revision"],
+    )
+    revision = Revision.objects.get(correlation_id=cid)
+    assert (revision.number, revision.proposal_id, revision.operation_id) == (
+        body["revision"],
+        consolidation["id"],
+        body["operation"],
+    )
+
+    cid, resp = send(
+        r, "POST", f"/api/v1/operations/{body['operation']}/compensate", {"comment": "undo"}
+    )
+    [compensated] = events(cid)
+    assert compensated.action == "operation.compensated"
+    assert compensated.operation_id == body["operation"]
+    assert compensated.revision_number == Revision.objects.get(correlation_id=cid).number
+
+
+def test_reject_writes_one_event_and_no_revision(consolidation, r, reviewer):
+    cid, _ = send(
+        r,
+        "POST",
+        f"/api/v1/proposals/{consolidation['id']}/reject",
+        {"reason": "wrong", "comment": "these are different schedules"},
+    )
+    [rejected] = events(cid)
+    assert rejected.action == "proposal.rejected"
+    assert_actor(rejected, reviewer, "human")
+    assert rejected.proposal_id == consolidation["id"]
+    assert not Revision.objects.filter(correlation_id=cid).exists()
+
+
+def test_withdraw_writes_one_event(consolidation, a, agent):
+    cid, _ = send(a, "POST", f"/api/v1/proposals/{consolidation['id']}/withdraw", {})
+    [withdrawn] = events(cid)
+    assert withdrawn.action == "proposal.withdrawn"
+    assert_actor(withdrawn, agent, "agent")
+
+
+def test_a_revision_that_moves_a_proposed_entry_marks_the_proposal_stale_in_the_same_request(
+    consolidation, a
+):
+    x = consolidation["entries"][0]
+    cid, _ = send(a, "POST", f"{E}/{x}/revise", {"body": "Deploys run nightly at 03:00 UTC"})
+    # The hook inside the revision writer records the stale proposal first.
+    assert sorted(actions_of(cid)) == ["entry.revised", "proposal.stale"]
+    [stale] = [e for e in events(cid) if e.action == "proposal.stale"]
+    assert stale.proposal_id == consolidation["id"]
