@@ -20,8 +20,8 @@ Lexical channel
     FTS5 on SQLite, a GIN-indexed tsvector on PostgreSQL, both over the analyzer's tokens in
     ``EntryVersion.searchable_text`` (migration 0005). The full-text index only *finds* rows
     containing at least one query term; the admission floor and the order are computed with the
-    same portable SQL on both backends, so SQLite and PostgreSQL return the same candidates in the
-    same order:
+    same definitions on both backends (exact distinct-term counts, a portable ORDER BY), so
+    SQLite and PostgreSQL return the same candidates in the same order:
 
     - admission floor: a query of n ≤ 2 distinct terms needs 1 matching term, a longer one
       max(2, ⌈0.25·n⌉);
@@ -121,17 +121,35 @@ HEADS = "heads"  # every head version, whatever its state (trace counts of the v
 HISTORY = "history"  # every version of every entry
 
 
-def _match_sql(terms: Sequence[str]) -> tuple[str, str]:
-    """The backend's full-text predicate (any term) and its one parameter."""
+def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, list[Any]]:
+    """A subquery of (id, matched): versions containing at least one term, with the number of
+    distinct query terms they contain. The counts are exact on both backends.
+
+    SQLite counts from the FTS5 posting lists themselves (one MATCH per term, grouped), so no
+    text is read before the admission floor has been applied. PostgreSQL finds the rows with
+    one GIN lookup (any term) and counts with ``strpos`` on the token string: GIN rows cannot be
+    read without the heap, so one heap visit per row beats one per term.
+    """
     if connection.vendor == "postgresql":
+        hits = " + ".join(
+            "(CASE WHEN strpos(' ' || v.searchable_text || ' ', %s) > 0 THEN 1 ELSE 0 END)"
+            for _ in terms
+        )
         query = " | ".join(f"'{t}'" for t in terms)
-        return "steward_tsvector(v.searchable_text) @@ %s::tsquery", query
-    query = " OR ".join(f'"{t}"' for t in terms)
-    return (
-        "v.id IN (SELECT rowid FROM memory_entryversion_fts "
-        "WHERE memory_entryversion_fts MATCH %s)",
-        query,
+        sql = (
+            f"SELECT v.id AS id, ({hits}) AS matched FROM memory_entryversion v "
+            "WHERE steward_tsvector(v.searchable_text) @@ %s::tsquery AND v.memory_id = %s"
+        )
+        return sql, [*(f" {t} " for t in terms), query, memory_pk]
+    union = " UNION ALL ".join(
+        "SELECT rowid AS id FROM memory_entryversion_fts WHERE memory_entryversion_fts MATCH %s"
+        for _ in terms
     )
+    sql = (
+        f"SELECT id, COUNT(*) AS matched FROM ({union}) AS per_term "
+        "GROUP BY id HAVING COUNT(*) >= %s"
+    )
+    return sql, [*(f'"{t}"' for t in terms), floor]
 
 
 def lexical_channel(
@@ -152,16 +170,10 @@ def lexical_channel(
     if not terms or limit <= 0:
         return []
     floor = admission_floor(len(terms))
-    find = "strpos" if connection.vendor == "postgresql" else "instr"
-    hits = " + ".join(
-        f"(CASE WHEN {find}(' ' || v.searchable_text || ' ', %s) > 0 THEN 1 ELSE 0 END)"
-        for _ in terms
-    )
-    match_sql, match_param = _match_sql(terms)
-    params: list[Any] = [f" {t} " for t in terms]
+    scored, params = _scored_sql(memory_pk, terms, floor)
     joins = ""
-    where = [match_sql, "v.memory_id = %s"]
-    params += [match_param, memory_pk]
+    where = ["v.memory_id = %s", "m.matched >= %s"]
+    params += [memory_pk, floor]
     if view in (ACTIVE, CURRENT, HEADS):
         joins += " JOIN memory_head h ON h.version_id = v.id"
     if view in (ACTIVE, CURRENT):
@@ -180,18 +192,16 @@ def lexical_channel(
         where.append(f"v.entry_id NOT IN ({', '.join(['%s'] * len(excluded))})")
         params += excluded
     sql = f"""
-        SELECT entry_id, id FROM (
-            SELECT v.entry_id AS entry_id, v.id AS id, ({hits}) AS matched,
-                   length(v.searchable_text) - length(replace(v.searchable_text, ' ', ''))
-                       AS gaps
-            FROM memory_entryversion v{joins}
-            WHERE {" AND ".join(where)}
-        ) scored
-        WHERE matched >= %s
-        ORDER BY matched DESC, gaps ASC, entry_id ASC, id ASC
+        SELECT v.entry_id, v.id
+        FROM ({scored}) m
+        JOIN memory_entryversion v ON v.id = m.id{joins}
+        WHERE {" AND ".join(where)}
+        ORDER BY m.matched DESC,
+                 length(v.searchable_text) - length(replace(v.searchable_text, ' ', '')) ASC,
+                 v.entry_id ASC, v.id ASC
         LIMIT %s
     """
-    params += [floor, limit]
+    params.append(limit)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()

@@ -1,0 +1,330 @@
+"""Search latency benchmark (not a test): recall p50/p95 against the bare full-text query.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/steward_bench .venv/bin/python bench/search_bench.py
+    .venv/bin/python bench/search_bench.py            # SQLite: /tmp/steward_bench.sqlite3
+
+Builds (once per database) two Memories of 10,000 and 100,000 entries with bulk inserts that
+write exactly the rows the actions would — an ``add`` revision per entry with its change, the
+version (content hash, analyzer tokens), evidence snapshots for a share of them, the head and
+the lifecycle projection derived by ``memory.lifecycle.derive`` — then checks a sample with the
+projection rebuild (``--verify`` checks every row). Some entries are revised, forgotten or in
+conflict so the validity filter has work to do.
+
+For each Memory it times ``memory.search.search`` (limit 10, current view, lexical channel — the
+default configuration) over a fixed set of 1–6 word queries, and the bare full-text query on the
+same data: the backend's own ranked match limited to the same channel cap, with no admission
+floor, no validity filter, no fusion and no row loading. Prints p50/p95 in milliseconds and the
+ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DATABASE_URL", "sqlite:////tmp/steward_bench.sqlite3")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from memory import lifecycle  # noqa: E402
+from memory.actors import Actor  # noqa: E402
+from memory.models import (  # noqa: E402
+    Entry,
+    EntryVersion,
+    Evidence,
+    Head,
+    LifecycleProjection,
+    Memory,
+    Relation,
+    Revision,
+    RevisionChange,
+    Source,
+    SourceDeclaration,
+)
+from memory.search import channel_cap, lexical_channel, query_terms, search  # noqa: E402
+from memory.text import content_hash, searchable_text  # noqa: E402
+
+KINDS = ["fact", "fact", "fact", "decision", "constraint", "preference", "working_note"]
+COMMON = (
+    "the deploy target service queue cache database region build release test docs team "
+    "leader election lock config timeout retry incident owner runbook api key metric alert"
+).split()
+
+
+def vocabulary(rng: random.Random, n: int = 6000) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "qu", "dro"]
+    words = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return COMMON + sorted(words)
+
+
+def zipf_words(rng: random.Random, vocab: list[str], k: int) -> list[str]:
+    # Rank-frequency ~ 1/r: common words are common, the tail is long.
+    weights = [1.0 / (r + 1) for r in range(len(vocab))]
+    return rng.choices(vocab, weights=weights, k=k)
+
+
+def sources() -> tuple[Source, SourceDeclaration]:
+    repo, _ = Source.objects.get_or_create(name="bench-repo")
+    decl = SourceDeclaration.objects.filter(source=repo).first()
+    if decl is None:
+        decl = SourceDeclaration.objects.create(
+            source=repo, version=1, authority="repository_attested", verification="verified"
+        )
+    return repo, decl
+
+
+def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:
+    existing = Memory.objects.filter(slug=slug).first()
+    if existing is not None:
+        return existing
+    rng = random.Random(seed)
+    vocab = vocabulary(rng)
+    repo, decl = sources()
+    actor = Actor.system("bench")
+    memory = Memory.objects.create(slug=slug, name=f"Benchmark {n}")
+    started = time.monotonic()
+    number = 0
+    for start in range(0, n, batch):
+        size = min(batch, n - start)
+        with transaction.atomic():
+            now = timezone.now()
+            entries = Entry.objects.bulk_create(
+                [
+                    Entry(
+                        memory=memory,
+                        kind=rng.choice(KINDS),
+                        current_state=rng.random() < 0.2,
+                    )
+                    for _ in range(size)
+                ]
+            )
+            revisions = []
+            for _ in entries:
+                number += 1
+                revisions.append(
+                    Revision(
+                        memory=memory,
+                        number=number,
+                        kind="add",
+                        actor_type=actor.type,
+                        actor_id=actor.id,
+                        actor_label=actor.label,
+                        recorded_at=now,
+                    )
+                )
+            revisions = Revision.objects.bulk_create(revisions)
+            bodies, cites = [], []
+            for _ in entries:
+                words = zipf_words(rng, vocab, rng.randint(8, 25))
+                bodies.append(" ".join(words).capitalize() + ".")
+                cites.append(rng.random() < 0.3)
+            versions = EntryVersion.objects.bulk_create(
+                [
+                    EntryVersion(
+                        memory=memory,
+                        entry=e,
+                        number=1,
+                        body=body,
+                        content_hash=content_hash(
+                            e.kind, body, [f"bench-repo|ref-{e.pk}"] if cite else []
+                        ),
+                        revision=rev,
+                        searchable_text=searchable_text(body),
+                    )
+                    for e, rev, body, cite in zip(entries, revisions, bodies, cites, strict=True)
+                ]
+            )
+            Evidence.objects.bulk_create(
+                [
+                    Evidence(
+                        version=v,
+                        position=0,
+                        source=repo,
+                        ref=f"ref-{v.entry_id}",
+                        declaration_version=decl.version,
+                        authority=decl.authority,
+                        verification=decl.verification,
+                    )
+                    for v, cite in zip(versions, cites, strict=True)
+                    if cite
+                ]
+            )
+            RevisionChange.objects.bulk_create(
+                [
+                    RevisionChange(
+                        revision=rev, entry=e, to_version=v, from_state="", to_state="active"
+                    )
+                    for e, rev, v in zip(entries, revisions, versions, strict=True)
+                ]
+            )
+            Head.objects.bulk_create(
+                [
+                    Head(
+                        entry=e,
+                        memory=memory,
+                        version=v,
+                        state="active",
+                        revision=rev,
+                        interval_started_at=now,
+                    )
+                    for e, rev, v in zip(entries, revisions, versions, strict=True)
+                ]
+            )
+            LifecycleProjection.objects.bulk_create(lifecycle.derive([e.pk for e in entries]))
+        print(f"  {slug}: {start + size}/{n} entries ({time.monotonic() - started:.0f}s)")
+    memory.head = number
+    memory.save(update_fields=["head"])
+    retire_some(memory, rng, share=0.1)
+    return memory
+
+
+def retire_some(memory: Memory, rng: random.Random, share: float) -> None:
+    """Forget a share of entries and record some conflicts through the real actions' writer."""
+    from memory import actions
+
+    pks = list(Entry.objects.filter(memory=memory).values_list("pk", flat=True))
+    chosen = rng.sample(pks, int(len(pks) * share))
+    actor = Actor.system("bench")
+    for start in range(0, len(chosen), 500):
+        chunk = Entry.objects.filter(pk__in=chosen[start : start + 500])
+        with transaction.atomic():
+            locked = actions.lock_memory(memory.pk)
+            actions.write_revision(
+                locked,
+                actor=actor,
+                kind="forget",
+                reason="bench",
+                changes=[
+                    actions.Change(entry=e, to_state="inactive", state_reason="bench")
+                    for e in chunk
+                ],
+            )
+            memory.refresh_from_db()
+    pairs = rng.sample(pks, 200)
+    with transaction.atomic():
+        Relation.objects.bulk_create(
+            [
+                Relation(memory=memory, kind="conflicts_with", from_entry_id=a, to_entry_id=b)
+                for a, b in zip(pairs[::2], pairs[1::2], strict=True)
+                if a != b
+            ]
+        )
+        lifecycle.refresh(pairs)
+
+
+def queries(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    vocab = vocabulary(random.Random(1))
+    return [" ".join(zipf_words(rng, vocab[:800], rng.randint(1, 6))) for _ in range(count)]
+
+
+def bare_fts(memory_pk: int, text: str, limit: int) -> list[int]:
+    """The backend's own ranked full-text match, nothing else."""
+    terms = query_terms(text)
+    if not terms:
+        return []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            q = " | ".join(f"'{t}'" for t in terms)
+            cursor.execute(
+                "SELECT v.id FROM memory_entryversion v "
+                "WHERE steward_tsvector(v.searchable_text) @@ %s::tsquery AND v.memory_id = %s "
+                "ORDER BY ts_rank(steward_tsvector(v.searchable_text), %s::tsquery) DESC "
+                "LIMIT %s",
+                [q, memory_pk, q, limit],
+            )
+        else:
+            q = " OR ".join(f'"{t}"' for t in terms)
+            cursor.execute(
+                "SELECT v.id FROM memory_entryversion_fts f "
+                "JOIN memory_entryversion v ON v.id = f.rowid "
+                "WHERE memory_entryversion_fts MATCH %s AND v.memory_id = %s "
+                "ORDER BY f.rank LIMIT %s",
+                [q, memory_pk, limit],
+            )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def timed(fn, items) -> list[float]:
+    out = []
+    for item in items:
+        t0 = time.perf_counter()
+        fn(item)
+        out.append((time.perf_counter() - t0) * 1000.0)
+    return out
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--verify", action="store_true", help="check every projection row")
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    vendor = connection.vendor
+    print(f"backend: {vendor} ({connection.settings_dict['NAME']})")
+    actor = Actor.system("bench")
+    qs = queries(seed=7, count=args.queries)
+    warm = queries(seed=8, count=20)
+    cap = channel_cap(args.limit)
+    for size in [int(s) for s in args.sizes.split(",")]:
+        memory = build(f"bench-{size}", size, seed=size)
+        sample = list(
+            Entry.objects.filter(memory=memory).order_by("?").values_list("pk", flat=True)[:500]
+        )
+        diffs, heads, _ = lifecycle.rebuild_batch(sample, write=False)
+        assert not diffs and not heads, "bulk rows differ from what the actions would write"
+        if args.verify:
+            report = lifecycle.rebuild_projection(memory, actor=actor, check=True)
+            assert report.clean, report.differing[:5]
+        entries = Entry.objects.filter(memory=memory).count()
+
+        def run_search(q: str, memory: Memory = memory) -> None:
+            search(memory, actor=actor, query=q, limit=args.limit)
+
+        def run_bare(q: str, memory: Memory = memory) -> None:
+            bare_fts(memory.pk, q, cap)
+
+        def run_channel(q: str, memory: Memory = memory) -> None:
+            lexical_channel(memory.pk, query_terms(q), view="current", limit=cap)
+
+        for fn in (run_search, run_bare, run_channel):
+            timed(fn, warm)
+        s, b, c = timed(run_search, qs), timed(run_bare, qs), timed(run_channel, qs)
+        hits = statistics.mean(
+            len(search(memory, actor=actor, query=q, limit=args.limit).hits) for q in qs[:50]
+        )
+        print(
+            f"{vendor} {entries:>7} entries | search p50 {pct(s, .5):7.2f} ms  p95 "
+            f"{pct(s, .95):7.2f} ms | bare FTS p50 {pct(b, .5):7.2f} ms  p95 {pct(b, .95):7.2f} ms"
+            f" | ratio p50 {pct(s, .5) / max(pct(b, .5), 1e-6):5.2f}x  p95 "
+            f"{pct(s, .95) / max(pct(b, .95), 1e-6):5.2f}x | lexical channel p50 "
+            f"{pct(c, .5):7.2f} ms | mean hits {hits:.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
