@@ -76,3 +76,73 @@ def test_a_reviewer_may_read_but_a_user_without_a_role_may_not(page, history):  
     login(page, "nobody", "pw-nobody-123", next_path="/review/")
     response = page.goto("/audit/")
     assert response is not None and response.status == 403
+
+
+def test_auditor_follows_a_consolidation_from_the_log_to_the_operation_and_both_timelines(
+    page, memory, agent, reviewer, auditor
+):
+    from memory import actions
+    from proposals.actions import submit_proposal
+    from review.actions import approve_proposal
+    from tests.audit.conftest import in_request
+
+    target = in_request(
+        actions.add_entry,
+        memory,
+        actor=agent.actor,
+        body="Deploys run at 02:00 UTC via deploy.sh",
+        kind="fact",
+        dedupe=False,
+    ).entry.uid
+    redundant = in_request(
+        actions.add_entry,
+        memory,
+        actor=agent.actor,
+        body="Deploys run nightly",
+        kind="fact",
+        dedupe=False,
+    ).entry.uid
+    proposal = in_request(
+        submit_proposal,
+        actor=agent.actor,
+        data={
+            "memory": "acme",
+            "kind": "consolidation",
+            "rationale": "The same schedule, twice",
+            "target": {"entry_id": target, "version": 1},
+            "redundant": [{"entry_id": redundant, "version": 1}],
+            "body": "Deploys run nightly at 02:00 UTC via deploy.sh",
+        },
+    ).proposal
+    result = in_request(
+        approve_proposal, proposal.pk, actor=reviewer.actor, comment="Same schedule"
+    )
+    operation = result.operation.pk
+
+    login(page, "ada", "pw-ada-123")
+    page.get_by_label("Action").select_option("proposal.approved")
+    expect(rows(page)).to_have_count(1)
+    page.locator("#audit-rows").get_by_role("link", name=f"operation {operation}").click()
+    page.wait_for_url(f"**/operations/{operation}/")
+    expect(page.get_by_role("heading", name=re.compile(f"Operation #{operation}"))).to_be_visible()
+
+    # The target: a new version with the merged body, and the decision that made it.
+    page.get_by_role("link", name=target).first.click()
+    page.wait_for_url(f"**/memories/acme/entries/{target}/")
+    expect(page.locator("#v2 ins").first).to_be_visible()
+    expect(page.locator("#v2")).to_contain_text("Deploys run nightly at 02:00 UTC via deploy.sh")
+    proposals = page.locator("#proposals")
+    expect(proposals).to_contain_text(f"Proposal {proposal.pk}")
+    expect(proposals).to_contain_text("approve by")
+    expect(proposals).to_contain_text("Same schedule")
+    expect(proposals.get_by_role("link", name=f"operation {operation}").first).to_be_visible()
+
+    # The redundant entry: retired into the target by the same revision.
+    page.go_back()
+    page.get_by_role("link", name=redundant).first.click()
+    page.wait_for_url(f"**/memories/acme/entries/{redundant}/")
+    intervals = page.locator("#lifecycle tbody tr")
+    expect(intervals).to_have_count(2)
+    expect(intervals.nth(1)).to_contain_text("inactive")
+    expect(intervals.nth(1)).to_contain_text(f"consolidated_into:{target}")
+    expect(page.locator("#relations")).to_contain_text("consolidated_into")
