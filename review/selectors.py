@@ -62,6 +62,9 @@ FILTER_PARAMS = ("memory", "actor", "action", "kind", "since", "until", "q", "co
 
 _MAX_TEXT = 200
 
+#: Audit events shown on an entry timeline (newest); the log pages through all of them.
+TIMELINE_EVENTS = 200
+
 
 def may_read_audit(actor: Actor) -> bool:
     return actor.role in AUDIT_READERS
@@ -335,6 +338,7 @@ class Timeline:
     intervals: list[Interval]
     relations: list[Relation]
     events: list[AuditEvent]
+    more_events: bool
     proposals: list[ProposalView]
     operation_ids: list[int]
     declarations_now: dict[int, SourceDeclaration]
@@ -397,16 +401,21 @@ def entry_timeline(actor: Actor, memory: Memory, uid: str) -> Timeline:
         .select_related("from_entry", "to_entry", "revision", "retired_by")
         .order_by("created_at", "id")
     )
-    events = redact(
-        list(audit_events().filter(memory_id=memory.pk).touching_entry(entry.uid).order_by("id")),
-        actor,
+    touching = audit_events().filter(memory_id=memory.pk).touching_entry(entry.uid)
+    # The newest events only (the log pages through the rest); the links of all of them.
+    newest = list(touching.order_by("-id")[: TIMELINE_EVENTS + 1])
+    events = redact(list(reversed(newest[:TIMELINE_EVENTS])), actor)
+    links = set(
+        touching.exclude(proposal_id__isnull=True, operation_id__isnull=True)
+        .values_list("proposal_id", "operation_id")
+        .distinct()
     )
     proposal_ids = sorted(
-        {e.proposal_id for e in events if e.proposal_id}
+        {p for p, _ in links if p}
         | {c.revision.proposal_id for c in changes if c.revision.proposal_id}
     )
     operation_ids = sorted(
-        {e.operation_id for e in events if e.operation_id}
+        {o for _, o in links if o}
         | {c.revision.operation_id for c in changes if c.revision.operation_id}
     )
     declarations_now = current_declarations(
@@ -425,6 +434,7 @@ def entry_timeline(actor: Actor, memory: Memory, uid: str) -> Timeline:
         intervals=lifecycle_intervals(changes),
         relations=relations,
         events=events,
+        more_events=len(newest) > TIMELINE_EVENTS,
         proposals=proposals_touching(memory, proposal_ids, operation_ids),
         operation_ids=operation_ids,
         declarations_now=declarations_now,

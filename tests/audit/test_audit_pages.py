@@ -352,3 +352,66 @@ def test_revision_page_costs_a_fixed_number_of_queries(
     with django_assert_max_num_queries(8):
         r = auditor_browser.get("/memories/acme/revisions/2/")
     assert r.status_code == 200
+
+
+def test_timeline_shows_the_newest_events_and_links_to_the_rest(
+    history, auditor_browser, monkeypatch
+):
+    from review import selectors
+
+    monkeypatch.setattr(selectors, "TIMELINE_EVENTS", 2)
+    html = auditor_browser.get(f"/memories/acme/entries/{history.entry_id}/").content.decode()
+    events = html[html.index('id="events"') :]
+    assert len(re.findall(r'<tr id="event-', events)) == 2
+    assert "relation.observed" in events and "entry.added" not in events
+    assert f'href="/audit/?memory=acme&amp;entry={history.entry_id}"' in events
+
+
+def _approved_consolidations(memory, agent, reviewer, n: int) -> str:
+    """n approved consolidations into one target entry; returns the target's id."""
+    from proposals.actions import submit_proposal
+    from review.actions import approve_proposal
+    from tests.audit.conftest import in_request
+
+    target = in_request(
+        actions.add_entry, memory, actor=agent.actor, body="Deploys run at 02:00 UTC", kind="fact"
+    ).entry.uid
+    for i in range(n):
+        redundant = in_request(
+            actions.add_entry,
+            memory,
+            actor=agent.actor,
+            body=f"Deploys happen nightly, note {i}",
+            kind="fact",
+            dedupe=False,
+        ).entry.uid
+        version = i + 1
+        proposal = in_request(
+            submit_proposal,
+            actor=agent.actor,
+            data={
+                "memory": memory.slug,
+                "kind": "consolidation",
+                "rationale": "the same schedule",
+                "target": {"entry_id": target, "version": version},
+                "redundant": [{"entry_id": redundant, "version": 1}],
+                "body": "Deploys run nightly at 02:00 UTC (notes "
+                + ", ".join(str(k) for k in range(i + 1))
+                + ")",
+            },
+        ).proposal
+        in_request(approve_proposal, proposal.pk, actor=reviewer.actor, comment=f"ok {i}")
+    return target
+
+
+@pytest.mark.parametrize("approved", [1, 3])
+def test_timeline_with_proposals_and_decisions_costs_a_fixed_number_of_queries(
+    memory, agent, reviewer, auditor_browser, django_assert_max_num_queries, approved
+):
+    target = _approved_consolidations(memory, agent, reviewer, approved)
+    with django_assert_max_num_queries(15):
+        r = auditor_browser.get(f"/memories/acme/entries/{target}/")
+    html = r.content.decode()
+    section = html[html.index('id="proposals"') : html.index('id="events"')]
+    assert section.count("<strong>approve</strong> by") == approved
+    assert section.count("consolidation") == approved
