@@ -134,11 +134,12 @@ def annotate_result(result: str, inputs: Sequence[str]) -> list[Segment]:
 
 
 def _slice(tokens: Sequence[tuple[int, int, str]], text: str, i: int, j: int) -> str:
-    """From token i's start to token j's start (or the text's end), so whitespace is kept."""
+    """Tokens i..j-1 with the whitespace before them (the last slice also keeps what trails the
+    text), so consecutive slices of one text concatenate back to it."""
     if i >= len(tokens) or i >= j:
         return ""
-    start = 0 if i == 0 else tokens[i][0]
-    stop = tokens[j][0] if j < len(tokens) else len(text)
+    start = 0 if i == 0 else tokens[i - 1][1]
+    stop = len(text) if j >= len(tokens) else tokens[j - 1][1]
     return text[start:stop]
 
 
@@ -157,4 +158,16 @@ def inline_diff(old: str, new: str) -> list[Segment]:
             out.append(Segment(_slice(a_tokens, old, i1, i2), removed=True))
         if tag in ("insert", "replace"):
             out.append(Segment(_slice(b_tokens, new, j1, j2), added=True))
-    return [s for s in out if s.text]
+    out = [s for s in out if s.text]
+    # Removed words sit between pieces of the new text: keep a space on each side of them, so
+    # "<del>Deploy</del>at" never reads as one word. (The new text itself is kept exactly.)
+    for i, seg in enumerate(out):
+        if not seg.removed:
+            continue
+        text = seg.text
+        if i > 0 and not out[i - 1].text[-1:].isspace() and not text[:1].isspace():
+            text = " " + text
+        if i + 1 < len(out) and not out[i + 1].text[:1].isspace() and not text[-1:].isspace():
+            text = text + " "
+        out[i] = Segment(text, removed=True)
+    return out

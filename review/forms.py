@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.utils.html import format_html_join
 
 from proposals.models import RejectionReason
 
@@ -30,6 +31,15 @@ def _comment(required: bool) -> forms.CharField:
         strip=False,
         max_length=int(settings.STEWARD_MAX_REASON_CHARS),
         widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+
+def reason_options() -> str:
+    """The reject form's ``<option>`` list, built once per page (the inbox has one per row)."""
+    return format_html_join(
+        "",
+        '<option value="{}">{}</option>',
+        [("", "Choose a reason…"), *((k, REASON_LABELS[k]) for k in RejectionReason)],
     )
 
 

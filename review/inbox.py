@@ -16,6 +16,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db import connections
+from django.urls import reverse
+from django.utils.text import Truncator
+from django.utils.timesince import timesince
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -221,7 +224,8 @@ class Snippet:
 
 @dataclass
 class Row:
-    """One proposal as the inbox shows it."""
+    """One proposal as the inbox shows it. Display strings are prepared here, once, so the
+    template of a 50-row page stays cheap to render."""
 
     proposal: Proposal
     inputs: list[Snippet]
@@ -231,6 +235,15 @@ class Row:
     claim: ReviewClaim | None
     approvals: int
     required: int
+    key: str = ""
+    href: str = ""
+    approve_href: str = ""
+    reject_href: str = ""
+    age: str = ""
+    rationale_short: str = ""
+    result_short: str = ""
+    more_inputs: int = 0
+    lost_title: str = ""
 
     @property
     def pk(self) -> int:
@@ -266,11 +279,15 @@ def moved_entries(targets: Iterable[ProposalTarget]) -> list[str]:
     return out
 
 
+#: Inputs shown per row (the rest are counted).
+ROW_INPUTS = 3
+
+
 def row_for(proposal: Proposal, *, now: datetime) -> Row:
     targets = list(proposal.targets.all())
     claim = getattr(proposal, "claim", None)
     inputs = [
-        Snippet(t.entry.uid, t.version_number, t.version.body, t.role)
+        Snippet(t.entry.uid, t.version_number, Truncator(t.version.body).chars(120), t.role)
         for t in targets
         if t.role in INPUT_ROLES or proposal.kind == ProposalKind.CLEANUP
     ]
@@ -278,15 +295,26 @@ def row_for(proposal: Proposal, *, now: datetime) -> Row:
     result = result_text(proposal)
     if successor is not None and not result:
         result = successor.version.body
+    lost = lost_detail_names(proposal)
+    pk = proposal.pk
     return Row(
         proposal=proposal,
-        inputs=inputs,
+        inputs=inputs[:ROW_INPUTS],
         result=result,
-        lost_details=lost_detail_names(proposal),
+        lost_details=lost,
         moved=moved_entries(targets) if proposal.status == ProposalStatus.PENDING else [],
         claim=claim if claim is not None and claim.is_live(now) else None,
         approvals=int(getattr(proposal, "approvals", 0) or 0),
         required=approvals_required(proposal.memory, proposal.kind),
+        key=str(pk),
+        href=reverse("review-proposal", args=[pk]),
+        approve_href=reverse("review-proposal-approve", args=[pk]),
+        reject_href=reverse("review-proposal-reject", args=[pk]),
+        age=timesince(proposal.created_at, now),
+        rationale_short=Truncator(proposal.rationale).chars(220),
+        result_short=Truncator(result).chars(170),
+        more_inputs=max(len(inputs) - ROW_INPUTS, 0),
+        lost_title=", ".join(lost),
     )
 
 

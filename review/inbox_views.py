@@ -50,7 +50,7 @@ from .exceptions import (
     StaleProposal,
     ValidationFailed,
 )
-from .forms import REASON_LABELS, ApproveForm, CompensateForm, RejectForm
+from .forms import REASON_LABELS, ApproveForm, CompensateForm, RejectForm, reason_options
 
 View = Callable[..., HttpResponse]
 CONFLICTS = (AlreadyDecided, StaleProposal, IllegalTransition)
@@ -173,6 +173,7 @@ def inbox_page(request: HttpRequest, actor: Actor) -> HttpResponse:
         "my_claim": mine,
         "here": request.get_full_path(),
         "reasons": list(REASON_LABELS.items()),
+        "reason_options": reason_options(),
         "now": now,
     }
     return render(request, "review/inbox.html", context, status=400 if errors else 200)
@@ -319,6 +320,7 @@ def _fragment(
             "actor_id": actor.id,
             "here": _next_url(request, reverse("review-inbox")),
             "reasons": list(REASON_LABELS.items()),
+            "reason_options": reason_options(),
             "notice": notice,
             "notice_kind": notice_kind,
             "reject_errors": _errors(reject_form),

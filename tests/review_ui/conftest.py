@@ -1,11 +1,9 @@
 """Fixtures for the reviewer inbox pages: logged-in browser clients per role, proposals built
-through the real actions, and a headless Chromium (Playwright) for the browser tests."""
+through the real actions, and the shared headless Chromium fixtures of tests/browser."""
 
 from __future__ import annotations
 
 import itertools
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,19 +15,11 @@ from memory.models import Memory
 from proposals.actions import submit_proposal
 from proposals.models import Proposal
 
-_bodies = itertools.count(1)
+# The shared Playwright fixtures of tests/browser: ``browser`` (Debian's Chromium, one per module),
+# ``page`` (a fresh context at 1280 px, ``base_url`` = the live server) and ``login``.
+from tests.browser.conftest import browser, login, page  # noqa: F401
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+_bodies = itertools.count(1)
 
 
 def browser_client(username: str, **kw: Any) -> Client:
@@ -121,37 +111,3 @@ def lossy(memory, agent) -> Proposal:
         body="Deploys run nightly",
         rationale="Shorter",
     )
-
-
-# --- Headless Chromium -------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[Any]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-    # between browser steps are synchronous and safe.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(chromium, live_server) -> Iterator[Any]:
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(15_000)
-    yield pg
-    context.close()
-
-
-def login(page: Any, base: str, username: str, password: str) -> None:
-    page.goto(f"{base}/accounts/login/?next=/review/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{base}/review/")

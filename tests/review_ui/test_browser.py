@@ -34,7 +34,7 @@ def test_reviewer_acknowledges_lost_details_and_approves_without_a_page_load(
     page, live_server, memory, agent, reviewer, lossy
 ):
     base = live_server.url
-    login(page, base, "rita", "pw-rita-123")
+    login(page, "rita", "pw-rita-123", next_path="/review/")
     row = page.locator(f"#proposal-{lossy.pk}")
     assert row.is_visible()
     assert "3 lost details" in row.inner_text()
@@ -75,7 +75,7 @@ def test_inbox_row_updates_in_place_after_approve(
     page, live_server, memory, agent, reviewer, proposal
 ):
     base = live_server.url
-    login(page, base, "rita", "pw-rita-123")
+    login(page, "rita", "pw-rita-123", next_path="/review/")
     page.evaluate(f"{MARKER} = 'inbox'")
     row = page.locator(f"#proposal-{proposal.pk}")
     row.get_by_role("button", name="Approve").click()
@@ -92,8 +92,7 @@ def test_keyboard_shortcuts_move_reject_and_can_be_switched_off(
 ):
     first = consolidate(memory, agent.actor)
     second = consolidate(memory, agent.actor)
-    base = live_server.url
-    login(page, base, "rita", "pw-rita-123")
+    login(page, "rita", "pw-rita-123", next_path="/review/")
     page.keyboard.press("j")
     assert page.locator(f"#proposal-{first.pk}").get_attribute("class").count("selected") == 1
     page.keyboard.press("j")
@@ -132,7 +131,7 @@ def test_claim_next_opens_the_oldest_unclaimed_proposal(
     page, live_server, memory, agent, reviewer, proposal
 ):
     base = live_server.url
-    login(page, base, "rita", "pw-rita-123")
+    login(page, "rita", "pw-rita-123", next_path="/review/")
     page.get_by_role("button", name="Claim next").click()
     page.wait_for_url(f"{base}/review/proposals/{proposal.pk}/")
     assert "You hold this proposal" in page.locator("#decision").inner_text()
@@ -182,7 +181,7 @@ def _demo_proposals() -> list[int]:
 
 
 def test_screenshots_of_the_inbox_and_a_proposal_at_1280_and_on_a_phone(
-    page, live_server, chromium, tmp_path
+    page, live_server, browser, tmp_path
 ):
     """Renders the demo queue; with SCREENSHOT_DIR set (e.g. docs/screenshots) the images are
     kept for the README, otherwise they go to a temporary directory."""
@@ -190,7 +189,7 @@ def test_screenshots_of_the_inbox_and_a_proposal_at_1280_and_on_a_phone(
     out = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
     base = live_server.url
-    login(page, base, "rita", DEMO_PASSWORD)
+    login(page, "rita", DEMO_PASSWORD, next_path="/review/")
     page.keyboard.press("j")
     page.screenshot(path=str(out / "inbox.png"), full_page=True)
     page.goto(f"{base}/review/proposals/{made[3]}/")
@@ -198,9 +197,9 @@ def test_screenshots_of_the_inbox_and_a_proposal_at_1280_and_on_a_phone(
     # Nothing may overflow horizontally at 1280 px.
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
 
-    phone = chromium.new_context(viewport={"width": 390, "height": 844})
+    phone = browser.new_context(base_url=base, viewport={"width": 390, "height": 844})
     mobile = phone.new_page()
-    login(mobile, base, "rita", DEMO_PASSWORD)
+    login(mobile, "rita", DEMO_PASSWORD, next_path="/review/")
     assert mobile.evaluate("document.documentElement.scrollWidth") <= 390
     mobile.screenshot(path=str(out / "inbox-phone.png"))
     mobile.goto(f"{base}/review/proposals/{made[0]}/")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,9 +27,13 @@ def test_segments_always_give_the_text_back(text, result, lost):
 def test_inline_diff_reads_as_the_new_text_and_keeps_every_old_word(old, new):
     segments = inline_diff(old, new)
     kept_new = "".join(s.text for s in segments if not s.removed)
-    kept_old = "".join(s.text for s in segments if not s.added)
     assert kept_new == (new if words(new) else "")
-    assert words(kept_old) == words(old)
+    # Word for word, the old text is the equal and removed segments (each read on its own).
+    assert [w for s in segments if not s.added for w in words(s.text)] == words(old)
+    # A removed segment never runs into its neighbours.
+    for a, b in itertools.pairwise(segments):
+        if a.removed != b.removed:
+            assert a.text[-1:].isspace() or b.text[:1].isspace(), (a, b)
 
 
 def test_dropped_words_and_lost_details_are_marked_in_the_input():
