@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
 from .errors import ValidationFailed
@@ -53,7 +54,10 @@ def keyset_page(
         after = decode_cursor(raw)
         if not isinstance(after, int | str):
             raise ValidationFailed(details={"cursor": ["Not a valid cursor."]})
-        qs = qs.filter(**{f"{key}__{'lt' if descending else 'gt'}": after})
+        try:
+            qs = qs.filter(**{f"{key}__{'lt' if descending else 'gt'}": after})
+        except (ValueError, TypeError, DjangoValidationError) as exc:
+            raise ValidationFailed(details={"cursor": ["Not a valid cursor."]}) from exc
     rows = list(qs.order_by(f"-{key}" if descending else key)[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]

@@ -187,6 +187,8 @@ class Change:
     version: EntryVersion | None = None
     state_reason: str = ""
     restart_interval: bool = False
+    # Restores a recorded interval start exactly (compensation); wins over restart_interval.
+    interval_started_at: datetime | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -290,7 +292,9 @@ def write_revision(
         head.state = change.to_state
         head.state_reason = change.state_reason
         head.revision = revision
-        if change.restart_interval:
+        if change.interval_started_at is not None:
+            head.interval_started_at = change.interval_started_at
+        elif change.restart_interval:
             head.interval_started_at = now
         _apply_attributes(head, change.attributes)
         updated_heads.append(head)
@@ -338,8 +342,15 @@ def write_revision(
     memory.head = number
     memory.save(update_fields=["head"])
     lifecycle.refresh(touched)
-    if head_changed:
-        hooks.heads_changed(memory, revision, head_changed)
+    # A new supersedes edge changes its target's validity without touching its head; pending
+    # proposals built on the target's old standing must go stale too.
+    superseded = [
+        r.to_entry.pk
+        for r in relations
+        if r.kind == RelationKind.SUPERSEDES and r.to_entry.pk not in head_changed
+    ]
+    if head_changed or superseded:
+        hooks.heads_changed(memory, revision, [*head_changed, *superseded])
     return revision
 
 
@@ -625,11 +636,17 @@ def add_entry(
 
     memory = lock_memory(memory.pk)
     existing = (
-        Head.objects.filter(memory=memory, state=HeadState.ACTIVE, version__content_hash=digest)
+        Head.objects.filter(
+            memory=memory,
+            state=HeadState.ACTIVE,
+            version__content_hash=digest,
+            entry__sensitivity__in=_visible(actor),
+        )
         .select_related("entry", "version")
+        .order_by("entry_id")
         .first()
     )
-    if existing is not None and existing.entry.sensitivity in _visible(actor):
+    if existing is not None:
         return WriteResult(
             entry=existing.entry,
             version=existing.version,

@@ -44,6 +44,7 @@ from .serializers import (
     source_out,
     version_out,
 )
+from .visibility import scrub
 
 TAG_MEM = ["memories"]
 TAG_ENTRIES = ["entries"]
@@ -171,11 +172,9 @@ class EntryListCreateApi(ActorApiView):
         if "validity" in filters:
             qs = qs.filter(projection__validity=filters["validity"])
         rows, cursor = keyset_page(qs, request.query_params)
+        items = [entry_out(e, e.head, getattr(e, "projection", None)) for e in rows]
         return Response(
-            {
-                "items": [entry_out(e, e.head, getattr(e, "projection", None)) for e in rows],
-                "next_cursor": cursor,
-            }
+            {"items": scrub(items, memory_pk=memory.pk, actor=actor), "next_cursor": cursor}
         )
 
     @extend_schema(tags=TAG_ENTRIES, request=EntryCreateIn, summary="Remember (add an entry)")
@@ -204,7 +203,8 @@ class EntryDetailApi(ActorApiView):
         actor = self.actor(request)
         memory = actions.get_memory(actor, slug)
         entry = _entry_detail(actor, memory, entry_id)
-        return Response(entry_out(entry, entry.head, getattr(entry, "projection", None)))
+        body = entry_out(entry, entry.head, getattr(entry, "projection", None))
+        return Response(scrub(body, memory_pk=memory.pk, actor=actor))
 
 
 class EntryReviseApi(ActorApiView):
@@ -280,7 +280,8 @@ class EntryVersionsApi(ActorApiView):
             version_out(v, head, versions[i + 1] if i + 1 < len(versions) else None)
             for i, v in enumerate(versions)
         ]
-        return Response({"entry_id": entry.uid, "state": head.state, "items": items})
+        body = {"entry_id": entry.uid, "state": head.state, "items": items}
+        return Response(scrub(body, memory_pk=memory.pk, actor=actor))
 
 
 class EntryVersionDetailApi(ActorApiView):
@@ -295,7 +296,8 @@ class EntryVersionDetailApi(ActorApiView):
         if not found:
             raise NotFound(f"Entry '{entry.uid}' has no version {number}.")
         successor = next((v for v in versions if v.number == number + 1), None)
-        return Response({"entry_id": entry.uid, **version_out(found[0], head, successor)})
+        body = {"entry_id": entry.uid, **version_out(found[0], head, successor)}
+        return Response(scrub(body, memory_pk=memory.pk, actor=actor))
 
 
 class SessionEndApi(ActorApiView):
@@ -381,7 +383,9 @@ class RevisionListApi(ActorApiView):
         return Response(
             {
                 "head": memory.head,
-                "items": [revision_out(r) for r in rows],
+                "items": scrub(
+                    [revision_out(r, actor) for r in rows], memory_pk=memory.pk, actor=actor
+                ),
                 "next_since_revision": rows[-1].number if more else None,
             }
         )
@@ -395,7 +399,7 @@ class RevisionDetailApi(ActorApiView):
         revision = _revisions(memory).filter(number=number).first()
         if revision is None:
             raise NotFound(f"No revision {number} in memory '{memory.slug}'.")
-        return Response(revision_out(revision))
+        return Response(scrub(revision_out(revision, actor), memory_pk=memory.pk, actor=actor))
 
 
 class UnprocessableRevision(ValidationFailed):

@@ -29,6 +29,7 @@ from .context_pack import (
 )
 from .models import ApiRole
 from .search import Hit, search
+from .visibility import scrub
 
 TAGS = ["recall"]
 VIEW_CHOICES = [("current", "current"), ("history", "history")]
@@ -106,7 +107,8 @@ class SearchApi(ActorApiView):
             intent=data.get("intent"),
             trace=want_trace,
         )
-        body: dict[str, Any] = {"hits": [hit_out(h) for h in result.hits]}
+        hits = scrub([hit_out(h) for h in result.hits], memory_pk=memory.pk, actor=actor)
+        body: dict[str, Any] = {"hits": hits}
         if want_trace:
             body["trace"] = result.trace.as_dict()
         return Response(body)

@@ -28,7 +28,9 @@ ACTIONS: dict[str, str] = {
     "entry.reactivated": "An inactive entry was made active again, same version.",
     "entry.pinned": "An entry was pinned or unpinned by a reviewer.",
     "session.ended": "A session's session-tier entries were retired.",
-    "relation.observed": "An observation relation was recorded (conflicts_with, duplicate_of, near_duplicate_of).",
+    "relation.observed": (
+        "An observation relation was recorded (conflicts_with, duplicate_of, near_duplicate_of)."
+    ),
     "proposal.submitted": "An L2 proposal was submitted.",
     "proposal.withdrawn": "The submitter withdrew a pending proposal.",
     "proposal.stale": "A pending proposal can no longer apply (an affected head changed).",

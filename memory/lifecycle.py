@@ -288,11 +288,23 @@ def derive(entry_pks: Iterable[int]) -> list[LifecycleProjection]:
     return [_derive_one(bundle, pk) for pk in pks if pk in bundle.heads]
 
 
+# Relation kinds that can change an entry's validity or successor (duplicate observations
+# cannot, so an entry collecting many of them does not widen every refresh).
+VALIDITY_RELATIONS = (
+    RelationKind.SUPERSEDES,
+    RelationKind.CONFLICTS_WITH,
+    RelationKind.CONSOLIDATED_INTO,
+    RelationKind.PROMOTED_FROM,
+)
+
+
 def neighbours(entry_pks: Iterable[int]) -> set[int]:
     """Entries whose validity may depend on these (either end of a live relation)."""
     pks = list(entry_pks)
     pairs = Relation.objects.filter(
-        Q(from_entry_id__in=pks) | Q(to_entry_id__in=pks), retired_by__isnull=True
+        Q(from_entry_id__in=pks) | Q(to_entry_id__in=pks),
+        retired_by__isnull=True,
+        kind__in=VALIDITY_RELATIONS,
     ).values_list("from_entry_id", "to_entry_id")
     return {pk for pair in pairs for pk in pair}
 

@@ -27,6 +27,7 @@ from .models import (
     Tier,
     Validity,
     Verification,
+    sensitivities_up_to,
 )
 
 # --- Inputs ---------------------------------------------------------------------------------
@@ -233,7 +234,15 @@ def version_out(
     }
 
 
-def revision_out(rev: Revision) -> dict[str, Any]:
+REDACTED_REASON = "(redacted: this revision touches entries above your clearance)"
+
+
+def revision_out(rev: Revision, actor: Any = None) -> dict[str, Any]:
+    """A revision as ``actor`` may see it: changes to entries above its clearance are left out,
+    and then the free-text reason (which may describe them) is redacted too."""
+    visible = sensitivities_up_to(actor.clearance) if actor is not None else None
+    changes = [ch for ch in rev.changes.all() if visible is None or ch.entry.sensitivity in visible]
+    hidden = len(rev.changes.all()) - len(changes)
     return {
         "number": rev.number,
         "kind": rev.kind,
@@ -243,7 +252,7 @@ def revision_out(rev: Revision) -> dict[str, Any]:
             "label": rev.actor_label,
             "on_behalf_of": rev.on_behalf_of or None,
         },
-        "reason": rev.reason,
+        "reason": REDACTED_REASON if hidden else rev.reason,
         "recorded_at": rev.recorded_at,
         "correlation_id": rev.correlation_id,
         "proposal": rev.proposal_id,
@@ -258,8 +267,9 @@ def revision_out(rev: Revision) -> dict[str, Any]:
                 "state_reason": ch.state_reason,
                 **({"attributes": ch.attributes} if ch.attributes else {}),
             }
-            for ch in rev.changes.all()
+            for ch in changes
         ],
+        **({"hidden_changes": hidden} if hidden else {}),
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memory import audit
 from memory.actions import (
@@ -104,6 +105,17 @@ class _StaleOutcome:
 def _require_reviewer(actor: Actor) -> None:
     if not actor.is_reviewer:
         raise Forbidden("Only reviewers may decide proposals or compensate operations.")
+
+
+def _identities(actor: Actor) -> set[str]:
+    """Everything that names the person behind ``actor``: a key and its owner are one person,
+    so a reviewer's key and browser session never count as two approvals."""
+    ids = {actor.id}
+    if actor.on_behalf_of:
+        ids.add(actor.on_behalf_of)
+    if actor.user_pk is not None:
+        ids.add(f"user:{actor.user_pk}")
+    return ids
 
 
 def lost_detail_names(proposal: Proposal) -> list[str]:
@@ -212,8 +224,6 @@ def _mark_stale(
 
 
 def _evidence_from_json(items: Iterable[dict[str, Any]]) -> list[EvidenceInput]:
-    from django.utils.dateparse import parse_datetime
-
     out = []
     for item in items or []:
         observed = item.get("observed_at")
@@ -221,7 +231,7 @@ def _evidence_from_json(items: Iterable[dict[str, Any]]) -> list[EvidenceInput]:
             EvidenceInput(
                 source=item["source"],
                 ref=item["ref"],
-                observed_at=parse_datetime(observed) if isinstance(observed, str) else None,
+                observed_at=_parse_time(observed),
                 quote=item.get("quote") or "",
             )
         )
@@ -257,9 +267,32 @@ def _after(plan: _Plan, entry: Entry, version: int, state: str) -> None:
     plan.heads_after[entry.uid] = {"version": version, "state": state}
 
 
-def _plan_consolidation(
-    memory: Memory, proposal: Proposal, by_role: dict[str, list[ProposalTarget]]
-) -> _Plan:
+def _restore(plan: _Plan, t: ProposalTarget, head: Head) -> None:
+    """Plan to put ``t``'s head back exactly as it is now: version, state, reason and the start
+    of its lifecycle interval (undoing an operation never resets a retention clock)."""
+    plan.restore.append(
+        {
+            "entry_id": t.entry.uid,
+            "version": t.version_number,
+            "state": head.state,
+            "reason": head.state_reason,
+            "interval_started_at": head.interval_started_at.isoformat(),
+        }
+    )
+
+
+def _retire_created(plan: _Plan, entry: Entry, why: str) -> None:
+    """Plan to retire an entry the operation created (undo = it stops being current)."""
+    plan.restore.append(
+        {"entry_id": entry.uid, "version": 1, "state": HeadState.INACTIVE, "reason": why}
+    )
+
+
+Heads = dict[int, Head]
+ByRole = dict[str, list[ProposalTarget]]
+
+
+def _plan_consolidation(memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads) -> _Plan:
     target = by_role[TargetRole.TARGET][0]
     redundant = by_role.get(TargetRole.REDUNDANT, [])
     body = proposal.payload["body"]
@@ -269,36 +302,23 @@ def _plan_consolidation(
         _evidence_from_json(proposal.evidence),
     )
     digest = content_hash(target.entry.kind, body, [e.identity for e in evidence])
-    change = Change(entry=target.entry, restart_interval=True)
+    change = Change(entry=target.entry)
     new_number = target.version_number
     if digest != target.content_hash:
         change.new_body = NewBody(
             body, digest, resolve_evidence(evidence), target.version.effective_at
         )
+        change.restart_interval = True
         new_number += 1
     plan = _Plan(changes=[change])
     _after(plan, target.entry, new_number, HeadState.ACTIVE)
-    plan.restore.append(
-        {
-            "entry_id": target.entry.uid,
-            "version": target.version_number,
-            "state": HeadState.ACTIVE,
-            "reason": "",
-        }
-    )
+    _restore(plan, target, heads[target.entry_id])
     reason = f"consolidated_into:{target.entry.uid}"
     for r in redundant:
         plan.changes.append(Change(entry=r.entry, to_state=HeadState.INACTIVE, state_reason=reason))
         plan.relations.append(NewRelation(RelationKind.CONSOLIDATED_INTO, r.entry, target.entry))
         _after(plan, r.entry, r.version_number, HeadState.INACTIVE)
-        plan.restore.append(
-            {
-                "entry_id": r.entry.uid,
-                "version": r.version_number,
-                "state": HeadState.ACTIVE,
-                "reason": "",
-            }
-        )
+        _restore(plan, r, heads[r.entry_id])
     plan.impact = {
         "leaves_current_recall": [r.entry.uid for r in redundant],
         "new_version_in_recall": [target.entry.uid] if change.new_body else [],
@@ -307,24 +327,25 @@ def _plan_consolidation(
     return plan
 
 
-def _plan_supersession(
-    memory: Memory, proposal: Proposal, by_role: dict[str, list[ProposalTarget]]
-) -> _Plan:
+def _plan_supersession(memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads) -> _Plan:
     old = by_role[TargetRole.OLD][0]
+    old_head = heads[old.entry_id]
+    # The old entry's head does not change (its validity does, through the edge); it is listed
+    # so the revision records what it touched.
     plan = _Plan(
-        changes=[
-            Change(entry=old.entry, to_state=old.state, state_reason=old.entry.head.state_reason)
-        ]
+        changes=[Change(entry=old.entry, to_state=old.state, state_reason=old_head.state_reason)]
     )
     _after(plan, old.entry, old.version_number, old.state)
+    _restore(plan, old, old_head)
     existing = by_role.get(TargetRole.SUCCESSOR)
+    joins: list[str] = []
     if existing:
         successor = existing[0].entry
-        joins: list[str] = []
     else:
         spec = proposal.payload["successor"]
         evidence = _union(
-            _evidence_from_json(spec.get("evidence") or []), _evidence_from_json(proposal.evidence)
+            _evidence_from_json(spec.get("evidence") or []),
+            _evidence_from_json(proposal.evidence),
         )
         kind = spec.get("kind") or old.entry.kind
         successor = Entry.objects.create(
@@ -344,24 +365,9 @@ def _plan_supersession(
             )
         )
         _after(plan, successor, 1, HeadState.ACTIVE)
-        plan.restore.append(
-            {
-                "entry_id": successor.uid,
-                "version": 1,
-                "state": HeadState.INACTIVE,
-                "reason": f"compensated:supersession#{proposal.pk}",
-            }
-        )
+        _retire_created(plan, successor, f"compensated:supersession#{proposal.pk}")
         joins = [successor.uid]
     plan.relations.append(NewRelation(RelationKind.SUPERSEDES, successor, old.entry))
-    plan.restore.append(
-        {
-            "entry_id": old.entry.uid,
-            "version": old.version_number,
-            "state": old.state,
-            "reason": old.entry.head.state_reason,
-        }
-    )
     plan.impact = {
         "leaves_current_recall": [old.entry.uid],
         "new_version_in_recall": [],
@@ -370,9 +376,7 @@ def _plan_supersession(
     return plan
 
 
-def _plan_promotion(
-    memory: Memory, proposal: Proposal, by_role: dict[str, list[ProposalTarget]]
-) -> _Plan:
+def _plan_promotion(memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads) -> _Plan:
     notes = by_role.get(TargetRole.NOTE, [])
     body = proposal.payload["body"]
     kind = proposal.payload["target_kind"]
@@ -398,54 +402,33 @@ def _plan_promotion(
         ]
     )
     _after(plan, promoted, 1, HeadState.ACTIVE)
-    plan.restore.append(
-        {
-            "entry_id": promoted.uid,
-            "version": 1,
-            "state": HeadState.INACTIVE,
-            "reason": f"compensated:promotion#{proposal.pk}",
-        }
-    )
+    _retire_created(plan, promoted, f"compensated:promotion#{proposal.pk}")
     reason = f"promoted:{promoted.uid}"
     for n in notes:
+        # Notes may already be inactive (their session ended); undo restores them as they were.
         plan.changes.append(Change(entry=n.entry, to_state=HeadState.INACTIVE, state_reason=reason))
         plan.relations.append(NewRelation(RelationKind.PROMOTED_FROM, promoted, n.entry))
         _after(plan, n.entry, n.version_number, HeadState.INACTIVE)
-        plan.restore.append(
-            {
-                "entry_id": n.entry.uid,
-                "version": n.version_number,
-                "state": HeadState.ACTIVE,
-                "reason": "",
-            }
-        )
+        _restore(plan, n, heads[n.entry_id])
     plan.impact = {
-        "leaves_current_recall": [n.entry.uid for n in notes],
+        "leaves_current_recall": [n.entry.uid for n in notes if n.state == HeadState.ACTIVE],
         "new_version_in_recall": [],
         "joins_current_recall": [promoted.uid],
     }
     return plan
 
 
-def _plan_cleanup(
-    memory: Memory, proposal: Proposal, by_role: dict[str, list[ProposalTarget]]
-) -> _Plan:
+def _plan_cleanup(memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads) -> _Plan:
     plan = _Plan(changes=[])
-    for t in by_role.get(TargetRole.ENTRY, []):
+    entries = by_role.get(TargetRole.ENTRY, [])
+    for t in entries:
         plan.changes.append(
             Change(entry=t.entry, to_state=HeadState.INACTIVE, state_reason=CLEANUP_REASON)
         )
         _after(plan, t.entry, t.version_number, HeadState.INACTIVE)
-        plan.restore.append(
-            {
-                "entry_id": t.entry.uid,
-                "version": t.version_number,
-                "state": HeadState.ACTIVE,
-                "reason": "",
-            }
-        )
+        _restore(plan, t, heads[t.entry_id])
     plan.impact = {
-        "leaves_current_recall": [t.entry.uid for t in by_role.get(TargetRole.ENTRY, [])],
+        "leaves_current_recall": [t.entry.uid for t in entries],
         "new_version_in_recall": [],
         "joins_current_recall": [],
     }
@@ -461,10 +444,15 @@ PLANNERS = {
 
 
 def _apply(
-    memory: Memory, proposal: Proposal, targets: list[ProposalTarget], *, actor: Actor
+    memory: Memory,
+    proposal: Proposal,
+    targets: list[ProposalTarget],
+    heads: Heads,
+    *,
+    actor: Actor,
 ) -> tuple[MaintenanceOperation, Revision]:
     by_role = target_map(targets)
-    plan = PLANNERS[ProposalKind(proposal.kind)](memory, proposal, by_role)
+    plan = PLANNERS[ProposalKind(proposal.kind)](memory, proposal, by_role, heads)
     number = memory.head + 1
     operation = MaintenanceOperation.objects.create(
         proposal=proposal,
@@ -578,10 +566,11 @@ def _approve(
 
     previous = list(
         Decision.objects.filter(proposal=proposal, verdict=Verdict.APPROVE).values_list(
-            "actor_id", flat=True
+            "actor_id", "on_behalf_of"
         )
     )
-    if actor.id in previous:
+    me = _identities(actor)
+    if any(me & {actor_id, behalf} for actor_id, behalf in previous):
         raise AlreadyDecided(
             "You already approved this proposal; it is waiting for another reviewer.",
             details={"proposal": proposal.pk, "approvals": len(previous)},
@@ -612,7 +601,7 @@ def _approve(
         )
         return DecisionResult(proposal, decision, approvals=approvals, required=required)
 
-    operation, revision = _apply(memory, proposal, targets, actor=actor)
+    operation, revision = _apply(memory, proposal, targets, heads, actor=actor)
     fields = proposal.transition_to(ProposalStatus.APPROVED, at=now)
     proposal.decided_by = actor.id
     proposal.decided_by_label = actor.label
@@ -697,6 +686,10 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: Any, comment: Any
     return DecisionResult(proposal, decision)
 
 
+def _parse_time(value: Any) -> Any:
+    return parse_datetime(value) if isinstance(value, str) else None
+
+
 # --- compensation ---------------------------------------------------------------------------
 
 
@@ -720,11 +713,13 @@ def compensate_operation(
     _require_reviewer(actor)
     note = clean_text(comment, field="comment")
     op_row = (
-        MaintenanceOperation.objects.filter(pk=operation_pk)
+        MaintenanceOperation.objects.filter(
+            pk=operation_pk, proposal__in=Proposal.objects.visible_to(actor)
+        )
         .values_list("memory_id", "proposal_id")
         .first()
     )
-    if op_row is None or not actor.sees_memory(op_row[0]):
+    if op_row is None:
         raise NotFound(f"No operation {operation_pk}.")
     memory = lock_memory(op_row[0])
     proposal = Proposal.objects.select_for_update().get(pk=op_row[1])
@@ -767,6 +762,7 @@ def compensate_operation(
             version=versions[(item["entry_id"], item["version"])],
             to_state=item["state"],
             state_reason=item.get("reason", "") if item["state"] == HeadState.INACTIVE else "",
+            interval_started_at=_parse_time(item.get("interval_started_at")),
             restart_interval=item["state"] == HeadState.ACTIVE,
         )
         for item in restore

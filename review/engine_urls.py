@@ -2,21 +2,27 @@
 
 from django.urls import path
 
-from . import engine_api
+from . import engine_api as api
 
 urlpatterns = [
     path(
         "proposals/<int:proposal_id>/approve",
-        engine_api.ProposalApproveApi.as_view(),
+        api.ProposalApproveApi.as_view(),
         name="proposal-approve",
     ),
     path(
-        "proposals/<int:proposal_id>/reject", engine_api.ProposalRejectApi.as_view(), name="proposal-reject"
+        "proposals/<int:proposal_id>/reject",
+        api.ProposalRejectApi.as_view(),
+        name="proposal-reject",
     ),
-    path("operations/<int:operation_id>", engine_api.OperationDetailApi.as_view(), name="operation-detail"),
+    path(
+        "operations/<int:operation_id>",
+        api.OperationDetailApi.as_view(),
+        name="operation-detail",
+    ),
     path(
         "operations/<int:operation_id>/compensate",
-        engine_api.OperationCompensateApi.as_view(),
+        api.OperationCompensateApi.as_view(),
         name="operation-compensate",
     ),
 ]

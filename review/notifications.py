@@ -7,9 +7,11 @@ receives a JSON POST signed with HMAC-SHA256 (header ``X-Steward-Signature: sha2
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from memory.actors import Actor
 from proposals.models import Proposal
@@ -18,11 +20,19 @@ from .models import Notification
 
 
 def _queue(rows: list[Notification]) -> None:
+    """Store the rows now (same transaction as the decision) and hand them to Celery after
+    commit. ``robust``: a failing send (or broker) is logged and never turns a committed
+    decision into an error for the person who made it; the row keeps the failure."""
     from .tasks import send_notification
 
-    created = Notification.objects.bulk_create(rows)
-    for row in created:
-        send_notification.delay_on_commit(row.pk)
+    def send_after_commit(pk: int) -> Callable[[], None]:
+        def send_notification_after_commit() -> None:
+            send_notification.delay(pk)
+
+        return send_notification_after_commit
+
+    for row in Notification.objects.bulk_create(rows):
+        transaction.on_commit(send_after_commit(row.pk), robust=True)
 
 
 def _webhook(proposal: Proposal, event: str, body: str) -> list[Notification]:

@@ -10,10 +10,13 @@ from .models import MaintenanceOperation
 
 
 def visible_operations(actor: Any) -> QuerySet[MaintenanceOperation]:
-    qs = MaintenanceOperation.objects.select_related("memory", "proposal", "compensation")
-    if actor.memory_ids is not None:
-        qs = qs.filter(memory_id__in=actor.memory_ids)
-    return qs
+    """Operations whose proposal the actor may see (Memory scope and the clearance of every
+    affected entry; entries an approval creates never exceed their inputs' sensitivity)."""
+    from proposals.models import Proposal
+
+    return MaintenanceOperation.objects.select_related("memory", "proposal", "compensation").filter(
+        proposal__in=Proposal.objects.visible_to(actor)
+    )
 
 
 def operation_out(op: MaintenanceOperation) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import urllib.request
 from celery import shared_task
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from .models import Notification
@@ -35,24 +35,29 @@ def post_webhook(url: str, payload: dict[str, object]) -> int:
 
 @shared_task(name="review.send_notification", bind=True, max_retries=5, default_retry_delay=30)
 def send_notification(self, notification_id: int) -> str:  # type: ignore[no-untyped-def]
-    """Send one queued notification once; a sent one is skipped (idempotent)."""
-    with transaction.atomic():
-        row = Notification.objects.select_for_update().filter(pk=notification_id).first()
-        if row is None or row.sent_at is not None:
-            return "skipped"
-        row.attempts += 1
-        try:
-            if row.channel == "webhook":
-                post_webhook(
-                    row.recipient,
-                    {"event": row.event, "proposal": row.proposal_id, "text": row.body},
-                )
-            else:
-                send_mail(row.subject, row.body, settings.DEFAULT_FROM_EMAIL, [row.recipient])
-        except Exception as exc:
-            row.last_error = str(exc)[:2000]
-            row.save(update_fields=["attempts", "last_error"])
-            raise self.retry(exc=exc) from exc
-        row.sent_at = timezone.now()
-        row.save(update_fields=["attempts", "sent_at"])
+    """Send one queued notification once (idempotent).
+
+    The row is claimed with a compare-and-set on ``attempts`` (two workers never both send),
+    the network I/O runs outside any transaction (no database lock is held while waiting on a
+    mail server or webhook), and the outcome is recorded in its own short update.
+    """
+    row = Notification.objects.filter(pk=notification_id, sent_at__isnull=True).first()
+    if row is None:
+        return "skipped"
+    claimed = Notification.objects.filter(
+        pk=row.pk, sent_at__isnull=True, attempts=row.attempts
+    ).update(attempts=F("attempts") + 1)
+    if not claimed:
+        return "skipped"
+    try:
+        if row.channel == "webhook":
+            post_webhook(
+                row.recipient, {"event": row.event, "proposal": row.proposal_id, "text": row.body}
+            )
+        else:
+            send_mail(row.subject, row.body, settings.DEFAULT_FROM_EMAIL, [row.recipient])
+    except Exception as exc:  # recorded, then retried by Celery
+        Notification.objects.filter(pk=row.pk).update(last_error=str(exc)[:2000])
+        raise self.retry(exc=exc) from exc
+    Notification.objects.filter(pk=row.pk).update(sent_at=timezone.now(), last_error="")
     return "sent"

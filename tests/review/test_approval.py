@@ -362,3 +362,55 @@ def test_new_proposal_notifies_reviewers_but_not_the_submitters_owner(api, memor
     )
     assert sorted(m.to[0] for m in mailoutbox) == ["rev-a@example.com"]
     assert "consolidation" in mailoutbox[0].subject
+
+
+def test_a_failing_webhook_never_fails_a_committed_decision(ag, rv, consolidation, monkeypatch):
+    from review import tasks
+    from review.models import Notification
+
+    def refuse(url, payload):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(tasks, "post_webhook", refuse)
+    rv.patch("/api/v1/memories/acme", {"policy": {"webhook_url": "https://hooks.example.com/x"}})
+    pid = consolidation["proposal"]["id"]
+    r = approve(rv, pid)
+    assert r.status_code == 200, r.text
+    assert Proposal.objects.get(pk=pid).status == "approved"
+    hook = Notification.objects.get(proposal_id=pid, channel="webhook")
+    assert hook.sent_at is None
+    assert hook.attempts >= 1 and "connection refused" in hook.last_error
+
+
+def test_webhooks_are_signed(consolidation, rv, monkeypatch):
+    import hashlib
+    import hmac
+    import json
+
+    from django.conf import settings
+
+    from review import tasks
+
+    seen = {}
+
+    class Response:
+        status = 204
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+    def fake_urlopen(request, timeout):
+        seen["body"] = request.data
+        seen["signature"] = request.headers["X-steward-signature"]
+        return Response()
+
+    monkeypatch.setattr(tasks.urllib.request, "urlopen", fake_urlopen)
+    rv.patch("/api/v1/memories/acme", {"policy": {"webhook_url": "https://hooks.example.com/x"}})
+    assert approve(rv, consolidation["proposal"]["id"]).status_code == 200
+    key = (settings.WEBHOOK_SIGNING_KEY or settings.SECRET_KEY).encode()
+    expected = "sha256=" + hmac.new(key, seen["body"], hashlib.sha256).hexdigest()
+    assert seen["signature"] == expected
+    assert json.loads(seen["body"])["event"] == "proposal.approved"
