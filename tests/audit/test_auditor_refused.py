@@ -86,6 +86,11 @@ def world(api, memory, agent, reviewer, auditor) -> dict[str, Any]:
         r = api.as_(reviewer).post(f"/api/v1/proposals/{approved}/approve", {"comment": "ok"})
         assert r.status_code == 200, r.text
         world["segments"]["operations"] = r.json()["operation"]
+    # A maintenance run, once the maintenance API exists (API.md: 202 {run}).
+    r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/l1", {"dry_run": True})
+    if r.status_code == 202:
+        run = r.json()["run"]
+        world["segments"]["runs"] = run["id"] if isinstance(run, dict) else run
     return world
 
 
