@@ -138,7 +138,7 @@ def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, 
         query = " | ".join(f"'{t}'" for t in terms)
         sql = (
             f"SELECT v.id AS id, ({hits}) AS matched FROM memory_entryversion v "
-            "WHERE steward_tsvector(v.searchable_text) @@ %s::tsquery AND v.memory_id = %s"
+            "WHERE v.search_vector @@ %s::tsquery AND v.memory_id = %s"
         )
         return sql, [*(f" {t} " for t in terms), query, memory_pk]
     union = " UNION ALL ".join(

@@ -116,5 +116,5 @@ class Command(BaseCommand):
                     "VALUES ('rebuild')"
                 )
             elif connection.vendor == "postgresql":
-                cursor.execute("REINDEX INDEX memory_entryversion_lexical")
+                cursor.execute("REINDEX INDEX memory_entryversion_search_vector")
         self.stdout.write("lexical index rebuilt.")
