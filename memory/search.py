@@ -127,20 +127,19 @@ def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, 
 
     SQLite counts from the FTS5 posting lists themselves (one MATCH per term, grouped), so no
     text is read before the admission floor has been applied. PostgreSQL finds the rows with
-    one GIN lookup (any term) and counts with ``strpos`` on the token string: GIN rows cannot be
-    read without the heap, so one heap visit per row beats one per term.
+    one GIN lookup (any term) and counts per term on the row's stored tsvector (the same tokens:
+    a lexeme is present exactly when the analyzer token is): GIN rows cannot be read without
+    the heap, so one heap visit per row beats one index probe per term. Terms are analyzer
+    tokens (letters, digits, underscores), so quoting them as tsquery lexemes is safe.
     """
     if connection.vendor == "postgresql":
-        hits = " + ".join(
-            "(CASE WHEN strpos(' ' || v.searchable_text || ' ', %s) > 0 THEN 1 ELSE 0 END)"
-            for _ in terms
-        )
+        hits = " + ".join("(v.search_vector @@ %s::tsquery)::int" for _ in terms)
         query = " | ".join(f"'{t}'" for t in terms)
         sql = (
             f"SELECT v.id AS id, ({hits}) AS matched FROM memory_entryversion v "
             "WHERE v.search_vector @@ %s::tsquery AND v.memory_id = %s"
         )
-        return sql, [*(f" {t} " for t in terms), query, memory_pk]
+        return sql, [*(f"'{t}'" for t in terms), query, memory_pk]
     union = " UNION ALL ".join(
         "SELECT rowid AS id FROM memory_entryversion_fts WHERE memory_entryversion_fts MATCH %s"
         for _ in terms
