@@ -60,6 +60,7 @@ from .models import (
     HeadState,
     LifecycleProjection,
     Memory,
+    Sensitivity,
     Validity,
     sensitivities_up_to,
 )
@@ -178,13 +179,15 @@ def lexical_channel(
     if view in (ACTIVE, CURRENT):
         where.append("h.state = %s")
         params.append(HeadState.ACTIVE)
-    if view == CURRENT:
+    # The projection carries the entry's (immutable) sensitivity: one join serves both filters.
+    restricted = sensitivities is not None and set(Sensitivity.values) - set(sensitivities)
+    if view == CURRENT or restricted:
         joins += " JOIN memory_lifecycleprojection p ON p.entry_id = v.entry_id"
+    if view == CURRENT:
         where.append("p.validity IN (%s, %s)")
         params += [Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
-    if sensitivities is not None:
-        joins += " JOIN memory_entry e ON e.id = v.entry_id"
-        where.append(f"e.sensitivity IN ({', '.join(['%s'] * len(sensitivities))})")
+    if restricted and sensitivities is not None:
+        where.append(f"p.sensitivity IN ({', '.join(['%s'] * len(sensitivities))})")
         params += list(sensitivities)
     excluded = sorted(set(exclude_entry_pks))
     if excluded:
