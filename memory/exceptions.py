@@ -53,3 +53,21 @@ class MemoryExists(DomainError):
 
     code = "conflict"
     http_status = 409
+
+
+class MaintenanceDisabled(DomainError):
+    """A real (mutating) L1 run was requested while the Memory's policy has ``l1_enabled``
+    off — the default, so no job mutates anything unless a reviewer turned it on (DESIGN §4
+    invariant 7). Nothing was written; a dry run is always allowed."""
+
+    code = "maintenance_disabled"
+    http_status = 409
+    default_message = "L1 maintenance is disabled for this Memory (policy l1_enabled is off)."
+
+
+class JobNotAvailable(DomainError):
+    """The maintenance job name is known to the design but not available in this build, or
+    unknown. Well-formed but refused."""
+
+    code = "invalid"
+    http_status = 422

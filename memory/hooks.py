@@ -9,6 +9,12 @@ called synchronously by the revision writer and the add action.
   ``entry_pks`` (pending proposals touching them become stale).
 - ``entry_admitted(memory, entry, version, actor, near_duplicates)``: after an add, with the
   near-duplicate findings (a duplicate files a consolidation proposal).
+
+Read-only providers (queried by L1 maintenance and the inventory, no writes):
+
+- ``entries_with_pending_proposals(memory, entry_pks) -> set[int]``: which of ``entry_pks`` a
+  pending proposal touches (the decay scan must leave those to the reviewer).
+- ``pending_proposals_by_kind(memory) -> dict[str, int]``: pending proposal counts per kind.
 """
 
 from __future__ import annotations
@@ -21,6 +27,10 @@ EntryAdmitted = Callable[..., None]
 
 _heads_changed: list[HeadsChanged] = []
 _entry_admitted: list[EntryAdmitted] = []
+PendingEntries = Callable[[Any, list[int]], set[int]]
+PendingByKind = Callable[[Any], dict[str, int]]
+_pending_entries: list[PendingEntries] = []
+_pending_by_kind: list[PendingByKind] = []
 
 
 def on_heads_changed(fn: HeadsChanged) -> HeadsChanged:
@@ -43,3 +53,31 @@ def heads_changed(memory: Any, revision: Any, entry_pks: list[int]) -> None:
 def entry_admitted(**kwargs: Any) -> None:
     for fn in _entry_admitted:
         fn(**kwargs)
+
+
+def on_entries_with_pending_proposals(fn: PendingEntries) -> PendingEntries:
+    if fn not in _pending_entries:
+        _pending_entries.append(fn)
+    return fn
+
+
+def on_pending_proposals_by_kind(fn: PendingByKind) -> PendingByKind:
+    if fn not in _pending_by_kind:
+        _pending_by_kind.append(fn)
+    return fn
+
+
+def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int]:
+    out: set[int] = set()
+    if entry_pks:
+        for fn in _pending_entries:
+            out |= fn(memory, entry_pks)
+    return out
+
+
+def pending_proposals_by_kind(memory: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for fn in _pending_by_kind:
+        for kind, n in fn(memory).items():
+            out[kind] = out.get(kind, 0) + n
+    return out

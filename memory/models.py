@@ -524,3 +524,56 @@ class AuditEvent(AppendOnlyModel):
 # The derived vector projection is defined beside its providers; imported here so the app
 # registry (and migrations) know it.
 from .embeddings import EntryEmbedding  # noqa: E402, F401
+
+
+class MaintenanceRunQuerySet(models.QuerySet["MaintenanceRun"]):
+    def for_memory(self, memory: Memory) -> MaintenanceRunQuerySet:
+        return self.filter(memory=memory)
+
+    def visible_to(self, actor: Any) -> MaintenanceRunQuerySet:
+        if actor.memory_ids is None:
+            return self
+        return self.filter(memory_id__in=actor.memory_ids)
+
+
+class MaintenanceRun(AppendOnlyModel):
+    """One execution of a background job (L1 decay scan, projection rebuild, …).
+
+    Written exactly once, when the run has finished: the job works first (its revisions are
+    the authoritative record of what changed) and then appends this row with its counts and a
+    bounded list of candidates / actions. So the row is append-only like every other record
+    (PostgreSQL refuses UPDATE and DELETE by trigger) and a run that crashed leaves no row,
+    only whatever revisions it had committed, each of which is complete on its own.
+    """
+
+    #: Most candidates / actions kept on one run (the counts cover everything).
+    MAX_ITEMS = 200
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="maintenance_runs")
+    job = models.CharField(max_length=32)
+    dry_run = models.BooleanField(default=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    # At most MAX_ITEMS dicts: {entry_id, version, score?, action}.
+    items = models.JSONField(default=list, blank=True)
+    items_truncated = models.BooleanField(default=False)
+    actor_type = models.CharField(max_length=8, choices=ActorType.choices)
+    actor_id = models.CharField(max_length=200)
+    actor_label = models.CharField(max_length=200)
+    correlation_id = models.CharField(max_length=64, blank=True, default="")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+
+    objects = MaintenanceRunQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "job", "id"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(finished_at__gte=models.F("started_at")),
+                name="maintenance_run_finished_after_start",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} {self.job} ({'dry' if self.dry_run else 'real'})"

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import api, api_recall
+from . import api, api_maintenance, api_recall
 
 urlpatterns = [
     path("memories", api.MemoryCreateApi.as_view(), name="memory-create"),
@@ -67,5 +67,20 @@ urlpatterns = [
         "memories/<slug:slug>/context-pack",
         api_recall.ContextPackApi.as_view(),
         name="memory-context-pack",
+    ),
+    path(
+        "memories/<slug:slug>/maintenance/<str:job>",
+        api_maintenance.MaintenanceStartApi.as_view(),
+        name="maintenance-start",
+    ),
+    path(
+        "maintenance/runs/<int:pk>",
+        api_maintenance.MaintenanceRunDetailApi.as_view(),
+        name="maintenance-run-detail",
+    ),
+    path(
+        "memories/<slug:slug>/inventory",
+        api_maintenance.InventoryApi.as_view(),
+        name="memory-inventory",
     ),
 ]

@@ -6,10 +6,42 @@ called inside its transactions. Here ``proposals`` registers:
 - ``on_heads_changed`` → :func:`proposals.actions.mark_stale_for_heads` (a changed head makes the
   pending proposals touching it stale, atomically with the change);
 - ``on_entry_admitted`` → :func:`proposals.actions.file_duplicate_consolidation` (a duplicate on
-  add files a consolidation proposal as the system actor).
+  add files a consolidation proposal as the system actor);
+- ``on_entries_with_pending_proposals`` / ``on_pending_proposals_by_kind`` → read-only providers
+  below, so L1 maintenance leaves entries under review alone and the inventory counts proposals.
 """
 
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models import Count
+
+
+def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int]:
+    """Which of ``entry_pks`` a pending proposal of ``memory`` touches (one query)."""
+    from .models import ProposalStatus, ProposalTarget
+
+    return set(
+        ProposalTarget.objects.filter(
+            proposal__memory_id=memory.pk,
+            proposal__status=ProposalStatus.PENDING,
+            entry_id__in=list(entry_pks),
+        ).values_list("entry_id", flat=True)
+    )
+
+
+def pending_proposals_by_kind(memory: Any) -> dict[str, int]:
+    """Pending proposals of ``memory`` per kind (one query)."""
+    from .models import Proposal
+
+    rows = (
+        Proposal.objects.pending()
+        .filter(memory_id=memory.pk)
+        .values("kind")
+        .annotate(n=Count("pk"))
+        .order_by("kind")
+    )
+    return {r["kind"]: r["n"] for r in rows}
 
 
 class ProposalsConfig(AppConfig):
@@ -23,3 +55,5 @@ class ProposalsConfig(AppConfig):
 
         hooks.on_heads_changed(actions.mark_stale_for_heads)
         hooks.on_entry_admitted(actions.file_duplicate_consolidation)
+        hooks.on_entries_with_pending_proposals(entries_with_pending_proposals)
+        hooks.on_pending_proposals_by_kind(pending_proposals_by_kind)

@@ -1,0 +1,593 @@
+"""L1 maintenance (DESIGN §8): the decay scan, the projection rebuild job, and the inventory.
+
+Everything here is off by default and dry-run first:
+
+- :func:`retention_score` is a pure function of stored timestamps (never a stored value decayed
+  over and over). It orders decay candidates: the lowest score is retired first.
+- :func:`decay_candidates` selects the entries the decay scan may retire — *all* of: head active
+  and validity current; importance ≤ ``importance_floor`` (default 0); the retention window for
+  the entry's tier and kind has passed since ``interval_started_at`` with known time; not pinned
+  or protected; not session tier; no live inbound authoritative relation; no pending proposal
+  touching it (asked through ``memory.hooks``: memory never imports proposals). It walks the
+  projection table in keyset batches and keeps only the best ``l1_max_per_run`` (default 100).
+- :func:`run_decay_scan` is the action. A dry run (the default) changes nothing and writes only
+  its :class:`~memory.models.MaintenanceRun` (and the ``maintenance.run`` audit event). A real
+  run needs the Memory's policy ``l1_enabled`` (default off): otherwise it raises
+  :class:`~memory.exceptions.MaintenanceDisabled` (HTTP 409) and writes nothing at all — so with
+  every option off no job mutates anything (invariant 7). A real run retires candidates in
+  batches: per batch it takes the Memory lock, re-checks every candidate under the lock
+  (compare-and-set on the head version and state, the same rules re-evaluated, pending proposals
+  asked again) and writes one ``forget`` revision whose changes carry ``auto_decay:v1``; the
+  projection then shows ``auto_action_reason = auto_decay:v1`` and ``reactivate`` undoes it.
+  Running it again retires nothing new (retired entries are no longer active).
+- :func:`run_projection_rebuild` wraps ``lifecycle.rebuild_projection`` as a job (dry run =
+  ``--check``). It only ever rewrites *derived* rows that differ from their rebuild.
+- :func:`inventory` reports a Memory's health with a fixed number of aggregate queries.
+
+A run row is written once, when the job has finished (see ``MaintenanceRun``): the revisions a
+real run commits are the authoritative record, the run summarizes them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+
+from lib.correlation import current_correlation_id
+
+from . import audit, hooks, lifecycle
+from .actions import Change, get_memory, lock_memory, write_revision
+from .actors import SYSTEM, Actor
+from .exceptions import Forbidden, JobNotAvailable, MaintenanceDisabled, NotFound
+from .models import (
+    Entry,
+    Head,
+    HeadState,
+    Kind,
+    LifecycleProjection,
+    MaintenanceRun,
+    Memory,
+    Relation,
+    RelationKind,
+    RevisionKind,
+    Tier,
+    Validity,
+)
+
+AUTO_DECAY_REASON = "auto_decay:v1"
+
+#: Retention windows in days when the policy says nothing (DESIGN §8 seeds).
+SEED_RETENTION_DAYS = {Tier.LONG: 180, Tier.SHORT: 30}
+DEFAULT_IMPORTANCE_FLOOR = 0
+DEFAULT_MAX_PER_RUN = 100
+#: Entries read per keyset batch while scanning, and retired per revision.
+SCAN_BATCH = 500
+RETIRE_BATCH = 50
+
+#: Retention score constants (per day). Half-lives: 90 days for age, 30 days since a recall.
+LAMBDA = math.log(2) / 90
+SIGMA = 0.5
+MU = math.log(2) / 30
+
+#: Jobs the API knows; only these are available in this build.
+JOBS_AVAILABLE = ("l1", "rebuild")
+JOBS_PLANNED = ("capacity", "near_duplicates", "promotion")
+
+INACTIVE_ALERT_SHARE = 0.6
+INACTIVE_ALERT_MIN_ENTRIES = 1000
+
+
+# --- The retention score ----------------------------------------------------------------------
+
+
+def retention_score(
+    *,
+    importance: int,
+    interval_started_at: datetime | None,
+    time_known: bool,
+    recall_count: int,
+    last_recalled_at: datetime | None,
+    now: datetime,
+) -> float:
+    """salience·e^(−λ·age) + σ·ln(1+recalls)·e^(−μ·since_recall), from stored timestamps only.
+
+    ``salience`` is ``(importance + 1) / 4`` (0.25..1). Age is days since the interval started.
+    Unknown time never counts as old: with ``time_known`` false or no start, age is 0. Without a
+    recorded recall time the recall term uses no decay only if there were no recalls (it is 0
+    then anyway); timestamps in the future count as age 0.
+    """
+    salience = (max(0, min(3, importance)) + 1) / 4
+    age = 0.0
+    if time_known and interval_started_at is not None:
+        age = max(0.0, (now - interval_started_at).total_seconds() / 86400)
+    score = salience * math.exp(-LAMBDA * age)
+    if recall_count > 0:
+        since = 0.0
+        if last_recalled_at is not None:
+            since = max(0.0, (now - last_recalled_at).total_seconds() / 86400)
+        score += SIGMA * math.log1p(recall_count) * math.exp(-MU * since)
+    return score
+
+
+# --- Candidate selection ------------------------------------------------------------------------
+
+
+def retention_days(policy: dict[str, Any], tier: str, kind: str) -> int:
+    """The retention window of (tier, kind): ``policy.retention_days[tier]`` (seed 180 long,
+    30 short); a per-kind value ``retention_days[kind]`` can only shorten it (short tier stays
+    shorter than long)."""
+    cfg = policy.get("retention_days") or {}
+    days = int(cfg.get(tier, SEED_RETENTION_DAYS[Tier(tier)]))
+    if kind in cfg:
+        days = min(days, int(cfg[kind]))
+    return max(0, days)
+
+
+def importance_floor(policy: dict[str, Any]) -> int:
+    return int(policy.get("importance_floor", DEFAULT_IMPORTANCE_FLOOR))
+
+
+def max_per_run(policy: dict[str, Any]) -> int:
+    return max(0, int(policy.get("l1_max_per_run", DEFAULT_MAX_PER_RUN)))
+
+
+@dataclass(frozen=True, order=True)
+class Candidate:
+    score: float
+    entry_pk: int
+    entry_uid: str = field(compare=False)
+    version_pk: int = field(compare=False)
+    version_number: int = field(compare=False)
+
+    def item(self, action: str) -> dict[str, Any]:
+        return {
+            "entry_id": self.entry_uid,
+            "version": self.version_number,
+            "score": round(self.score, 6),
+            "action": action,
+        }
+
+
+@dataclass
+class Scan:
+    candidates: list[Candidate]
+    eligible: int = 0
+    skipped_pending_proposal: int = 0
+
+
+def _eligible(memory: Memory, now: datetime, policy: dict[str, Any]) -> Any:
+    """The projection rows the rules allow (everything but the pending-proposal rule)."""
+    windows = Q()
+    for tier in (Tier.SHORT, Tier.LONG):
+        for kind in Kind.values:
+            cutoff = now - timedelta(days=retention_days(policy, tier, kind))
+            windows |= Q(tier=tier, kind=kind, interval_started_at__lte=cutoff)
+    inbound = Relation.objects.filter(
+        to_entry_id=OuterRef("entry_id"), authoritative=True, retired_by__isnull=True
+    )
+    return (
+        LifecycleProjection.objects.filter(
+            memory_id=memory.pk,
+            state=HeadState.ACTIVE,
+            validity=Validity.CURRENT,
+            importance__lte=importance_floor(policy),
+            pinned=False,
+            protected=False,
+            time_known=True,
+            interval_started_at__isnull=False,
+        )
+        .exclude(tier=Tier.SESSION)
+        .filter(windows)
+        .filter(~Exists(inbound))
+    )
+
+
+def decay_candidates(
+    memory: Memory,
+    now: datetime,
+    policy: dict[str, Any] | None = None,
+    *,
+    batch_size: int = SCAN_BATCH,
+) -> Scan:
+    """Entries the decay scan may retire, lowest retention score first, at most
+    ``l1_max_per_run``. Reads the projection in keyset batches (never a whole Memory at once)
+    and keeps only the best candidates seen so far. Writes nothing."""
+    policy = memory.policy if policy is None else policy
+    limit = max_per_run(policy)
+    scan = Scan(candidates=[])
+    if limit == 0:
+        return scan
+    qs = _eligible(memory, now, policy)
+    best: list[Candidate] = []
+    last = 0
+    while True:
+        rows = list(
+            qs.filter(entry_id__gt=last)
+            .order_by("entry_id")
+            .values_list(
+                "entry_id",
+                "entry__uid",
+                "version_id",
+                "version__number",
+                "importance",
+                "interval_started_at",
+                "time_known",
+                "recall_count",
+                "last_recalled_at",
+            )[:batch_size]
+        )
+        if not rows:
+            break
+        last = rows[-1][0]
+        pending = hooks.entries_with_pending_proposals(memory, [r[0] for r in rows])
+        scan.eligible += len(rows)
+        scan.skipped_pending_proposal += len(pending)
+        batch = [
+            Candidate(
+                score=retention_score(
+                    importance=importance,
+                    interval_started_at=started,
+                    time_known=known,
+                    recall_count=recalls,
+                    last_recalled_at=recalled,
+                    now=now,
+                ),
+                entry_pk=pk,
+                entry_uid=uid,
+                version_pk=version_pk,
+                version_number=number,
+            )
+            for pk, uid, version_pk, number, importance, started, known, recalls, recalled in rows
+            if pk not in pending
+        ]
+        best = heapq.nsmallest(limit, best + batch)
+    scan.candidates = best
+    return scan
+
+
+# --- Actions ---------------------------------------------------------------------------------
+
+
+def _require_maintainer(actor: Actor, memory: Memory) -> None:
+    if not (actor.is_reviewer or actor.role == SYSTEM):
+        raise Forbidden("Only reviewers and staff may run maintenance.")
+    if not actor.sees_memory(memory.pk):
+        raise Forbidden("This key may not run maintenance on that Memory.")
+
+
+def check_job(job: str) -> None:
+    """Refuse a job name this build cannot run (422 ``invalid``)."""
+    if job in JOBS_AVAILABLE:
+        return
+    if job in JOBS_PLANNED:
+        raise JobNotAvailable(
+            f"The maintenance job '{job}' is not available yet.",
+            details={"job": [f"Available: {', '.join(JOBS_AVAILABLE)}."]},
+        )
+    raise JobNotAvailable(
+        f"Unknown maintenance job '{job}'.",
+        details={"job": [f"One of {', '.join(JOBS_AVAILABLE + JOBS_PLANNED)}."]},
+    )
+
+
+def _record_run(
+    memory: Memory,
+    *,
+    actor: Actor,
+    job: str,
+    dry_run: bool,
+    parameters: dict[str, Any],
+    counts: dict[str, Any],
+    items: Sequence[dict[str, Any]],
+    started_at: datetime,
+    entry_ids: Sequence[str] = (),
+) -> MaintenanceRun:
+    """Append the run row and its ``maintenance.run`` audit event in one transaction."""
+    with transaction.atomic(durable=True):
+        run = MaintenanceRun.objects.create(
+            memory=memory,
+            job=job,
+            dry_run=dry_run,
+            parameters=parameters,
+            counts=counts,
+            items=list(items[: MaintenanceRun.MAX_ITEMS]),
+            items_truncated=len(items) > MaintenanceRun.MAX_ITEMS,
+            actor_type=actor.type,
+            actor_id=actor.id,
+            actor_label=actor.label,
+            correlation_id=current_correlation_id(),
+            started_at=started_at,
+            finished_at=max(timezone.now(), started_at),
+        )
+        audit.record(
+            "maintenance.run",
+            actor=actor,
+            memory=memory,
+            label=f"{job} ({'dry run' if dry_run else 'real'})",
+            run_id=run.pk,
+            entry_ids=list(entry_ids)[: MaintenanceRun.MAX_ITEMS],
+            payload={"job": job, "dry_run": dry_run, "counts": counts},
+        )
+    return run
+
+
+def _still_eligible(
+    memory: Memory, batch: Sequence[Candidate], now: datetime, policy: dict[str, Any]
+) -> list[Candidate]:
+    """Re-check candidates under the Memory lock: same rules, no pending proposal, and the head
+    still at the version and state the scan saw (compare-and-set)."""
+    pks = [c.entry_pk for c in batch]
+    allowed = set(
+        _eligible(memory, now, policy).filter(entry_id__in=pks).values_list("entry_id", flat=True)
+    )
+    allowed -= hooks.entries_with_pending_proposals(memory, pks)
+    heads = dict(
+        Head.objects.filter(entry_id__in=pks, state=HeadState.ACTIVE).values_list(
+            "entry_id", "version_id"
+        )
+    )
+    return [c for c in batch if c.entry_pk in allowed and heads.get(c.entry_pk) == c.version_pk]
+
+
+def run_decay_scan(
+    memory: Memory,
+    *,
+    actor: Actor,
+    dry_run: bool = True,
+    now: datetime | None = None,
+    batch_size: int = RETIRE_BATCH,
+) -> MaintenanceRun:
+    """The L1 decay scan of one Memory. Returns the recorded :class:`MaintenanceRun`.
+
+    Preconditions: reviewer, staff or the system actor; not inside a transaction (each batch
+    commits on its own). A real run needs policy ``l1_enabled`` (else ``MaintenanceDisabled``,
+    nothing written). Effects: dry run — only the run row and its audit event; real run — per
+    batch of at most ``batch_size`` entries, under the Memory lock, one ``forget`` revision with
+    state reason ``auto_decay:v1`` and one ``entry.forgotten`` audit event. ``now`` is the
+    clock the rules use (tests travel in time with it).
+    """
+    memory = Memory.objects.get(pk=memory.pk)
+    _require_maintainer(actor, memory)
+    policy = dict(memory.policy or {})
+    if not dry_run and not policy.get("l1_enabled", False):
+        raise MaintenanceDisabled()
+    started_at = timezone.now()
+    now = now or started_at
+    scan = decay_candidates(memory, now, policy)
+    parameters = {
+        "now": now.isoformat(),
+        "importance_floor": importance_floor(policy),
+        "l1_max_per_run": max_per_run(policy),
+        "retention_days": {
+            f"{tier}/{kind}": retention_days(policy, tier, kind)
+            for tier in (Tier.SHORT, Tier.LONG)
+            for kind in Kind.values
+        },
+        "batch_size": batch_size,
+    }
+    counts: dict[str, Any] = {
+        "eligible": scan.eligible,
+        "skipped_pending_proposal": scan.skipped_pending_proposal,
+        "candidates": len(scan.candidates),
+        "retired": 0,
+        "skipped_changed": 0,
+        "revisions": [],
+    }
+    if dry_run:
+        items = [c.item("would_retire") for c in scan.candidates]
+        return _record_run(
+            memory,
+            actor=actor,
+            job="l1",
+            dry_run=True,
+            parameters=parameters,
+            counts=counts,
+            items=items,
+            started_at=started_at,
+        )
+    items = []
+    retired: list[str] = []
+    for i in range(0, len(scan.candidates), max(1, batch_size)):
+        batch = scan.candidates[i : i + max(1, batch_size)]
+        with transaction.atomic(durable=True):
+            locked = lock_memory(memory.pk)
+            if not (locked.policy or {}).get("l1_enabled", False):
+                # Turned off mid-run: stop before the next mutation.
+                items += [c.item("skipped_disabled") for c in batch]
+                counts["stopped"] = "l1_disabled"
+                break
+            ok = _still_eligible(locked, batch, now, policy)
+            ok_pks = {c.entry_pk for c in ok}
+            counts["skipped_changed"] += len(batch) - len(ok)
+            items += [c.item("retired" if c.entry_pk in ok_pks else "skipped") for c in batch]
+            if not ok:
+                continue
+            entries = Entry.objects.in_bulk([c.entry_pk for c in ok])
+            revision = write_revision(
+                locked,
+                actor=actor,
+                kind=RevisionKind.FORGET,
+                reason=AUTO_DECAY_REASON,
+                changes=[
+                    Change(
+                        entry=entries[c.entry_pk],
+                        to_state=HeadState.INACTIVE,
+                        state_reason=AUTO_DECAY_REASON,
+                    )
+                    for c in ok
+                ],
+            )
+            uids = [c.entry_uid for c in ok]
+            audit.record(
+                "entry.forgotten",
+                actor=actor,
+                memory=locked,
+                label=f"{len(ok)} entries by the decay scan",
+                revision=revision,
+                entry_ids=uids,
+                payload={"reason": AUTO_DECAY_REASON, "retired": len(ok)},
+            )
+            retired += uids
+            counts["retired"] += len(ok)
+            counts["revisions"].append(revision.number)
+    return _record_run(
+        memory,
+        actor=actor,
+        job="l1",
+        dry_run=False,
+        parameters=parameters,
+        counts=counts,
+        items=items,
+        started_at=started_at,
+        entry_ids=retired,
+    )
+
+
+def run_projection_rebuild(
+    memory: Memory, *, actor: Actor, dry_run: bool = True, batch_size: int = 500
+) -> MaintenanceRun:
+    """Rebuild (dry run: only compare) the lifecycle projection of one Memory as a job.
+
+    Only derived rows that differ from their rebuild are rewritten, so on a healthy projection a
+    real run writes nothing but its run row. Locks: the Memory row per batch (inside
+    ``lifecycle.rebuild_projection``).
+    """
+    memory = Memory.objects.get(pk=memory.pk)
+    _require_maintainer(actor, memory)
+    started_at = timezone.now()
+    report = lifecycle.rebuild_projection(memory, actor=actor, check=dry_run, batch_size=batch_size)
+    counts = {
+        "entries": report.entries,
+        "differing": len(report.differing),
+        "written": report.written,
+        "head_mismatches": len(report.head_mismatches),
+        "vectors_missing": report.vectors_missing,
+        "vectors_created": report.vectors_created,
+    }
+    items: list[dict[str, Any]] = [
+        {
+            "entry_id": row.entry_uid,
+            "action": "differs" if dry_run else "rewritten",
+            "fields": sorted(row.fields),
+        }
+        for row in report.differing[: MaintenanceRun.MAX_ITEMS + 1]
+    ]
+    items += [
+        {"entry_id": uid, "action": "head_mismatch"}
+        for uid in report.head_mismatches[: MaintenanceRun.MAX_ITEMS + 1]
+    ]
+    return _record_run(
+        memory,
+        actor=actor,
+        job="rebuild",
+        dry_run=dry_run,
+        parameters={"batch_size": batch_size},
+        counts=counts,
+        items=items,
+        started_at=started_at,
+    )
+
+
+def run_job(memory: Memory, *, actor: Actor, job: str, dry_run: bool = True) -> MaintenanceRun:
+    """Dispatch a job by its API name (``l1`` or ``rebuild``)."""
+    check_job(job)
+    if job == "l1":
+        return run_decay_scan(memory, actor=actor, dry_run=dry_run)
+    return run_projection_rebuild(memory, actor=actor, dry_run=dry_run)
+
+
+def get_run(actor: Actor, run_id: int) -> MaintenanceRun:
+    """A run the actor may read (its Memory in scope); 404 otherwise. One query."""
+    if not actor.can_read:
+        raise Forbidden("Your role may not read maintenance runs.")
+    run = (
+        MaintenanceRun.objects.visible_to(actor).select_related("memory").filter(pk=run_id).first()
+    )
+    if run is None:
+        raise NotFound(f"No maintenance run {run_id}.")
+    return run
+
+
+# --- Inventory -------------------------------------------------------------------------------
+
+
+def inventory(memory: Memory) -> dict[str, Any]:
+    """Health figures of one Memory in three aggregate queries (plus the proposals provider):
+    active / inactive counts and share, importance distribution of active entries,
+    auto-deactivations by reason, live near-duplicate findings, pending proposals by kind, and
+    an alert when the inactive share is over 60 % with more than 1,000 entries."""
+    rows = (
+        LifecycleProjection.objects.filter(memory_id=memory.pk)
+        .values("state", "importance", "auto_action_reason")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    active = inactive = 0
+    importance: dict[str, int] = {str(i): 0 for i in range(4)}
+    auto: dict[str, int] = {}
+    for row in rows:
+        if row["state"] == HeadState.ACTIVE:
+            active += row["n"]
+            key = str(row["importance"])
+            importance[key] = importance.get(key, 0) + row["n"]
+        else:
+            inactive += row["n"]
+            if row["auto_action_reason"]:
+                reason = row["auto_action_reason"]
+                auto[reason] = auto.get(reason, 0) + row["n"]
+    duplicates = {
+        r["kind"]: r["n"]
+        for r in Relation.objects.filter(
+            memory_id=memory.pk,
+            kind__in=[RelationKind.DUPLICATE_OF, RelationKind.NEAR_DUPLICATE_OF],
+            retired_by__isnull=True,
+        )
+        .values("kind")
+        .annotate(n=Count("pk"))
+        .order_by()
+    }
+    total = active + inactive
+    share = inactive / total if total else 0.0
+    alerts = []
+    if share > INACTIVE_ALERT_SHARE and total > INACTIVE_ALERT_MIN_ENTRIES:
+        alerts.append(
+            {
+                "code": "inactive_share_high",
+                "message": (
+                    f"{share:.0%} of {total} entries are inactive "
+                    f"(alert above {INACTIVE_ALERT_SHARE:.0%} with more than "
+                    f"{INACTIVE_ALERT_MIN_ENTRIES} entries)."
+                ),
+            }
+        )
+    return {
+        "memory": memory.slug,
+        "entries": total,
+        "active": active,
+        "inactive": inactive,
+        "inactive_share": round(share, 4),
+        "importance": dict(sorted(importance.items())),
+        "auto_deactivations": dict(sorted(auto.items())),
+        "near_duplicates": {
+            "duplicate_of": duplicates.get(RelationKind.DUPLICATE_OF, 0),
+            "near_duplicate_of": duplicates.get(RelationKind.NEAR_DUPLICATE_OF, 0),
+            "total": sum(duplicates.values()),
+        },
+        "pending_proposals": dict(sorted(hooks.pending_proposals_by_kind(memory).items())),
+        "alerts": alerts,
+    }
+
+
+def inventory_for(actor: Actor, slug: str) -> dict[str, Any]:
+    """The inventory of a Memory the actor may see (404 otherwise)."""
+    if not actor.can_read:
+        raise Forbidden("Your role may not read the inventory.")
+    return inventory(get_memory(actor, slug))
