@@ -26,6 +26,7 @@ from memory.actors import Actor
 from proposals.models import Proposal
 
 from .exceptions import Forbidden
+from .inbox import visible_proposals
 from .models import ReviewClaim
 
 #: Attempts when two claimers race for the same row (only possible on PostgreSQL when a
@@ -49,7 +50,7 @@ class ClaimFilter:
 def claimable(actor: Actor, f: ClaimFilter, *, now: datetime) -> QuerySet[Proposal]:
     """Pending proposals the actor may see and decide, not held by someone else's live lease,
     oldest first. Proposals the actor submitted are skipped (they cannot decide them)."""
-    qs = Proposal.objects.visible_to(actor).pending()
+    qs = visible_proposals(actor).pending()
     if f.memory_id is not None:
         qs = qs.filter(memory_id=f.memory_id)
     if f.kind:

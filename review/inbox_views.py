@@ -250,11 +250,18 @@ def _page_context(
 ) -> dict[str, Any]:
     now = timezone.now()
     page = pages.proposal_page(actor, proposal, now=now, with_preview=with_preview)
+    approved_already = any(
+        d.actor_id == actor.id and d.verdict == "approve" for d in page.decisions
+    )
     return {
         "nav": "review",
         "page": page,
         "p": proposal,
-        "can_decide": inbox.may_decide(actor) and page.is_pending and not page.is_self,
+        "can_decide": inbox.may_decide(actor)
+        and page.is_pending
+        and not page.is_self
+        and not approved_already,
+        "approved_already": approved_already,
         "is_reviewer": inbox.may_decide(actor),
         "actor_id": actor.id,
         "approve_errors": _errors(approve_form),

@@ -186,6 +186,26 @@ def test_submitter_cannot_approve_through_the_browser(memory):
     assert state() == before
 
 
+def test_two_required_approvals_through_the_browser(rita, ravi, memory, proposal):
+    from memory.actions import update_memory_policy
+
+    update_memory_policy(
+        memory, actor=_actor("rita"), policy={"approvals_required": {"consolidation": 2}}
+    )
+    r = rita.post(approve_url(proposal.pk), {}, **panel(proposal.pk))
+    assert r.status_code == 200, r.content
+    html = r.content.decode()
+    assert "is recorded (1 of 2)" in html and "1 of 2 required approvals recorded" in html
+    assert "You approved this proposal; it waits for another reviewer." in html
+    assert ">Approve</button>" not in html
+    assert Revision.objects.filter(proposal_id=proposal.pk).count() == 0
+    again = rita.post(approve_url(proposal.pk), {})
+    assert again.status_code == 409 and b"Already decided" in again.content
+    r = ravi.post(approve_url(proposal.pk), {})
+    assert r.status_code == 302
+    assert Revision.objects.filter(proposal_id=proposal.pk).count() == 1
+
+
 # --- Reject ------------------------------------------------------------------------------------
 
 

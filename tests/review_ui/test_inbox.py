@@ -11,9 +11,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory import actions as memory_actions
+from memory.actors import Actor
+from memory.models import Entry
 from proposals.actions import submit_proposal
+from proposals.models import Proposal
 from review import actions, claims
-from review.inbox import COUNT_CAP
+from review.inbox import COUNT_CAP, visible_proposals
+from tests.conftest import make_key
 from tests.review_ui.conftest import add, consolidate
 
 pytestmark = pytest.mark.django_db
@@ -237,3 +241,27 @@ def _actor(username: str):
 @pytest.fixture(autouse=True)
 def _cast(reviewer, other_reviewer) -> None:
     """rita and ravi exist in every test here."""
+
+
+def test_inbox_visibility_equals_the_proposals_visibility_rule(memory, agent, reviewer):
+    """The inbox skips the clearance subquery only where it cannot hide anything."""
+    plain = consolidate(memory, agent.actor)
+    secret = consolidate(
+        memory,
+        Actor.system(),
+        a="Vault root rotates at 02:00 UTC",
+        b="Vault root rotates nightly at 02:00 UTC",
+        body="Vault root rotates nightly at 02:00 UTC",
+    )
+    # One affected entry above an internal clearance (set directly: no action re-labels one).
+    Entry.objects.filter(proposal_targets__proposal=secret).update(sensitivity="restricted")
+    low = make_key("low", "reviewer").actor
+    actors = [_actor("rita"), low, make_key("high", "reviewer", clearance="restricted").actor]
+    for actor in actors:
+        mine = set(visible_proposals(actor).values_list("pk", flat=True))
+        assert mine == set(Proposal.objects.visible_to(actor).values_list("pk", flat=True))
+    assert set(visible_proposals(low).values_list("pk", flat=True)) == {plain.pk}
+    assert set(visible_proposals(_actor("rita")).values_list("pk", flat=True)) == {
+        plain.pk,
+        secret.pk,
+    }
