@@ -20,9 +20,10 @@ from rest_framework.response import Response
 from lib.api import ActorApiView, StrictSerializer, parse
 from lib.correlation import current_correlation_id
 
-from . import actions, maintenance, tasks
+from . import actions, inventory, maintenance, tasks
 from .exceptions import Forbidden
 from .models import MaintenanceRun
+from .visibility import hidden_uids
 
 TAG = ["maintenance"]
 
@@ -31,7 +32,11 @@ class MaintenanceRunIn(StrictSerializer):
     dry_run = serializers.BooleanField(required=False, default=True)
 
 
-def run_out(run: MaintenanceRun) -> dict[str, Any]:
+def run_out(run: MaintenanceRun, actor: Any) -> dict[str, Any]:
+    """The run as the actor may see it: items naming entries above its clearance are left out
+    (counted in ``items_hidden``); at most one query."""
+    hidden = hidden_uids(run.memory_id, {i["entry_id"] for i in run.items}, actor)
+    items = [i for i in run.items if i["entry_id"] not in hidden]
     return {
         "id": run.pk,
         "memory": run.memory.slug,
@@ -39,7 +44,8 @@ def run_out(run: MaintenanceRun) -> dict[str, Any]:
         "dry_run": run.dry_run,
         "parameters": run.parameters,
         "counts": run.counts,
-        "items": run.items,
+        "items": items,
+        "items_hidden": len(run.items) - len(items),
         "items_truncated": run.items_truncated,
         "actor": {"type": run.actor_type, "id": run.actor_id, "label": run.actor_label},
         "correlation_id": run.correlation_id,
@@ -92,10 +98,11 @@ class MaintenanceStartApi(ActorApiView):
 class MaintenanceRunDetailApi(ActorApiView):
     @extend_schema(tags=TAG, summary="Read a maintenance run")
     def get(self, request: Request, pk: int) -> Response:
-        return Response(run_out(maintenance.get_run(self.actor(request), pk)))
+        actor = self.actor(request)
+        return Response(run_out(maintenance.get_run(actor, pk), actor))
 
 
 class InventoryApi(ActorApiView):
     @extend_schema(tags=TAG, summary="A Memory's inventory and alerts")
     def get(self, request: Request, slug: str) -> Response:
-        return Response(maintenance.inventory_for(self.actor(request), slug))
+        return Response(inventory.inventory_for(self.actor(request), slug))

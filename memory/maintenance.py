@@ -22,7 +22,7 @@ Everything here is off by default and dry-run first:
   Running it again retires nothing new (retired entries are no longer active).
 - :func:`run_projection_rebuild` wraps ``lifecycle.rebuild_projection`` as a job (dry run =
   ``--check``). It only ever rewrites *derived* rows that differ from their rebuild.
-- :func:`inventory` reports a Memory's health with a fixed number of aggregate queries.
+- The inventory (a Memory's health figures) lives in :mod:`memory.inventory`.
 
 A run row is written once, when the job has finished (see ``MaintenanceRun``): the revisions a
 real run commits are the authoritative record, the run summarizes them.
@@ -38,13 +38,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from lib.correlation import current_correlation_id
 
 from . import audit, hooks, lifecycle
-from .actions import Change, get_memory, lock_memory, write_revision
+from .actions import Change, lock_memory, write_revision
 from .actors import SYSTEM, Actor
 from .exceptions import Forbidden, JobNotAvailable, MaintenanceDisabled, NotFound
 from .models import (
@@ -56,7 +56,6 @@ from .models import (
     MaintenanceRun,
     Memory,
     Relation,
-    RelationKind,
     RevisionKind,
     Tier,
     Validity,
@@ -80,9 +79,6 @@ MU = math.log(2) / 30
 #: Jobs the API knows; only these are available in this build.
 JOBS_AVAILABLE = ("l1", "rebuild")
 JOBS_PLANNED = ("capacity", "near_duplicates", "promotion")
-
-INACTIVE_ALERT_SHARE = 0.6
-INACTIVE_ALERT_MIN_ENTRIES = 1000
 
 
 # --- The retention score ----------------------------------------------------------------------
@@ -514,80 +510,3 @@ def get_run(actor: Actor, run_id: int) -> MaintenanceRun:
     if run is None:
         raise NotFound(f"No maintenance run {run_id}.")
     return run
-
-
-# --- Inventory -------------------------------------------------------------------------------
-
-
-def inventory(memory: Memory) -> dict[str, Any]:
-    """Health figures of one Memory in three aggregate queries (plus the proposals provider):
-    active / inactive counts and share, importance distribution of active entries,
-    auto-deactivations by reason, live near-duplicate findings, pending proposals by kind, and
-    an alert when the inactive share is over 60 % with more than 1,000 entries."""
-    rows = (
-        LifecycleProjection.objects.filter(memory_id=memory.pk)
-        .values("state", "importance", "auto_action_reason")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
-    active = inactive = 0
-    importance: dict[str, int] = {str(i): 0 for i in range(4)}
-    auto: dict[str, int] = {}
-    for row in rows:
-        if row["state"] == HeadState.ACTIVE:
-            active += row["n"]
-            key = str(row["importance"])
-            importance[key] = importance.get(key, 0) + row["n"]
-        else:
-            inactive += row["n"]
-            if row["auto_action_reason"]:
-                reason = row["auto_action_reason"]
-                auto[reason] = auto.get(reason, 0) + row["n"]
-    duplicates = {
-        r["kind"]: r["n"]
-        for r in Relation.objects.filter(
-            memory_id=memory.pk,
-            kind__in=[RelationKind.DUPLICATE_OF, RelationKind.NEAR_DUPLICATE_OF],
-            retired_by__isnull=True,
-        )
-        .values("kind")
-        .annotate(n=Count("pk"))
-        .order_by()
-    }
-    total = active + inactive
-    share = inactive / total if total else 0.0
-    alerts = []
-    if share > INACTIVE_ALERT_SHARE and total > INACTIVE_ALERT_MIN_ENTRIES:
-        alerts.append(
-            {
-                "code": "inactive_share_high",
-                "message": (
-                    f"{share:.0%} of {total} entries are inactive "
-                    f"(alert above {INACTIVE_ALERT_SHARE:.0%} with more than "
-                    f"{INACTIVE_ALERT_MIN_ENTRIES} entries)."
-                ),
-            }
-        )
-    return {
-        "memory": memory.slug,
-        "entries": total,
-        "active": active,
-        "inactive": inactive,
-        "inactive_share": round(share, 4),
-        "importance": dict(sorted(importance.items())),
-        "auto_deactivations": dict(sorted(auto.items())),
-        "near_duplicates": {
-            "duplicate_of": duplicates.get(RelationKind.DUPLICATE_OF, 0),
-            "near_duplicate_of": duplicates.get(RelationKind.NEAR_DUPLICATE_OF, 0),
-            "total": sum(duplicates.values()),
-        },
-        "pending_proposals": dict(sorted(hooks.pending_proposals_by_kind(memory).items())),
-        "alerts": alerts,
-    }
-
-
-def inventory_for(actor: Actor, slug: str) -> dict[str, Any]:
-    """The inventory of a Memory the actor may see (404 otherwise)."""
-    if not actor.can_read:
-        raise Forbidden("Your role may not read the inventory.")
-    return inventory(get_memory(actor, slug))

@@ -19,7 +19,7 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory import actions, maintenance, tasks
+from memory import actions, inventory, maintenance, tasks
 from memory.actors import Actor
 from memory.exceptions import Forbidden, JobNotAvailable, MaintenanceDisabled
 from memory.models import (
@@ -424,7 +424,7 @@ def test_inventory_figures(memory, agent, system):
             "entries": [{"entry_id": kept.uid, "version": 1}],
         },
     )
-    inv = maintenance.inventory(memory)
+    inv = inventory.inventory(memory)
     assert (inv["entries"], inv["active"], inv["inactive"]) == (5, 2, 3)
     assert inv["inactive_share"] == 0.6
     # The decision and the fact: both capped at 1 for weak evidence.
@@ -443,7 +443,7 @@ def test_inventory_counts_live_near_duplicate_findings(memory, agent):
     )
     found = len(r.near_duplicates)
     assert found == 1
-    inv = maintenance.inventory(memory)
+    inv = inventory.inventory(memory)
     assert inv["near_duplicates"]["total"] == found
 
 
@@ -454,14 +454,14 @@ def test_the_inactive_share_alert_needs_more_than_60_percent_and_1000_entries(
     for e in entries[:3]:
         actions.forget_entry(memory, actor=agent.actor, entry_uid=e.uid, reason="x")
     # 3/5 = 60 %: not over the share.
-    monkeypatch.setattr(maintenance, "INACTIVE_ALERT_MIN_ENTRIES", 4)
-    assert maintenance.inventory(memory)["alerts"] == []
+    monkeypatch.setattr(inventory, "INACTIVE_ALERT_MIN_ENTRIES", 4)
+    assert inventory.inventory(memory)["alerts"] == []
     actions.forget_entry(memory, actor=agent.actor, entry_uid=entries[3].uid, reason="x")
-    assert [a["code"] for a in maintenance.inventory(memory)["alerts"]] == ["inactive_share_high"]
+    assert [a["code"] for a in inventory.inventory(memory)["alerts"]] == ["inactive_share_high"]
     # 5 entries is not more than 5: the size threshold holds too.
-    monkeypatch.setattr(maintenance, "INACTIVE_ALERT_MIN_ENTRIES", 5)
-    assert maintenance.inventory(memory)["alerts"] == []
-    assert maintenance.INACTIVE_ALERT_SHARE == 0.6
+    monkeypatch.setattr(inventory, "INACTIVE_ALERT_MIN_ENTRIES", 5)
+    assert inventory.inventory(memory)["alerts"] == []
+    assert inventory.INACTIVE_ALERT_SHARE == 0.6
 
 
 # --- Endpoints ---------------------------------------------------------------------------------
@@ -551,3 +551,18 @@ def test_the_database_refuses_to_update_a_run(memory, system):
         with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("DELETE FROM memory_maintenancerun WHERE id = %s", [run.pk])
     assert MaintenanceRun.objects.get(pk=run.pk).job == "l1"
+
+
+def test_run_items_never_name_entries_above_the_readers_clearance(memory, agent, system):
+    from tests.conftest import make_key
+
+    secret = note(memory, agent.actor, "Confidential old note", sensitivity="confidential")
+    plain = note(memory, agent.actor, "Internal old note")
+    run = maintenance.run_decay_scan(memory, actor=system, now=timezone.now() + LATER)
+    assert {i["entry_id"] for i in run.items} == {secret.uid, plain.uid}
+    public = make_key("public-reader", "auditor", clearance="internal")
+    r = Client().get(f"/api/v1/maintenance/runs/{run.pk}", headers=bearer(public))
+    assert r.status_code == 200, r.content
+    assert [i["entry_id"] for i in r.json()["items"]] == [plain.uid]
+    assert r.json()["items_hidden"] == 1
+    assert secret.uid not in r.content.decode()

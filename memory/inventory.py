@@ -1,0 +1,96 @@
+"""A Memory's inventory (DESIGN §8): active / inactive counts and share, the importance
+distribution of active entries, auto-deactivations by reason, live near-duplicate findings,
+pending proposals by kind (through ``memory.hooks``: memory never imports proposals), and an
+alert when the inactive share is over 60 % with more than 1,000 entries.
+
+Aggregate queries only, so the cost does not grow with the Memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count
+
+from . import hooks
+from .actions import get_memory
+from .actors import Actor
+from .exceptions import Forbidden
+from .models import HeadState, LifecycleProjection, Memory, Relation, RelationKind
+
+INACTIVE_ALERT_SHARE = 0.6
+INACTIVE_ALERT_MIN_ENTRIES = 1000
+
+
+def inventory(memory: Memory) -> dict[str, Any]:
+    """Health figures of one Memory in three aggregate queries (plus the proposals provider):
+    active / inactive counts and share, importance distribution of active entries,
+    auto-deactivations by reason, live near-duplicate findings, pending proposals by kind, and
+    an alert when the inactive share is over 60 % with more than 1,000 entries."""
+    rows = (
+        LifecycleProjection.objects.filter(memory_id=memory.pk)
+        .values("state", "importance", "auto_action_reason")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    active = inactive = 0
+    importance: dict[str, int] = {str(i): 0 for i in range(4)}
+    auto: dict[str, int] = {}
+    for row in rows:
+        if row["state"] == HeadState.ACTIVE:
+            active += row["n"]
+            key = str(row["importance"])
+            importance[key] = importance.get(key, 0) + row["n"]
+        else:
+            inactive += row["n"]
+            if row["auto_action_reason"]:
+                reason = row["auto_action_reason"]
+                auto[reason] = auto.get(reason, 0) + row["n"]
+    duplicates = {
+        r["kind"]: r["n"]
+        for r in Relation.objects.filter(
+            memory_id=memory.pk,
+            kind__in=[RelationKind.DUPLICATE_OF, RelationKind.NEAR_DUPLICATE_OF],
+            retired_by__isnull=True,
+        )
+        .values("kind")
+        .annotate(n=Count("pk"))
+        .order_by()
+    }
+    total = active + inactive
+    share = inactive / total if total else 0.0
+    alerts = []
+    if share > INACTIVE_ALERT_SHARE and total > INACTIVE_ALERT_MIN_ENTRIES:
+        alerts.append(
+            {
+                "code": "inactive_share_high",
+                "message": (
+                    f"{share:.0%} of {total} entries are inactive "
+                    f"(alert above {INACTIVE_ALERT_SHARE:.0%} with more than "
+                    f"{INACTIVE_ALERT_MIN_ENTRIES} entries)."
+                ),
+            }
+        )
+    return {
+        "memory": memory.slug,
+        "entries": total,
+        "active": active,
+        "inactive": inactive,
+        "inactive_share": round(share, 4),
+        "importance": dict(sorted(importance.items())),
+        "auto_deactivations": dict(sorted(auto.items())),
+        "near_duplicates": {
+            "duplicate_of": duplicates.get(RelationKind.DUPLICATE_OF, 0),
+            "near_duplicate_of": duplicates.get(RelationKind.NEAR_DUPLICATE_OF, 0),
+            "total": sum(duplicates.values()),
+        },
+        "pending_proposals": dict(sorted(hooks.pending_proposals_by_kind(memory).items())),
+        "alerts": alerts,
+    }
+
+
+def inventory_for(actor: Actor, slug: str) -> dict[str, Any]:
+    """The inventory of a Memory the actor may see (404 otherwise)."""
+    if not actor.can_read:
+        raise Forbidden("Your role may not read the inventory.")
+    return inventory(get_memory(actor, slug))
