@@ -566,3 +566,41 @@ def test_run_items_never_name_entries_above_the_readers_clearance(memory, agent,
     assert [i["entry_id"] for i in r.json()["items"]] == [plain.uid]
     assert r.json()["items_hidden"] == 1
     assert secret.uid not in r.content.decode()
+
+
+def test_a_proposal_filed_after_the_scan_protects_its_entry_under_the_lock(memory, agent, control):
+    now = timezone.now() + LATER
+    scan = maintenance.decay_candidates(Memory.objects.get(pk=memory.pk), now)
+    assert uids(scan) == {control.uid}
+    submit_proposal(
+        actor=agent.actor,
+        data={
+            "memory": "acme",
+            "kind": "cleanup",
+            "rationale": "old",
+            "entries": [{"entry_id": control.uid, "version": 1}],
+        },
+    )
+    with transaction.atomic():
+        locked = actions.lock_memory(memory.pk)
+        assert maintenance._still_eligible(locked, scan.candidates, now, locked.policy) == []
+
+
+def test_turning_l1_off_mid_run_stops_before_the_next_batch(memory, agent, system, monkeypatch):
+    for i in range(3):
+        note(memory, agent.actor, f"Mid-run note {i}")
+    enable(memory)
+    real = maintenance.write_revision
+
+    def then_disable(*args: Any, **kwargs: Any) -> Any:
+        revision = real(*args, **kwargs)
+        # As if a reviewer switched it off while the run was going (a later transaction).
+        Memory.objects.filter(pk=memory.pk).update(policy={"l1_enabled": False})
+        return revision
+
+    monkeypatch.setattr(maintenance, "write_revision", then_disable)
+    run = maintenance.run_decay_scan(
+        memory, actor=system, dry_run=False, now=timezone.now() + LATER, batch_size=1
+    )
+    assert run.counts["retired"] == 1 and run.counts["stopped"] == "l1_disabled"
+    assert Head.objects.filter(memory=memory, state="inactive").count() == 1
