@@ -126,8 +126,9 @@ def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, 
     """A subquery of (id, matched): versions containing at least one term, with the number of
     distinct query terms they contain. The counts are exact on both backends.
 
-    SQLite counts from the FTS5 posting lists themselves (one MATCH per term, grouped), so no
-    text is read before the admission floor has been applied. PostgreSQL finds the rows with
+    SQLite counts from the FTS5 posting lists themselves (one MATCH per term, each intersected
+    with the Memory's scope token, grouped), so no text is read before the admission floor has
+    been applied and a Memory never walks another Memory's postings. PostgreSQL finds the rows with
     one GIN lookup (any term) and counts per term on the row's stored tsvector (the same tokens:
     a lexeme is present exactly when the analyzer token is): GIN rows cannot be read without
     the heap, so one heap visit per row beats one index probe per term. Terms are analyzer
@@ -149,7 +150,9 @@ def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, 
         f"SELECT id, COUNT(*) AS matched FROM ({union}) AS per_term "
         "GROUP BY id HAVING COUNT(*) >= %s"
     )
-    return sql, [*(f'"{t}"' for t in terms), floor]
+    # Each term is intersected with the Memory's scope token (migration 0010).
+    scope = f'scope:"m{int(memory_pk)}" AND searchable_text:'
+    return sql, [*(f'{scope}"{t}"' for t in terms), floor]
 
 
 def lexical_channel(
