@@ -23,7 +23,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memory.actors import Actor
-from proposals.models import Proposal
+from proposals.models import Proposal, ProposalStatus
 
 from .exceptions import Forbidden
 from .inbox import visible_proposals
@@ -50,7 +50,7 @@ class ClaimFilter:
 def claimable(actor: Actor, f: ClaimFilter, *, now: datetime) -> QuerySet[Proposal]:
     """Pending proposals the actor may see and decide, not held by someone else's live lease,
     oldest first. Proposals the actor submitted are skipped (they cannot decide them)."""
-    qs = visible_proposals(actor).pending()
+    qs = visible_proposals(actor).filter(status=ProposalStatus.PENDING)
     if f.memory_id is not None:
         qs = qs.filter(memory_id=f.memory_id)
     if f.kind:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from memory import actions
@@ -96,8 +98,11 @@ def test_nothing_is_cut_below_64_bytes():
         validity = "current"
         validity_reason = ""
 
-    assert render_item(FakeHit(), "current", MIN_CUT_BYTES - 1) is None
-    text, truncated = render_item(FakeHit(), "current", MIN_CUT_BYTES)
+    hit: Any = FakeHit()
+    assert render_item(hit, "current", MIN_CUT_BYTES - 1) is None
+    rendered = render_item(hit, "current", MIN_CUT_BYTES)
+    assert rendered is not None
+    text, truncated = rendered
     assert truncated and nbytes(text) <= MIN_CUT_BYTES and text.endswith(ELLIPSIS + "\n")
 
 

@@ -111,7 +111,7 @@ def inputs(**kw):
         reference_time=NOW - timedelta(days=100),
     )
     base.update(kw)
-    return QualityInputs(**base)
+    return QualityInputs(**base)  # type: ignore[arg-type]
 
 
 def votes(item, intent=True):

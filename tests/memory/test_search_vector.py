@@ -49,6 +49,7 @@ def vectors_on(settings):
 
 def build_vectors():
     provider = get_provider()
+    assert provider is not None
     heads = EntryVersion.objects.filter(pk__in=Head.objects.values("version_id"))
     ensure_vectors(provider, heads.values_list("content_hash", "body"))
 
@@ -95,8 +96,10 @@ def test_vectors_are_keyed_by_content_hash_and_shared(memory, other_memory, me, 
     remember(other_memory, me, "zeta")
     build_vectors()
     assert EntryEmbedding.objects.count() == 1
-    assert ensure_vectors(get_provider(), [("x" * 64, "zeta")]) == 1
-    assert ensure_vectors(get_provider(), [("x" * 64, "zeta")]) == 0
+    provider = get_provider()
+    assert provider is not None
+    assert ensure_vectors(provider, [("x" * 64, "zeta")]) == 1
+    assert ensure_vectors(provider, [("x" * 64, "zeta")]) == 0
 
 
 def test_hashing_provider_is_deterministic_and_unit_length():
@@ -121,6 +124,7 @@ def test_minilm_provider_recalls_a_paraphrase_without_shared_words(memory, me, s
         hits = search(memory, actor=me, query="Where is my automobile?").hits
         assert [h.entry_id for h in hits] == [car.uid]
         assert hits[0].channels == {"vector": 1}
-        assert get_provider().dimensions == 384
+        provider = get_provider()
+        assert provider is not None and provider.dimensions == 384
     finally:
         _provider.cache_clear()

@@ -94,6 +94,7 @@ def test_promotion_compensation_restores_inactive_notes_as_inactive(memory, agen
         },
     ).proposal
     res = review.approve_proposal(p.pk, actor=reviewer.actor)
+    assert res.operation is not None
     review.compensate_operation(res.operation.pk, actor=reviewer.actor)
     h1 = Head.objects.get(entry=n1.entry)
     # pre-state recorded by the operation says inactive/session_end
@@ -141,6 +142,7 @@ def test_low_clearance_reviewer_cannot_compensate_restricted_operation(
     ).proposal
     boss = Actor.for_user(User.objects.get(username="ravi"))  # restricted clearance (user)
     res = review.approve_proposal(p.pk, actor=boss)
+    assert res.operation is not None
     assert reviewer.actor.clearance == "internal"
     with pytest.raises(review.NotFound):
         review.compensate_operation(res.operation.pk, actor=reviewer.actor)
@@ -161,6 +163,7 @@ def test_supersession_compensation_restores_old_head_exactly(memory, agent, revi
         },
     ).proposal
     res = review.approve_proposal(p.pk, actor=reviewer.actor)
+    assert res.operation is not None
     review.compensate_operation(res.operation.pk, actor=reviewer.actor)
     d = diff(before, snap([old, new]))
     assert not d, d
@@ -182,6 +185,7 @@ def test_consolidation_compensation_restores_heads_exactly(memory, agent, review
         },
     ).proposal
     res = review.approve_proposal(p.pk, actor=reviewer.actor)
+    assert res.operation is not None
     review.compensate_operation(res.operation.pk, actor=reviewer.actor)
     d = diff(before, snap([a, b]))
     assert not d, d
