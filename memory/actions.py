@@ -448,7 +448,51 @@ def clean_policy(policy: Any) -> dict[str, Any]:
     for key in ("quality_ranking", "l1_enabled"):
         if key in policy and not isinstance(policy[key], bool):
             raise ValidationFailed(details={f"policy.{key}": ["Must be true or false."]})
+    for key, low, high in (
+        ("importance_floor", 0, 3),
+        ("l1_max_per_run", 1, 10_000),
+        ("capacity_low_entries", 1, 1_000_000),
+        ("promotion_min_sessions", 2, 100),
+    ):
+        if key in policy and not _int_in(policy[key], low, high):
+            raise ValidationFailed(details={f"policy.{key}": [f"An integer from {low} to {high}."]})
+    _check_int_map(policy, "retention_days", 1, 36_500)
+    _check_int_map(policy, "approvals_required", 1, 10)
+    fresh = policy.get("freshness")
+    if fresh is not None:
+        ok = isinstance(fresh, dict) and set(fresh) <= {"alpha", "half_life_days"}
+        alpha, half = (fresh or {}).get("alpha", 0.5), (fresh or {}).get("half_life_days", 30)
+        ok = ok and _num_in(alpha, 0, 1) and _num_in(half, 0.001, 36_500)
+        if not ok:
+            raise ValidationFailed(
+                details={"policy.freshness": ["{alpha: 0..1, half_life_days: > 0}."]}
+            )
+    url = policy.get("webhook_url")
+    if url not in (None, "") and not (
+        isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) <= 2000
+    ):
+        raise ValidationFailed(details={"policy.webhook_url": ["An http(s) URL."]})
     return policy
+
+
+def _int_in(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _num_in(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high
+
+
+def _check_int_map(policy: dict[str, Any], key: str, low: int, high: int) -> None:
+    value = policy.get(key)
+    if value is None:
+        return
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and _int_in(v, low, high) for k, v in value.items()
+    ):
+        raise ValidationFailed(
+            details={f"policy.{key}": [f"An object of integers from {low} to {high}."]}
+        )
 
 
 @transaction.atomic(durable=True)

@@ -482,3 +482,22 @@ def test_entry_detail_has_fixed_query_count(a, agent, memory, django_assert_max_
     with django_assert_max_num_queries(7):
         r = client.get(f"{E}/{eid}")
     assert r.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"l1_max_per_run": "many"},
+        {"importance_floor": 7},
+        {"retention_days": {"long": "forever"}},
+        {"approvals_required": {"consolidation": 0}},
+        {"freshness": {"alpha": 2}},
+        {"webhook_url": "ftp://x"},
+        {"tau_same": 1.5},
+    ],
+)
+def test_policy_values_are_validated_when_saved(api, reviewer, policy):
+    r = api.as_(reviewer).patch("/api/v1/memories/acme", {"policy": policy})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "invalid"
+    assert api.as_(reviewer).get("/api/v1/memories/acme").json()["policy"] == {}
