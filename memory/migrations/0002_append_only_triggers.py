@@ -7,6 +7,8 @@ the test runner empties tables with DELETE.
 
 from django.db import migrations
 
+from lib.append_only import triggers
+
 APPEND_ONLY_TABLES = [
     "memory_entryversion",
     "memory_evidence",
@@ -25,27 +27,17 @@ $$ LANGUAGE plpgsql;
 """
 
 
+_install_triggers, _remove_triggers = triggers(APPEND_ONLY_TABLES)
+
+
 def install(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
+    if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(PG_FUNCTION, params=None)
-        for table in APPEND_ONLY_TABLES:
-            schema_editor.execute(
-                f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
-                f"FOR EACH ROW EXECUTE FUNCTION steward_append_only();"
-            )
-    elif vendor == "sqlite":
-        for table in APPEND_ONLY_TABLES:
-            schema_editor.execute(
-                f"CREATE TRIGGER {table}_append_only BEFORE UPDATE ON {table} "
-                f"BEGIN SELECT RAISE(ABORT, 'table {table} is append-only'); END;"
-            )
+    _install_triggers(apps, schema_editor)
 
 
 def remove(apps, schema_editor):
-    for table in APPEND_ONLY_TABLES:
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_append_only"
-                              + (f" ON {table}" if schema_editor.connection.vendor == "postgresql" else ""))
+    _remove_triggers(apps, schema_editor)
 
 
 class Migration(migrations.Migration):

@@ -2,30 +2,9 @@
 
 from django.db import migrations
 
-TABLES = ["review_decision", "review_maintenanceoperation", "review_compensation"]
+from lib.append_only import triggers
 
-
-def install(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    for table in TABLES:
-        if vendor == "postgresql":
-            schema_editor.execute(
-                f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
-                f"FOR EACH ROW EXECUTE FUNCTION steward_append_only();"
-            )
-        elif vendor == "sqlite":
-            schema_editor.execute(
-                f"CREATE TRIGGER {table}_append_only BEFORE UPDATE ON {table} "
-                f"BEGIN SELECT RAISE(ABORT, 'table {table} is append-only'); END;"
-            )
-
-
-def remove(apps, schema_editor):
-    pg = schema_editor.connection.vendor == "postgresql"
-    for table in TABLES:
-        schema_editor.execute(
-            f"DROP TRIGGER IF EXISTS {table}_append_only" + (f" ON {table}" if pg else "")
-        )
+install, remove = triggers(["review_decision", "review_maintenanceoperation", "review_compensation"])
 
 
 class Migration(migrations.Migration):
