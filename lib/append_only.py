@@ -1,9 +1,18 @@
 """Database-enforced append-only tables, for migrations.
 
-PostgreSQL refuses UPDATE and DELETE with a row trigger calling ``steward_append_only()``
-(created by memory migration 0002; TRUNCATE, used only by test teardown, stays possible).
-SQLite refuses UPDATE; DELETE is left to Python there because the test runner empties tables
-with DELETE.
+Each append-only table gets two triggers:
+
+* ``<table>_append_only`` — a row trigger refusing UPDATE (and DELETE on PostgreSQL);
+* ``<table>_no_erase`` — the bypass guard: a statement-level ``BEFORE TRUNCATE`` trigger on
+  PostgreSQL (row triggers never fire for TRUNCATE, with or without CASCADE) and a
+  ``BEFORE DELETE`` trigger on SQLite (which has no TRUNCATE; its "truncate optimisation" is
+  switched off by any DELETE trigger).
+
+Both call ``steward_append_only()`` on PostgreSQL (created by memory migration 0002). Creation is
+idempotent (``CREATE OR REPLACE`` / ``IF NOT EXISTS``), so a later migration can re-run the helper
+over every table to add a trigger kind that older migrations did not install. The test suite's
+table flush lifts the guards for its own statement only (``tests/conftest.py``); nothing in the
+product deletes or truncates these tables.
 """
 
 from __future__ import annotations
@@ -13,37 +22,54 @@ from typing import Any
 
 Step = Callable[[Any, Any], None]
 
+TRIGGER_SUFFIXES = ("_append_only", "_no_erase")
 
-def install_sql(table: str, vendor: str) -> str | None:
+
+def install_sql(table: str, vendor: str) -> list[str]:
+    """The statements creating both triggers of ``table`` on ``vendor`` (idempotent)."""
     if vendor == "postgresql":
-        return (
-            f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
-            f"FOR EACH ROW EXECUTE FUNCTION steward_append_only();"
-        )
+        return [
+            f"CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+            f"FOR EACH ROW EXECUTE FUNCTION steward_append_only();",
+            f"CREATE OR REPLACE TRIGGER {table}_no_erase BEFORE TRUNCATE ON {table} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION steward_append_only();",
+        ]
     if vendor == "sqlite":
-        return (
-            f"CREATE TRIGGER {table}_append_only BEFORE UPDATE ON {table} "
-            f"BEGIN SELECT RAISE(ABORT, 'table {table} is append-only'); END;"
-        )
-    return None
+        return [
+            f"CREATE TRIGGER IF NOT EXISTS {table}_append_only BEFORE UPDATE ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, 'table {table} is append-only: UPDATE refused'); END;",
+            f"CREATE TRIGGER IF NOT EXISTS {table}_no_erase BEFORE DELETE ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, 'table {table} is append-only: DELETE refused'); END;",
+        ]
+    return []
 
 
-def drop_sql(table: str, vendor: str) -> str:
-    suffix = f" ON {table}" if vendor == "postgresql" else ""
-    return f"DROP TRIGGER IF EXISTS {table}_append_only{suffix}"
+def drop_sql(table: str, vendor: str, suffixes: Sequence[str] = TRIGGER_SUFFIXES) -> list[str]:
+    on = f" ON {table}" if vendor == "postgresql" else ""
+    return [f"DROP TRIGGER IF EXISTS {table}{name}{on}" for name in suffixes]
 
 
-def triggers(tables: Sequence[str]) -> tuple[Step, Step]:
-    """``(install, remove)`` functions for ``migrations.RunPython`` over ``tables``."""
+def trigger_names(table: str) -> set[str]:
+    return {f"{table}{name}" for name in TRIGGER_SUFFIXES}
+
+
+def triggers(
+    tables: Sequence[str], *, remove_only: Sequence[str] = TRIGGER_SUFFIXES
+) -> tuple[Step, Step]:
+    """``(install, remove)`` functions for ``migrations.RunPython`` over ``tables``.
+
+    ``remove_only`` limits what the reverse step drops (a migration that only added the erase
+    guard to tables protected earlier reverses to exactly that earlier state).
+    """
 
     def install(apps: Any, schema_editor: Any) -> None:
         for table in tables:
-            sql = install_sql(table, schema_editor.connection.vendor)
-            if sql:
+            for sql in install_sql(table, schema_editor.connection.vendor):
                 schema_editor.execute(sql)
 
     def remove(apps: Any, schema_editor: Any) -> None:
         for table in tables:
-            schema_editor.execute(drop_sql(table, schema_editor.connection.vendor))
+            for sql in drop_sql(table, schema_editor.connection.vendor, remove_only):
+                schema_editor.execute(sql)
 
     return install, remove

@@ -22,8 +22,10 @@ class AppendOnlyError(Exception):
 
 
 class AppendOnlyModel(models.Model):
-    """A row that is written once. Python refuses updates and deletes; on PostgreSQL the
-    database refuses them too (triggers installed by migration)."""
+    """A row that is written once. Python refuses updates and deletes, and so does the
+    database: UPDATE and DELETE on both backends, TRUNCATE on PostgreSQL (triggers installed by
+    migration through ``lib.append_only``; ``tests/test_database_triggers.py`` finds every
+    subclass's table and fails when one lacks them)."""
 
     class Meta:
         abstract = True

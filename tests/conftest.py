@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 import requests
+from django.apps import apps
 from django.contrib.auth.models import Group, User
+from django.db.backends.base.operations import BaseDatabaseOperations
 
+from lib.append_only import drop_sql, install_sql
 from memory import actions
 from memory.actors import Actor
 from memory.keys import issue_api_key
-from memory.models import ApiKey, Memory
+from memory.models import ApiKey, AppendOnlyModel, Memory
 
 
 @dataclass
@@ -142,3 +145,39 @@ def api(live_server, transactional_db) -> Api:
 def _fast_password_hashing(settings) -> None:
     # Users are made in nearly every test; production hashing strength is not under test here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def append_only_tables() -> list[str]:
+    """Every table whose model is append-only (the guard test and the flush below use it)."""
+    return sorted(
+        m._meta.db_table
+        for m in apps.get_models()
+        if issubclass(m, AppendOnlyModel) and not m._meta.proxy
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_lifts_erase_guard():
+    """Transactional tests empty every table between tests (TRUNCATE on PostgreSQL, DELETE on
+    SQLite), which the append-only erase guard refuses. Only that flush statement list lifts the
+    guard, inside its own transaction: PostgreSQL skips user triggers under
+    ``session_replication_role = replica`` (SET LOCAL, superuser only); SQLite drops and recreates
+    the DELETE triggers around the flush."""
+    original = BaseDatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self, sql_list):
+        vendor = self.connection.vendor
+        tables = append_only_tables()
+        if vendor == "postgresql":
+            before = ["SET LOCAL session_replication_role = replica"]
+            after = ["SET LOCAL session_replication_role = origin"]
+        elif vendor == "sqlite":
+            before = [sql for t in tables for sql in drop_sql(t, vendor, ["_no_erase"])]
+            after = [install_sql(t, vendor)[1] for t in tables]
+        else:
+            before = after = []
+        return original(self, [*before, *sql_list, *after])
+
+    BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
+    yield
+    BaseDatabaseOperations.execute_sql_flush = original  # type: ignore[method-assign]
