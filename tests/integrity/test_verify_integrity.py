@@ -1,0 +1,178 @@
+"""``manage.py verify_integrity``: silent and 0 on a sound Memory; every kind of corruption is
+found, named, and makes it exit 1. Corruptions are written with raw SQL, lifting the append-only
+triggers inside the test's own transaction (rolled back afterwards)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from lib.append_only import drop_sql, install_sql
+from memory import actions
+from memory.models import Head, LifecycleProjection, Revision
+from proposals.actions import submit_proposal
+from proposals.models import Proposal
+from review.actions import approve_proposal, compensate_operation, reject_proposal
+from review.integrity import verify_memory
+from tests.factories import remember
+
+
+@contextmanager
+def triggers_lifted(*tables: str) -> Iterator[None]:
+    with connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            cur.execute("SET LOCAL session_replication_role = replica")
+        else:
+            for t in tables:
+                for sql in drop_sql(t, "sqlite"):
+                    cur.execute(sql)
+        yield
+        if connection.vendor == "postgresql":
+            cur.execute("SET LOCAL session_replication_role = origin")
+        else:
+            for t in tables:
+                for sql in install_sql(t, "sqlite"):
+                    cur.execute(sql)
+
+
+def pair(memory, agent, text: str):
+    a = remember(memory, agent.actor, f"{text} at 02:00 UTC via deploy.sh", dedupe=False)
+    b = remember(memory, agent.actor, f"{text} nightly at 02:00 UTC", dedupe=False)
+    return a, b
+
+
+def consolidate(memory, agent, a, b, text: str) -> Proposal:
+    return submit_proposal(
+        actor=agent.actor,
+        data={
+            "memory": memory.slug,
+            "kind": "consolidation",
+            "rationale": "Same schedule stated twice",
+            "target": {"entry_id": a.entry.uid, "version": 1},
+            "redundant": [{"entry_id": b.entry.uid, "version": 1}],
+            "body": f"{text} nightly at 02:00 UTC via deploy.sh",
+        },
+    ).proposal
+
+
+@pytest.fixture
+def history(memory, agent, reviewer):
+    """A Memory with every kind of record: approved, compensated, rejected and pending proposals."""
+    out = {}
+    for name in ("approved", "compensated", "rejected", "pending"):
+        a, b = pair(memory, agent, f"The {name} job runs")
+        out[name] = consolidate(memory, agent, a, b, f"The {name} job runs")
+        out[f"{name}_entry"] = a.entry
+    approve_proposal(out["approved"].pk, actor=reviewer.actor)
+    done = approve_proposal(out["compensated"].pk, actor=reviewer.actor)
+    assert done.operation is not None
+    compensate_operation(done.operation.pk, actor=reviewer.actor, comment="Too eager")
+    reject_proposal(out["rejected"].pk, actor=reviewer.actor, reason="wrong", comment="No")
+    return out
+
+
+def run() -> tuple[int, str]:
+    out = io.StringIO()
+    try:
+        call_command("verify_integrity", stdout=out, stderr=out)
+    except SystemExit as exc:
+        return int(exc.code or 0), out.getvalue()
+    return 0, out.getvalue()
+
+
+def checks(memory) -> set[str]:
+    return {f.check for f in verify_memory(memory).findings}
+
+
+def test_a_sound_memory_passes(memory, history):
+    code, out = run()
+    assert code == 0, out
+    assert "integrity: ok" in out
+    assert "acme: 1" in out and "4 proposals checked, 0 findings" in out
+
+
+def test_a_revision_gap_is_found(memory, history):
+    top = Revision.objects.filter(memory=memory).order_by("-number").first()
+    with triggers_lifted("memory_revision"), connection.cursor() as cur:
+        cur.execute("UPDATE memory_revision SET number = number + 5 WHERE id = %s", [top.pk])
+    code, out = run()
+    assert code == 1
+    assert f"revision_gap revisions 1..{top.number + 5}" in out
+    assert f"first missing #{top.number}" in out
+
+
+def test_a_head_that_is_not_the_replay_of_its_revisions_is_found(memory, history):
+    entry = history["pending_entry"]
+    Head.objects.filter(entry=entry).update(state="inactive")
+    code, out = run()
+    assert code == 1
+    assert f"head_replay {entry.uid}" in out
+
+
+def test_a_projection_row_that_differs_from_a_rebuild_is_found(memory, history):
+    entry = history["approved_entry"]
+    LifecycleProjection.objects.filter(entry=entry).update(importance=3, validity="superseded")
+    assert checks(memory) == {"projection"}
+    code, out = run()
+    assert code == 1
+    assert f"projection {entry.uid}: " in out and "validity live='superseded'" in out
+
+
+def test_an_approved_proposal_without_its_revision_is_found(memory, history):
+    p = history["approved"]
+    with triggers_lifted("memory_revision"), connection.cursor() as cur:
+        cur.execute("UPDATE memory_revision SET proposal_id = NULL WHERE proposal_id = %s", [p.pk])
+    code, out = run()
+    assert code == 1
+    assert f"approval_records proposal #{p.pk} (approved): 0 applying revisions" in out
+
+
+def test_an_approved_status_without_an_operation_is_found(memory, history):
+    p = history["pending"]
+    Proposal.objects.filter(pk=p.pk).update(status="approved")
+    assert "approval_records" in checks(memory)
+    _, out = run()
+    assert f"proposal #{p.pk} (approved): no operation" in out
+
+
+def test_a_compensated_proposal_without_its_compensation_is_found(memory, history):
+    p = history["compensated"]
+    with triggers_lifted("memory_revision"), connection.cursor() as cur:
+        cur.execute(
+            "UPDATE memory_revision SET kind = 'revise' WHERE proposal_id = %s AND kind = 'compensate'",
+            [p.pk],
+        )
+    _, out = run()
+    assert f"proposal #{p.pk} (compensated): 2 applying revisions" in out
+
+
+def test_a_pending_proposal_on_a_moved_entry_is_found(memory, agent, history):
+    p = history["pending"]
+    entry = history["pending_entry"]
+    actions.revise_entry(
+        memory,
+        actor=agent.actor,
+        entry_uid=entry.uid,
+        body="The pending job runs at 03:00 UTC via deploy.sh",
+    )
+    assert Proposal.objects.get(pk=p.pk).status == "stale"  # the write path keeps it sound
+    assert checks(memory) == set()
+    Proposal.objects.filter(pk=p.pk).update(status="pending")
+    code, out = run()
+    assert code == 1
+    assert (
+        f"pending_on_moved_entry proposal #{p.pk}: {entry.uid} recorded at v1 active, head is v2 active"
+        in out
+    )
+
+
+def test_one_memory_can_be_checked_alone(memory, other_memory, history):
+    Head.objects.filter(entry=history["pending_entry"]).update(state="inactive")
+    out = io.StringIO()
+    call_command("verify_integrity", "--memory", "other", stdout=out)
+    assert "integrity: ok (1 memories" in out.getvalue()
