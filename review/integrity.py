@@ -122,7 +122,7 @@ def _first_missing(memory: Memory) -> int:
 
 
 def _check_approval_records(memory: Memory, add: Add, report: MemoryReport) -> None:
-    by_proposal: dict[int, tuple[int, int]] = {
+    by_proposal: dict[int | None, tuple[int, int]] = {
         pid: (n_apply, n_comp)
         for pid, n_apply, n_comp in Revision.objects.filter(
             memory=memory, proposal_id__isnull=False

@@ -97,7 +97,7 @@ def test_a_sound_memory_passes(memory, history):
 
 
 def test_a_revision_gap_is_found(memory, history):
-    top = Revision.objects.filter(memory=memory).order_by("-number").first()
+    top = Revision.objects.filter(memory=memory).order_by("-number")[0]
     with triggers_lifted("memory_revision"), connection.cursor() as cur:
         cur.execute("UPDATE memory_revision SET number = number + 5 WHERE id = %s", [top.pk])
     code, out = run()
