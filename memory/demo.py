@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group, User
 
 from . import actions
 from .actors import Actor
-from .models import Memory
+from .models import Memory, Source
 
 DEMO_SLUG = "acme-platform"
 DEMO_PASSWORD = "steward-demo"
@@ -327,7 +327,7 @@ def load_demo() -> DemoResult:
     staff = Actor.for_user(admin)
 
     for name, description, declaration in SOURCES:
-        if not actions.Source.objects.filter(name=name).exists():
+        if not Source.objects.filter(name=name).exists():
             actions.register_source(
                 actor=staff, name=name, description=description, declaration=declaration
             )

@@ -1,0 +1,58 @@
+"""Actions of the memory core: the only code that writes memory models.
+
+One module per domain; the revision writer (:mod:`.writer`) is the only code that changes heads.
+Lock order, everywhere: the Memory row (``select_for_update``), then proposal rows, then entry
+heads. Every public action is ``@transaction.atomic(durable=True)``, validates and scans its
+input *before* taking the lock, and re-checks state after taking it.
+"""
+
+from .common import WriteResult, get_entry, get_memory, head_of, label_of
+from .entries import add_entry, forget_entry, pin_entry, reactivate_entry, revise_entry
+from .evidence import (
+    EvidenceInput,
+    ResolvedEvidence,
+    clean_evidence,
+    dedupe_evidence,
+    evidence_inputs_of,
+    evidence_json,
+    resolve_evidence,
+)
+from .memories import POLICY_KEYS, clean_policy, create_memory, update_memory_policy
+from .relations import record_conflict
+from .sessions import SessionEndResult, end_session
+from .sources import declare_source, register_source
+from .writer import Change, NewBody, NewRelation, lock_memory, write_revision
+
+__all__ = [
+    "POLICY_KEYS",
+    "Change",
+    "EvidenceInput",
+    "NewBody",
+    "NewRelation",
+    "ResolvedEvidence",
+    "SessionEndResult",
+    "WriteResult",
+    "add_entry",
+    "clean_evidence",
+    "clean_policy",
+    "create_memory",
+    "declare_source",
+    "dedupe_evidence",
+    "end_session",
+    "evidence_inputs_of",
+    "evidence_json",
+    "forget_entry",
+    "get_entry",
+    "get_memory",
+    "head_of",
+    "label_of",
+    "lock_memory",
+    "pin_entry",
+    "reactivate_entry",
+    "record_conflict",
+    "register_source",
+    "resolve_evidence",
+    "revise_entry",
+    "update_memory_policy",
+    "write_revision",
+]

@@ -1,0 +1,63 @@
+"""Reads and helpers every memory action shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..actors import Actor
+from ..exceptions import (
+    Forbidden,
+    NotFound,
+)
+from ..models import (
+    Entry,
+    EntryVersion,
+    Head,
+    Memory,
+    Revision,
+)
+
+# --- Reads used by actions ------------------------------------------------------------------
+
+
+def get_memory(actor: Actor, slug: str) -> Memory:
+    """The Memory ``slug`` if the actor may see it; 404 otherwise (no existence leak)."""
+    memory = Memory.objects.filter(slug=slug).first()
+    if memory is None or not actor.sees_memory(memory.pk):
+        raise NotFound(f"No memory '{slug}'.")
+    return memory
+
+
+def get_entry(actor: Actor, memory: Memory, uid: str) -> Entry:
+    """The entry ``uid`` of ``memory`` if it is within the actor's clearance; 404 otherwise."""
+    entry = Entry.objects.for_memory(memory).visible_to(actor).filter(uid=uid).first()
+    if entry is None:
+        raise NotFound(f"No entry '{uid}' in memory '{memory.slug}'.")
+    return entry
+
+
+def head_of(entry: Entry) -> Head:
+    return Head.objects.select_related("version").get(entry=entry)
+
+
+def require_writer(actor: Actor) -> None:
+    if not actor.can_write_entries:
+        raise Forbidden("Your role may not write entries.")
+
+
+@dataclass
+class WriteResult:
+    entry: Entry
+    version: EntryVersion
+    revision: Revision | None
+    created: bool
+    reason: str = ""
+    near_duplicates: list[dict[str, Any]] = field(default_factory=list)
+    proposal_id: int | None = None
+
+
+def label_of(body: str) -> str:
+    """A short copied label for audit rows (the first line, trimmed)."""
+    first = body.splitlines()[0] if body else ""
+    return first[:117] + "…" if len(first) > 120 else first

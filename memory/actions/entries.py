@@ -1,0 +1,419 @@
+"""Entry writes: add, revise, forget, reactivate, pin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from .. import audit, hooks
+from ..actors import Actor
+from ..admission import clean_body, clean_id, clean_text
+from ..dedupe import check_admission
+from ..exceptions import (
+    EntryInactive,
+    EntryStateConflict,
+    Forbidden,
+    ValidationFailed,
+    VersionConflict,
+)
+from ..models import (
+    Entry,
+    Head,
+    HeadState,
+    Kind,
+    Memory,
+    PinCategory,
+    RevisionKind,
+    Sensitivity,
+    Tier,
+    sensitivities_up_to,
+)
+from ..text import content_hash
+from .common import WriteResult, get_entry, head_of, label_of, require_writer
+from .evidence import (
+    EvidenceInput,
+    ResolvedEvidence,
+    clean_evidence,
+    dedupe_evidence,
+    evidence_inputs_of,
+    resolve_evidence,
+)
+from .writer import Change, NewBody, lock_memory, write_revision
+
+
+def _choice(value: Any, choices: type[Any], field_name: str, default: str) -> str:
+    if value is None:
+        return default
+    if value not in choices.values:
+        raise ValidationFailed(details={field_name: [f"One of {list(choices.values)}."]})
+    return str(value)
+
+
+def _clean_datetime(value: Any, field_name: str) -> datetime | None:
+    if value in (None, ""):
+        return None
+    parsed = parse_datetime(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise ValidationFailed(details={field_name: ["Not an ISO 8601 datetime."]})
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """A validated, admitted add: normalized body, scanned, evidence deduplicated."""
+
+    body: str
+    kind: str
+    tier: str = Tier.LONG
+    session_id: str = ""
+    sensitivity: str = Sensitivity.INTERNAL
+    current_state: bool = False
+    effective_at: datetime | None = None
+    evidence: tuple[EvidenceInput, ...] = ()
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.kind, self.body, [i.identity for i in self.evidence])
+
+
+def clean_new_entry(
+    *,
+    body: Any,
+    kind: Any,
+    tier: Any = None,
+    session_id: Any = None,
+    current_state: Any = False,
+    effective_at: Any = None,
+    sensitivity: Any = None,
+    evidence: Any = None,
+) -> NewEntry:
+    """Validate and admit (size limits, secret scan) an add's fields."""
+    if kind is None:
+        raise ValidationFailed(details={"kind": ["This field is required."]})
+    kind = _choice(kind, Kind, "kind", Kind.FACT)
+    tier = _choice(tier, Tier, "tier", Tier.LONG)
+    sensitivity = _choice(sensitivity, Sensitivity, "sensitivity", Sensitivity.INTERNAL)
+    if not isinstance(current_state, bool):
+        raise ValidationFailed(details={"current_state": ["Must be true or false."]})
+    session = clean_id(session_id, field="session_id") if session_id not in (None, "") else ""
+    if tier == Tier.SESSION and not session:
+        raise ValidationFailed(details={"session_id": ["Session-tier entries need a session_id."]})
+    text = clean_body(body)
+    items = dedupe_evidence(clean_evidence(evidence))
+    return NewEntry(
+        body=text,
+        kind=kind,
+        tier=tier,
+        session_id=session,
+        sensitivity=sensitivity,
+        current_state=current_state,
+        effective_at=_clean_datetime(effective_at, "effective_at"),
+        evidence=tuple(items),
+    )
+
+
+@transaction.atomic(durable=True)
+def add_entry(
+    memory: Memory,
+    *,
+    actor: Actor,
+    body: Any,
+    kind: Any,
+    tier: Any = None,
+    session_id: Any = None,
+    current_state: Any = False,
+    effective_at: Any = None,
+    sensitivity: Any = None,
+    evidence: Any = None,
+    dedupe: bool = True,
+    near_duplicate_of: Any = None,
+) -> WriteResult:
+    """Remember something new.
+
+    Effects: a new entry with version 1 and an ``add`` revision; or, when kind + normalized body
+    + evidence equal an *active* entry, nothing (``created=False``). A body equal to an inactive
+    entry makes a new entry: a write never reactivates implicitly.
+    Locks: the Memory row.
+    """
+    require_writer(actor)
+    new = clean_new_entry(
+        body=body,
+        kind=kind,
+        tier=tier,
+        session_id=session_id,
+        current_state=current_state,
+        effective_at=effective_at,
+        sensitivity=sensitivity,
+        evidence=evidence,
+    )
+    resolved = resolve_evidence(new.evidence)
+    digest = new.content_hash
+
+    memory = lock_memory(memory.pk)
+    existing = _active_duplicate(memory, actor, digest)
+    if existing is not None:
+        return existing
+    result = _create_entry(memory, actor, new, resolved, digest)
+    if dedupe:
+        result.near_duplicates = check_admission(
+            memory,
+            actor=actor,
+            entry=result.entry,
+            body=new.body,
+            near_duplicate_of=near_duplicate_of,
+        )
+    hooks.entry_admitted(
+        memory=memory,
+        actor=actor,
+        result=result,
+        dedupe=dedupe,
+        near_duplicate_of=near_duplicate_of,
+    )
+    return result
+
+
+def _active_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | None:
+    """An *active* entry within the actor's clearance with the same content hash."""
+    existing = (
+        Head.objects.filter(
+            memory=memory,
+            state=HeadState.ACTIVE,
+            version__content_hash=digest,
+            entry__sensitivity__in=sensitivities_up_to(actor.clearance),
+        )
+        .select_related("entry", "version")
+        .order_by("entry_id")
+        .first()
+    )
+    if existing is None:
+        return None
+    return WriteResult(
+        entry=existing.entry,
+        version=existing.version,
+        revision=None,
+        created=False,
+        reason="exact_duplicate",
+    )
+
+
+def _create_entry(
+    memory: Memory,
+    actor: Actor,
+    new: NewEntry,
+    resolved: list[ResolvedEvidence],
+    digest: str,
+) -> WriteResult:
+    """The entry row, its ``add`` revision (version 1) and the audit event."""
+    entry = Entry.objects.create(
+        memory=memory,
+        kind=new.kind,
+        tier=new.tier,
+        session_id=new.session_id,
+        sensitivity=new.sensitivity,
+        current_state=new.current_state,
+    )
+    body = NewBody(new.body, digest, resolved, new.effective_at)
+    revision = write_revision(
+        memory,
+        actor=actor,
+        kind=RevisionKind.ADD,
+        changes=[Change(entry=entry, new_body=body, restart_interval=True)],
+    )
+    head = Head.objects.select_related("version").get(entry=entry)
+    audit.record(
+        "entry.added",
+        actor=actor,
+        memory=memory,
+        label=label_of(new.body),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={"kind": new.kind, "tier": new.tier, "version": 1, "content_hash": digest},
+    )
+    return WriteResult(entry=entry, version=head.version, revision=revision, created=True)
+
+
+@transaction.atomic(durable=True)
+def revise_entry(
+    memory: Memory,
+    *,
+    actor: Actor,
+    entry_uid: str,
+    body: Any,
+    evidence: Any = None,
+    expected_version: Any = None,
+    importance_override: Any = None,
+) -> WriteResult:
+    """Correct an entry: a new version whose evidence is the predecessor's ∪ the new.
+
+    Refuses with 409 ``entry_inactive`` when the entry is inactive, 409 ``version_conflict``
+    when ``expected_version`` is not the head. Nothing changes → no version, no revision.
+    Locks: the Memory row.
+    """
+    require_writer(actor)
+    text = clean_body(body)
+    items = clean_evidence(evidence)
+    if expected_version is not None and (
+        isinstance(expected_version, bool) or not isinstance(expected_version, int)
+    ):
+        raise ValidationFailed(details={"expected_version": ["Must be an integer."]})
+    if importance_override is not None and (
+        isinstance(importance_override, bool)
+        or not isinstance(importance_override, int)
+        or not 0 <= importance_override <= 3
+    ):
+        raise ValidationFailed(details={"importance_override": ["An integer from 0 to 3."]})
+
+    memory = lock_memory(memory.pk)
+    entry = get_entry(actor, memory, entry_uid)
+    head = head_of(entry)
+    if head.state != HeadState.ACTIVE:
+        raise EntryInactive(details={"state": head.state, "reason": head.state_reason})
+    if expected_version is not None and expected_version != head.version.number:
+        raise VersionConflict(
+            details={"expected_version": expected_version, "head_version": head.version.number}
+        )
+    union = dedupe_evidence([*evidence_inputs_of(head.version), *items])
+    digest = content_hash(entry.kind, text, [i.identity for i in union])
+    override_changes = (
+        importance_override is not None and importance_override != head.importance_override
+    )
+    if digest == head.version.content_hash and not override_changes:
+        return WriteResult(entry, head.version, None, created=False, reason="no_change")
+    change = Change(entry=entry, state_reason=head.state_reason)
+    if digest != head.version.content_hash:
+        change.new_body = NewBody(text, digest, resolve_evidence(union), head.version.effective_at)
+        change.restart_interval = True
+    if override_changes:
+        change.attributes = {"importance_override": importance_override}
+    from_number = head.version.number
+    revision = write_revision(memory, actor=actor, kind=RevisionKind.REVISE, changes=[change])
+    head.refresh_from_db()
+    audit.record(
+        "entry.revised",
+        actor=actor,
+        memory=memory,
+        label=label_of(text),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={
+            "from_version": from_number,
+            "to_version": head.version.number,
+            **({"importance_override": importance_override} if override_changes else {}),
+        },
+    )
+    return WriteResult(entry, head.version, revision, created=change.new_body is not None)
+
+
+@transaction.atomic(durable=True)
+def forget_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -> WriteResult:
+    """Retire an entry (head becomes inactive, same version). Undone by ``reactivate_entry``."""
+    require_writer(actor)
+    why = clean_text(reason, field="reason", required=True)
+    memory = lock_memory(memory.pk)
+    entry = get_entry(actor, memory, entry_uid)
+    head = head_of(entry)
+    if head.state != HeadState.ACTIVE:
+        raise EntryInactive("The entry is already inactive.", details={"reason": head.state_reason})
+    revision = write_revision(
+        memory,
+        actor=actor,
+        kind=RevisionKind.FORGET,
+        reason=why,
+        changes=[Change(entry=entry, to_state=HeadState.INACTIVE, state_reason=why)],
+    )
+    audit.record(
+        "entry.forgotten",
+        actor=actor,
+        memory=memory,
+        label=label_of(head.version.body),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={"version": head.version.number, "reason": why},
+    )
+    return WriteResult(entry, head.version, revision, created=False)
+
+
+@transaction.atomic(durable=True)
+def reactivate_entry(
+    memory: Memory, *, actor: Actor, entry_uid: str, reason: Any = None
+) -> WriteResult:
+    """Make an inactive entry active again with the exact same version, in a new interval."""
+    require_writer(actor)
+    why = clean_text(reason, field="reason")
+    memory = lock_memory(memory.pk)
+    entry = get_entry(actor, memory, entry_uid)
+    head = head_of(entry)
+    if head.state == HeadState.ACTIVE:
+        raise EntryStateConflict("The entry is already active.")
+    revision = write_revision(
+        memory,
+        actor=actor,
+        kind=RevisionKind.REACTIVATE,
+        reason=why,
+        changes=[Change(entry=entry, version=head.version, restart_interval=True)],
+    )
+    audit.record(
+        "entry.reactivated",
+        actor=actor,
+        memory=memory,
+        label=label_of(head.version.body),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={"version": head.version.number, "reason": why, "was": head.state_reason},
+    )
+    return WriteResult(entry, head.version, revision, created=False)
+
+
+@transaction.atomic(durable=True)
+def pin_entry(
+    memory: Memory,
+    *,
+    actor: Actor,
+    entry_uid: str,
+    pinned: Any,
+    category: Any = None,
+    reason: Any,
+) -> WriteResult:
+    """Pin or unpin an entry with a category. Pinning is a human decision: reviewers only."""
+    if not actor.is_reviewer:
+        raise Forbidden("Only reviewers may pin entries.")
+    if not isinstance(pinned, bool):
+        raise ValidationFailed(details={"pinned": ["Must be true or false."]})
+    if pinned and category not in PinCategory.values:
+        raise ValidationFailed(details={"category": [f"One of {list(PinCategory.values)}."]})
+    why = clean_text(reason, field="reason", required=True)
+    memory = lock_memory(memory.pk)
+    entry = get_entry(actor, memory, entry_uid)
+    head = head_of(entry)
+    attributes = {"pinned": pinned, "pin_category": category if pinned else ""}
+    if head.pinned == pinned and head.pin_category == attributes["pin_category"]:
+        return WriteResult(entry, head.version, None, created=False, reason="no_change")
+    revision = write_revision(
+        memory,
+        actor=actor,
+        kind=RevisionKind.PIN,
+        reason=why,
+        changes=[
+            Change(
+                entry=entry,
+                to_state=head.state,
+                state_reason=head.state_reason,
+                attributes=attributes,
+            )
+        ],
+    )
+    audit.record(
+        "entry.pinned",
+        actor=actor,
+        memory=memory,
+        label=label_of(head.version.body),
+        revision=revision,
+        entry_ids=[entry.uid],
+        payload={**attributes, "reason": why},
+    )
+    return WriteResult(entry, head.version, revision, created=False)

@@ -1,0 +1,122 @@
+"""Evidence citations: parse, resolve against registered sources, union, read back."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from ..admission import clean_id, clean_text
+from ..exceptions import (
+    TooLarge,
+    ValidationFailed,
+)
+from ..models import (
+    EntryVersion,
+    Source,
+    SourceDeclaration,
+)
+
+# --- Inputs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvidenceInput:
+    source: str
+    ref: str
+    observed_at: datetime | None = None
+    quote: str = ""
+
+    @property
+    def identity(self) -> str:
+        """What the content hash and the evidence union compare."""
+        return f"{self.source}|{self.ref}"
+
+
+@dataclass(frozen=True)
+class ResolvedEvidence:
+    input: EvidenceInput
+    source: Source
+    declaration: SourceDeclaration | None
+
+
+def clean_evidence(raw: Any, *, field_name: str = "evidence") -> list[EvidenceInput]:
+    """Validate a list of ``{source, ref, observed_at?, quote?}`` citations."""
+    from django.conf import settings
+
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValidationFailed(details={field_name: ["Must be a list."]})
+    if len(raw) > settings.STEWARD_MAX_EVIDENCE:
+        raise TooLarge(
+            f"At most {settings.STEWARD_MAX_EVIDENCE} evidence references.",
+            details={field_name: [f"At most {settings.STEWARD_MAX_EVIDENCE} references."]},
+        )
+    out: list[EvidenceInput] = []
+    for i, item in enumerate(raw):
+        where = f"{field_name}[{i}]"
+        if not isinstance(item, dict):
+            raise ValidationFailed(details={where: ["Must be an object."]})
+        unknown = set(item) - {"source", "ref", "observed_at", "quote"}
+        if unknown:
+            raise ValidationFailed(details={where: [f"Unknown field(s): {sorted(unknown)}."]})
+        source = clean_id(item.get("source"), field=f"{where}.source")
+        ref = clean_text(item.get("ref"), field=f"{where}.ref", required=True, limit=2000)
+        observed = item.get("observed_at")
+        observed_at = None
+        if observed not in (None, ""):
+            observed_at = parse_datetime(observed) if isinstance(observed, str) else None
+            if observed_at is None:
+                raise ValidationFailed(details={f"{where}.observed_at": ["Not an ISO datetime."]})
+            if timezone.is_naive(observed_at):
+                observed_at = timezone.make_aware(observed_at, UTC)
+        quote = clean_text(item.get("quote"), field=f"{where}.quote", limit=2000)
+        out.append(EvidenceInput(source=source, ref=ref, observed_at=observed_at, quote=quote))
+    return out
+
+
+def resolve_evidence(items: Sequence[EvidenceInput]) -> list[ResolvedEvidence]:
+    """Attach each citation to its registered source and that source's declaration *now*."""
+    names = {i.source for i in items}
+    sources = {s.name: s for s in Source.objects.filter(name__in=names)}
+    missing = sorted(names - set(sources))
+    if missing:
+        raise ValidationFailed(
+            f"Unknown source(s): {', '.join(missing)}. Register them first.",
+            details={"evidence": [f"unknown source: {m}" for m in missing]},
+        )
+    latest: dict[int, SourceDeclaration] = {}
+    for decl in SourceDeclaration.objects.filter(source__in=sources.values()).order_by(
+        "source_id", "version"
+    ):
+        latest[decl.source_id] = decl
+    return [ResolvedEvidence(i, sources[i.source], latest.get(sources[i.source].pk)) for i in items]
+
+
+def dedupe_evidence(items: Iterable[EvidenceInput]) -> list[EvidenceInput]:
+    seen: dict[str, EvidenceInput] = {}
+    for item in items:
+        seen.setdefault(item.identity, item)
+    return list(seen.values())
+
+
+def evidence_inputs_of(version: EntryVersion) -> list[EvidenceInput]:
+    return [
+        EvidenceInput(ev.source.name, ev.ref, ev.observed_at, ev.quote)
+        for ev in version.evidence.select_related("source").order_by("position")
+    ]
+
+
+def evidence_json(items: Iterable[EvidenceInput]) -> list[dict[str, Any]]:
+    """Citations as stored in JSON (relation evidence, proposal payloads)."""
+    return [
+        dataclasses.asdict(i)
+        | {"observed_at": i.observed_at.isoformat() if i.observed_at else None}
+        for i in items
+    ]

@@ -1,0 +1,139 @@
+"""Memories: creation and policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from .. import audit
+from ..actors import Actor
+from ..exceptions import (
+    Forbidden,
+    MemoryExists,
+    ValidationFailed,
+)
+from ..models import (
+    Memory,
+)
+from .writer import lock_memory
+
+POLICY_KEYS = {
+    "quality_ranking",
+    "freshness",
+    "retention_days",
+    "importance_floor",
+    "l1_enabled",
+    "l1_max_per_run",
+    "tau_same",
+    "tau_similar",
+    "capacity_low_entries",
+    "approvals_required",
+    "webhook_url",
+    "promotion_min_sessions",
+}
+
+
+# --- Memories and sources -------------------------------------------------------------------
+
+
+def clean_policy(policy: Any) -> dict[str, Any]:
+    if policy is None:
+        return {}
+    if not isinstance(policy, dict):
+        raise ValidationFailed(details={"policy": ["Must be an object."]})
+    unknown = sorted(set(policy) - POLICY_KEYS)
+    if unknown:
+        raise ValidationFailed(details={"policy": [f"Unknown key(s): {unknown}."]})
+    for key in ("tau_same", "tau_similar"):
+        if key in policy and not (
+            isinstance(policy[key], int | float) and 0 <= float(policy[key]) <= 1
+        ):
+            raise ValidationFailed(details={f"policy.{key}": ["A number between 0 and 1."]})
+    for key in ("quality_ranking", "l1_enabled"):
+        if key in policy and not isinstance(policy[key], bool):
+            raise ValidationFailed(details={f"policy.{key}": ["Must be true or false."]})
+    for key, low, high in (
+        ("importance_floor", 0, 3),
+        ("l1_max_per_run", 1, 10_000),
+        ("capacity_low_entries", 1, 1_000_000),
+        ("promotion_min_sessions", 2, 100),
+    ):
+        if key in policy and not _int_in(policy[key], low, high):
+            raise ValidationFailed(details={f"policy.{key}": [f"An integer from {low} to {high}."]})
+    _check_int_map(policy, "retention_days", 1, 36_500)
+    _check_int_map(policy, "approvals_required", 1, 10)
+    fresh = policy.get("freshness")
+    if fresh is not None:
+        ok = isinstance(fresh, dict) and set(fresh) <= {"alpha", "half_life_days"}
+        alpha, half = (fresh or {}).get("alpha", 0.5), (fresh or {}).get("half_life_days", 30)
+        ok = ok and _num_in(alpha, 0, 1) and _num_in(half, 0.001, 36_500)
+        if not ok:
+            raise ValidationFailed(
+                details={"policy.freshness": ["{alpha: 0..1, half_life_days: > 0}."]}
+            )
+    url = policy.get("webhook_url")
+    if url not in (None, "") and not (
+        isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) <= 2000
+    ):
+        raise ValidationFailed(details={"policy.webhook_url": ["An http(s) URL."]})
+    return policy
+
+
+def _int_in(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _num_in(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high
+
+
+def _check_int_map(policy: dict[str, Any], key: str, low: int, high: int) -> None:
+    value = policy.get(key)
+    if value is None:
+        return
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and _int_in(v, low, high) for k, v in value.items()
+    ):
+        raise ValidationFailed(
+            details={f"policy.{key}": [f"An object of integers from {low} to {high}."]}
+        )
+
+
+@transaction.atomic(durable=True)
+def create_memory(*, actor: Actor, slug: str, name: str, policy: Any = None) -> Memory:
+    """Create a Memory. Reviewers without a Memory scope, and staff, may."""
+    if not (actor.is_staff or (actor.is_reviewer and actor.memory_ids is None)):
+        raise Forbidden("Only a reviewer without a Memory scope, or staff, may create a Memory.")
+    cleaned = clean_policy(policy)
+    if Memory.objects.filter(slug=slug).exists():
+        raise MemoryExists(f"A memory '{slug}' already exists.")
+    try:
+        with transaction.atomic():
+            memory = Memory.objects.create(slug=slug, name=name, policy=cleaned)
+    except IntegrityError as exc:
+        raise MemoryExists(f"A memory '{slug}' already exists.") from exc
+    audit.record(
+        "memory.created", actor=actor, memory=memory, label=name, payload={"policy": cleaned}
+    )
+    return memory
+
+
+@transaction.atomic(durable=True)
+def update_memory_policy(memory: Memory, *, actor: Actor, policy: Any) -> Memory:
+    """Merge ``policy`` keys into the Memory's policy (reviewers)."""
+    if not actor.is_reviewer:
+        raise Forbidden("Only reviewers may change a Memory's policy.")
+    cleaned = clean_policy(policy)
+    memory = lock_memory(memory.pk)
+    before = memory.policy
+    memory.policy = {**memory.policy, **cleaned}
+    memory.save(update_fields=["policy"])
+    audit.record(
+        "memory.policy_changed",
+        actor=actor,
+        memory=memory,
+        label=memory.name,
+        payload={"before": before, "after": memory.policy},
+    )
+    return memory

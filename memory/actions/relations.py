@@ -1,0 +1,68 @@
+"""Observed relations between entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from .. import audit, lifecycle
+from ..actors import Actor
+from ..admission import clean_id
+from ..exceptions import (
+    ValidationFailed,
+)
+from ..models import (
+    Memory,
+    Relation,
+    RelationKind,
+)
+from .common import get_entry, require_writer
+from .evidence import clean_evidence, evidence_json, resolve_evidence
+from .writer import lock_memory
+
+
+@transaction.atomic(durable=True)
+def record_conflict(
+    memory: Memory, *, actor: Actor, from_entry: Any, to_entry: Any, evidence: Any = None
+) -> Relation:
+    """Record a ``conflicts_with`` observation. It annotates (validity becomes
+    unresolved_conflict) but never changes heads, so it writes no revision."""
+    require_writer(actor)
+    a_uid = clean_id(from_entry, field="from_entry")
+    b_uid = clean_id(to_entry, field="to_entry")
+    if a_uid == b_uid:
+        raise ValidationFailed(details={"to_entry": ["An entry cannot conflict with itself."]})
+    items = clean_evidence(evidence)
+    resolve_evidence(items)
+    memory = lock_memory(memory.pk)
+    a = get_entry(actor, memory, a_uid)
+    b = get_entry(actor, memory, b_uid)
+    existing = Relation.objects.filter(
+        memory=memory,
+        kind=RelationKind.CONFLICTS_WITH,
+        from_entry=a,
+        to_entry=b,
+        retired_by__isnull=True,
+    ).first()
+    if existing is not None:
+        return existing
+    relation = Relation.objects.create(
+        memory=memory,
+        kind=RelationKind.CONFLICTS_WITH,
+        from_entry=a,
+        to_entry=b,
+        authoritative=False,
+        evidence=evidence_json(items),
+        created_by=actor.id,
+    )
+    lifecycle.refresh([a.pk, b.pk])
+    audit.record(
+        "relation.observed",
+        actor=actor,
+        memory=memory,
+        label=f"{a.uid} conflicts_with {b.uid}",
+        entry_ids=[a.uid, b.uid],
+        payload={"relation": relation.pk, "kind": relation.kind, "evidence": len(items)},
+    )
+    return relation

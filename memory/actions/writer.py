@@ -1,0 +1,289 @@
+"""The revision writer: the only code that changes heads (DESIGN.md §4).
+
+Lock order, everywhere: the Memory row (``select_for_update``), then proposal rows, then entry
+heads. Every public action is ``@transaction.atomic(durable=True)``, validates and scans its input
+*before* taking the lock, and re-checks state after taking it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from lib.correlation import current_correlation_id
+
+from .. import hooks, lifecycle
+from ..actors import Actor
+from ..models import (
+    AUTHORITATIVE_RELATIONS,
+    Authority,
+    Entry,
+    EntryVersion,
+    Evidence,
+    Head,
+    HeadState,
+    Memory,
+    Relation,
+    RelationKind,
+    Revision,
+    RevisionChange,
+    Verification,
+)
+from ..text import searchable_text
+from .evidence import ResolvedEvidence
+
+# --- The revision writer --------------------------------------------------------------------
+
+
+@dataclass
+class NewBody:
+    body: str
+    content_hash: str
+    evidence: list[ResolvedEvidence] = field(default_factory=list)
+    effective_at: datetime | None = None
+
+
+@dataclass
+class Change:
+    """One entry's part in a revision. ``new_body`` creates a version; ``version`` points the
+    head at an existing one (reactivate, compensate); neither keeps the head version."""
+
+    entry: Entry
+    to_state: str = HeadState.ACTIVE
+    new_body: NewBody | None = None
+    version: EntryVersion | None = None
+    state_reason: str = ""
+    restart_interval: bool = False
+    # Restores a recorded interval start exactly (compensation); wins over restart_interval.
+    interval_started_at: datetime | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class NewRelation:
+    kind: str
+    from_entry: Entry
+    to_entry: Entry
+    score: float | None = None
+    evidence: list[Any] = field(default_factory=list)
+
+
+def lock_memory(memory_pk: int) -> Memory:
+    """Take the Memory lock (first in the lock order) and return the fresh row."""
+    return Memory.objects.select_for_update().get(pk=memory_pk)
+
+
+def write_revision(
+    memory: Memory,
+    *,
+    actor: Actor,
+    kind: str,
+    reason: str = "",
+    changes: Sequence[Change],
+    relations: Sequence[NewRelation] = (),
+    retire: Sequence[Relation] = (),
+    proposal_id: int | None = None,
+    operation_id: int | None = None,
+) -> Revision:
+    """Append one revision and apply it: versions, changes, heads, relations, projection.
+
+    Precondition: the caller holds the Memory lock (``lock_memory``) inside a transaction and
+    has checked its expectations against the heads. Numbers are gap-free because the Memory
+    row's ``head`` is read and bumped under that lock.
+    """
+    now = timezone.now()
+    revision = Revision.objects.create(
+        memory=memory,
+        number=memory.head + 1,
+        kind=kind,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_label=actor.label,
+        on_behalf_of=actor.on_behalf_of,
+        reason=reason,
+        recorded_at=now,
+        correlation_id=current_correlation_id(),
+        proposal_id=proposal_id,
+        operation_id=operation_id,
+    )
+    head_changed = _apply_changes(memory, revision, changes, now)
+    touched = {c.entry.pk for c in changes}
+    touched |= _apply_relations(memory, revision, actor, relations, retire)
+    memory.head = revision.number
+    memory.save(update_fields=["head"])
+    lifecycle.refresh(touched)
+    # A new supersedes edge changes its target's validity without touching its head; pending
+    # proposals built on the target's old standing must go stale too.
+    superseded = [
+        r.to_entry.pk
+        for r in relations
+        if r.kind == RelationKind.SUPERSEDES and r.to_entry.pk not in head_changed
+    ]
+    if head_changed or superseded:
+        hooks.heads_changed(memory, revision, [*head_changed, *superseded])
+    return revision
+
+
+_HEAD_FIELDS = [
+    "version",
+    "state",
+    "state_reason",
+    "revision",
+    "interval_started_at",
+    "pinned",
+    "pin_category",
+    "importance_override",
+]
+
+
+def _apply_changes(
+    memory: Memory, revision: Revision, changes: Sequence[Change], now: datetime
+) -> list[int]:
+    """Create the versions, the change rows and the heads; the pks whose head moved."""
+    heads = {
+        h.entry_id: h
+        for h in Head.objects.filter(entry_id__in=[c.entry.pk for c in changes]).select_related(
+            "version"
+        )
+    }
+    head_changed: list[int] = []
+    change_rows: list[RevisionChange] = []
+    new_heads: list[Head] = []
+    updated_heads: list[Head] = []
+    for change in changes:
+        head = heads.get(change.entry.pk)
+        from_version = head.version if head else None
+        to_version = _target_version(memory, change, from_version, revision)
+        change_rows.append(
+            RevisionChange(
+                revision=revision,
+                entry=change.entry,
+                from_version=from_version,
+                to_version=to_version,
+                from_state=head.state if head else "",
+                to_state=change.to_state,
+                state_reason=change.state_reason,
+                attributes=change.attributes,
+            )
+        )
+        if head is None:
+            head = Head(entry=change.entry, memory=memory, interval_started_at=now)
+            new_heads.append(head)
+            head_changed.append(change.entry.pk)
+        else:
+            if head.version_id != to_version.pk or head.state != change.to_state:
+                head_changed.append(change.entry.pk)
+            if change.interval_started_at is not None:
+                head.interval_started_at = change.interval_started_at
+            elif change.restart_interval:
+                head.interval_started_at = now
+            updated_heads.append(head)
+        head.version = to_version
+        head.state = change.to_state
+        head.state_reason = change.state_reason
+        head.revision = revision
+        _apply_attributes(head, change.attributes)
+    RevisionChange.objects.bulk_create(change_rows)
+    if new_heads:
+        Head.objects.bulk_create(new_heads)
+    if updated_heads:
+        Head.objects.bulk_update(updated_heads, _HEAD_FIELDS)
+    return head_changed
+
+
+def _target_version(
+    memory: Memory, change: Change, from_version: EntryVersion | None, revision: Revision
+) -> EntryVersion:
+    """The version the change points the head at: a new one, a given one, or the same."""
+    if change.new_body is not None:
+        return _create_version(memory, change.entry, change.new_body, from_version, revision)
+    to_version = change.version or from_version
+    if to_version is None:
+        raise ValueError("a change to an entry without a head must bring a body")
+    return to_version
+
+
+def _apply_relations(
+    memory: Memory,
+    revision: Revision,
+    actor: Actor,
+    relations: Sequence[NewRelation],
+    retire: Sequence[Relation],
+) -> set[int]:
+    """Create the revision's authoritative relations and retire others; the pks they touch."""
+    touched: set[int] = set()
+    if relations:
+        Relation.objects.bulk_create(
+            [
+                Relation(
+                    memory=memory,
+                    kind=r.kind,
+                    from_entry=r.from_entry,
+                    to_entry=r.to_entry,
+                    authoritative=r.kind in AUTHORITATIVE_RELATIONS,
+                    score=r.score,
+                    evidence=r.evidence,
+                    revision=revision,
+                    created_by=actor.id,
+                )
+                for r in relations
+            ]
+        )
+        touched |= {r.from_entry.pk for r in relations} | {r.to_entry.pk for r in relations}
+    if retire:
+        Relation.objects.filter(pk__in=[r.pk for r in retire], retired_by__isnull=True).update(
+            retired_by=revision
+        )
+        touched |= {r.from_entry_id for r in retire} | {r.to_entry_id for r in retire}
+    return touched
+
+
+def _apply_attributes(head: Head, attributes: dict[str, Any]) -> None:
+    if "pinned" in attributes:
+        head.pinned = bool(attributes["pinned"])
+        head.pin_category = attributes.get("pin_category") or ""
+    if "importance_override" in attributes:
+        head.importance_override = attributes["importance_override"]
+
+
+def _create_version(
+    memory: Memory,
+    entry: Entry,
+    new: NewBody,
+    predecessor: EntryVersion | None,
+    revision: Revision,
+) -> EntryVersion:
+    version = EntryVersion.objects.create(
+        memory=memory,
+        entry=entry,
+        number=(predecessor.number + 1) if predecessor else 1,
+        body=new.body,
+        content_hash=new.content_hash,
+        predecessor=predecessor,
+        revision=revision,
+        effective_at=new.effective_at,
+        searchable_text=searchable_text(new.body),
+    )
+    Evidence.objects.bulk_create(
+        [
+            Evidence(
+                version=version,
+                position=i,
+                source=ev.source,
+                ref=ev.input.ref,
+                observed_at=ev.input.observed_at,
+                quote=ev.input.quote,
+                declaration_version=ev.declaration.version if ev.declaration else None,
+                authority=ev.declaration.authority if ev.declaration else Authority.UNTRUSTED,
+                verification=(
+                    ev.declaration.verification if ev.declaration else Verification.UNKNOWN
+                ),
+            )
+            for i, ev in enumerate(new.evidence)
+        ]
+    )
+    return version

@@ -1,0 +1,125 @@
+"""The lexical channel: full-text candidates with exact term counts on both backends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import connection
+
+from ..models import (
+    HeadState,
+    Sensitivity,
+    Validity,
+)
+from .common import ACTIVE, CURRENT, HEADS, Candidate, admission_floor, query_terms
+
+
+def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, list[Any]]:
+    """A subquery of (id, matched): versions containing at least one term, with the number of
+    distinct query terms they contain. The counts are exact on both backends.
+
+    SQLite counts from the FTS5 posting lists themselves (one MATCH per term, each intersected
+    with the Memory's scope token, grouped), so no text is read before the admission floor has
+    been applied and a Memory never walks another Memory's postings. PostgreSQL finds the rows with
+    one GIN lookup (any term) and counts per term on the row's stored tsvector (the same tokens:
+    a lexeme is present exactly when the analyzer token is): GIN rows cannot be read without
+    the heap, so one heap visit per row beats one index probe per term. Terms are analyzer
+    tokens (letters, digits, underscores), so quoting them as tsquery lexemes is safe.
+    """
+    if connection.vendor == "postgresql":
+        hits = " + ".join("(v.search_vector @@ %s::tsquery)::int" for _ in terms)
+        query = " | ".join(f"'{t}'" for t in terms)
+        sql = (
+            f"SELECT v.id AS id, ({hits}) AS matched FROM memory_entryversion v "
+            "WHERE v.search_vector @@ %s::tsquery AND v.memory_id = %s"
+        )
+        return sql, [*(f"'{t}'" for t in terms), query, memory_pk]
+    union = " UNION ALL ".join(
+        "SELECT rowid AS id FROM memory_entryversion_fts WHERE memory_entryversion_fts MATCH %s"
+        for _ in terms
+    )
+    sql = (
+        f"SELECT id, COUNT(*) AS matched FROM ({union}) AS per_term "
+        "GROUP BY id HAVING COUNT(*) >= %s"
+    )
+    # Each term is intersected with the Memory's scope token (migration 0010).
+    scope = f'scope:"m{int(memory_pk)}" AND searchable_text:'
+    return sql, [*(f'{scope}"{t}"' for t in terms), floor]
+
+
+def lexical_channel(
+    memory_pk: int,
+    terms: Sequence[str],
+    *,
+    view: str,
+    limit: int,
+    sensitivities: Sequence[str] | None = None,
+    exclude_entry_pks: Iterable[int] = (),
+) -> list[Candidate]:
+    """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
+
+    ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY); ``sensitivities`` (when given) is
+    the caller's clearance, applied in the same query so nothing above it is ever ranked. One
+    query, whatever the size of the Memory.
+    """
+    if not terms or limit <= 0:
+        return []
+    floor = admission_floor(len(terms))
+    scored, params = _scored_sql(memory_pk, terms, floor)
+    joins = ""
+    where = ["v.memory_id = %s", "m.matched >= %s"]
+    params += [memory_pk, floor]
+    if view in (ACTIVE, CURRENT, HEADS):
+        joins += " JOIN memory_head h ON h.version_id = v.id"
+    if view in (ACTIVE, CURRENT):
+        where.append("h.state = %s")
+        params.append(HeadState.ACTIVE)
+    # The projection carries the entry's (immutable) sensitivity: one join serves both filters.
+    restricted = sensitivities is not None and set(Sensitivity.values) - set(sensitivities)
+    if view == CURRENT or restricted:
+        joins += " JOIN memory_lifecycleprojection p ON p.entry_id = v.entry_id"
+    if view == CURRENT:
+        where.append("p.validity IN (%s, %s)")
+        params += [Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
+    if restricted and sensitivities is not None:
+        where.append(f"p.sensitivity IN ({', '.join(['%s'] * len(sensitivities))})")
+        params += list(sensitivities)
+    excluded = sorted(set(exclude_entry_pks))
+    if excluded:
+        where.append(f"v.entry_id NOT IN ({', '.join(['%s'] * len(excluded))})")
+        params += excluded
+    sql = f"""
+        SELECT v.entry_id, v.id
+        FROM ({scored}) m
+        JOIN memory_entryversion v ON v.id = m.id{joins}
+        WHERE {" AND ".join(where)}
+        ORDER BY m.matched DESC,
+                 length(v.searchable_text) - length(replace(v.searchable_text, ' ', '')) ASC,
+                 v.entry_id ASC, v.id ASC
+        LIMIT %s
+    """
+    params.append(limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [Candidate(e, v, i) for i, (e, v) in enumerate(rows, start=1)]
+
+
+def lexical_candidates(
+    memory_pk: int, text: str, *, limit: int = 20, exclude_entry_pks: Iterable[int] = ()
+) -> list[int]:
+    """Pks of entries whose *active head version* matches ``text`` lexically, best first.
+
+    Uses the admission floor of DESIGN.md §6; at most ``limit`` results; never padded. For the
+    bounded near-duplicate check at admission (DESIGN.md §7): no clearance filter (the check is
+    the system's, scoped to the Memory), and nothing is written.
+    """
+    found = lexical_channel(
+        memory_pk,
+        query_terms(text),
+        view=ACTIVE,
+        limit=limit,
+        exclude_entry_pks=exclude_entry_pks,
+    )
+    return [c.entry_pk for c in found]

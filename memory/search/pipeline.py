@@ -1,0 +1,165 @@
+"""The recall pipeline: channels → fusion → quality reorder → reranker → limit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.utils import timezone
+
+from lib.errors import ValidationFailed
+
+from ..actors import Actor
+from ..models import (
+    Memory,
+    sensitivities_up_to,
+)
+from ..ranking import (
+    INTENTS,
+    FreshnessPolicy,
+    bounded_stable_reorder,
+    has_current_intent,
+    quality_votes,
+)
+from .common import CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
+from .fusion import coarse_pool_size, rrf_fuse
+from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
+from .lexical import lexical_channel
+from .trace import SearchResult, build_trace, validity_counts
+from .vector import vector_channel
+
+# --- The pipeline ---------------------------------------------------------------------------
+
+VIEWS = ("current", "history")
+
+
+def search(
+    memory: Memory,
+    *,
+    actor: Actor,
+    query: str,
+    limit: int = 10,
+    view: str = "current",
+    intent: str | None = None,
+    reranker: Reranker | None = None,
+    trace: bool = False,
+    now: datetime | None = None,
+) -> SearchResult:
+    """Recall from ``memory`` for ``actor`` (scope already checked by the caller).
+
+    Read-only: never writes, never locks. A fixed number of queries: the channels (one each),
+    the pool rows (one), and — only when ``trace`` is asked — the validity-filter counts (two).
+    """
+    check_request(view=view, intent=intent, limit=limit)
+    if reranker is None:
+        reranker = configured_reranker()
+    now = now or timezone.now()
+    terms = query_terms(query)
+    cap = channel_cap(limit)
+    clearance = sensitivities_up_to(actor.clearance)
+    ranked = run_channels(memory.pk, query, terms, view=view, cap=cap, clearance=clearance)
+    pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
+    baseline = load_hits(pool)
+    for i, hit in enumerate(baseline, start=1):
+        hit.baseline_rank = i
+    quality_on, why = _quality_gate(memory, baseline)
+    current_intent = has_current_intent(query, intent)
+    ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now)
+    filtered = (
+        validity_counts(memory.pk, query, terms, ranked, cap, clearance)
+        if (trace and view == "current")
+        else {}
+    )
+    return SearchResult(
+        hits=ordered[:limit],
+        trace=build_trace(
+            view=view,
+            limit=limit,
+            terms=len(terms),
+            cap=cap,
+            ranked=ranked,
+            filtered=filtered,
+            pool_size=len(pool),
+            baseline=baseline,
+            ordered=ordered,
+            quality={"enabled": quality_on, "reason": why, "current_intent": current_intent},
+            reranker=reranker,
+        ),
+    )
+
+
+def check_request(*, view: str, intent: str | None, limit: int) -> None:
+    """Refuse an unknown view or intent and a limit outside 1..MAX_LIMIT."""
+    if view not in VIEWS:
+        raise ValidationFailed(details={"view": [f"One of {list(VIEWS)}."]})
+    if intent is not None and intent not in INTENTS:
+        raise ValidationFailed(details={"intent": [f"One of {list(INTENTS)}."]})
+    max_limit = setting("MAX_LIMIT", 50)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
+        raise ValidationFailed(details={"limit": [f"An integer from 1 to {max_limit}."]})
+
+
+def run_channels(
+    memory_pk: int,
+    query: str,
+    terms: Sequence[str],
+    *,
+    view: str,
+    cap: int,
+    clearance: Sequence[str],
+) -> dict[str, list[Candidate]]:
+    """Each channel's candidates for the view, clearance applied inside the channel query."""
+    scope = CURRENT if view == "current" else HISTORY
+    return {
+        "lexical": lexical_channel(
+            memory_pk, terms, view=scope, limit=cap, sensitivities=clearance
+        ),
+        "vector": vector_channel(memory_pk, query, view=scope, limit=cap, sensitivities=clearance),
+    }
+
+
+def _order(
+    baseline: list[Hit],
+    memory: Memory,
+    query: str,
+    quality_on: bool,
+    current_intent: bool,
+    reranker: Reranker | None,
+    now: datetime,
+) -> list[Hit]:
+    """The bounded quality reorder (when on), then the reranker; ranks recorded on each hit."""
+    ordered = list(baseline)
+    if quality_on:
+        ordered = _reorder(ordered, current_intent=current_intent, memory=memory, now=now)
+    for i, hit in enumerate(ordered, start=1):
+        hit.quality_rank = i
+    if reranker is not None:
+        shown = list(ordered)
+        ordered = list(reranker.rerank(query, shown))
+        check_membership(shown, ordered)
+    for i, hit in enumerate(ordered, start=1):
+        hit.rank = i
+    return ordered
+
+
+def _quality_gate(memory: Memory, hits: Sequence[Hit]) -> tuple[bool, str]:
+    """Quality ranking runs only when the policy enables it and declarations exist."""
+    if memory.policy.get("quality_ranking") is not True:
+        return False, "policy_off"
+    if not any(h.declared for h in hits):
+        return False, "no_declared_sources"
+    return True, "enabled"
+
+
+def _reorder(hits: list[Hit], *, current_intent: bool, memory: Memory, now: datetime) -> list[Hit]:
+    fresh = FreshnessPolicy.from_policy(memory.policy)
+    shifts: dict[tuple[int, int], int] = {}
+    for h in hits:
+        if h.quality is None:
+            continue
+        votes = quality_votes(h.quality, current_intent=current_intent, now=now, fresh=fresh)
+        h.rules = votes.rules
+        shifts[h.key] = votes.shift
+    by_key = {h.key: h for h in hits}
+    order = bounded_stable_reorder([h.key for h in hits], shifts)
+    return [by_key[k] for k in order]

@@ -1,0 +1,122 @@
+"""The ranking trace: ids, ranks, counts and rule codes — never body text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..models import (
+    LifecycleProjection,
+    Validity,
+)
+from .common import HEADS, Candidate, admission_floor
+from .hits import Hit
+from .lexical import lexical_channel
+from .vector import vector_channel
+
+
+@dataclass
+class RankingTrace:
+    """Why the hits are in this order. Ids, ranks, counts and rule codes — no body text."""
+
+    view: str
+    limit: int
+    terms: int
+    admission_floor: int
+    channel_cap: int
+    channels: dict[str, int]
+    validity_filter: dict[str, int]
+    pool_size: int
+    baseline: list[dict[str, Any]]
+    adjusted: list[dict[str, Any]]
+    quality: dict[str, Any]
+    reranker: str | None
+    unresolved_conflicts: int
+    membership_changed: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    trace: RankingTrace
+
+
+def validity_counts(
+    memory_pk: int,
+    query: str,
+    terms: Sequence[str],
+    ranked: Mapping[str, Sequence[Candidate]],
+    cap: int,
+    clearance: Sequence[str],
+) -> dict[str, int]:
+    """How many admitted candidates the current view's validity filter removed, by validity
+    (the channels run again over every head version, same floor and cap)."""
+    kept = {c.entry_pk for cands in ranked.values() for c in cands}
+    unfiltered = lexical_channel(memory_pk, terms, view=HEADS, limit=cap, sensitivities=clearance)
+    unfiltered += vector_channel(memory_pk, query, view=HEADS, limit=cap, sensitivities=clearance)
+    dropped = {c.entry_pk for c in unfiltered} - kept
+    counts = {Validity.INACTIVE.value: 0, Validity.SUPERSEDED.value: 0}
+    if dropped:
+        for validity in LifecycleProjection.objects.filter(entry_id__in=dropped).values_list(
+            "validity", flat=True
+        ):
+            counts[validity] = counts.get(validity, 0) + 1
+    return counts
+
+
+def build_trace(
+    *,
+    view: str,
+    limit: int,
+    terms: int,
+    cap: int,
+    ranked: Mapping[str, Sequence[Candidate]],
+    filtered: dict[str, int],
+    pool_size: int,
+    baseline: Sequence[Hit],
+    ordered: Sequence[Hit],
+    quality: dict[str, Any],
+    reranker: Any,
+) -> RankingTrace:
+    """The trace of one search: the baseline pool, the adjusted order and why."""
+    return RankingTrace(
+        view=view,
+        limit=limit,
+        terms=terms,
+        admission_floor=admission_floor(terms) if terms else 0,
+        channel_cap=cap,
+        channels={name: len(c) for name, c in ranked.items()},
+        validity_filter=filtered,
+        pool_size=pool_size,
+        baseline=[
+            {
+                "entry_id": h.entry_id,
+                "version": h.version,
+                "rank": h.baseline_rank,
+                "score": h.score,
+                "channels": h.channels,
+            }
+            for h in baseline
+        ],
+        adjusted=[
+            {
+                "entry_id": h.entry_id,
+                "version": h.version,
+                "baseline_rank": h.baseline_rank,
+                "quality_rank": h.quality_rank,
+                "rank": h.rank,
+                "shift": h.baseline_rank - h.quality_rank,
+                "rules": h.rules,
+                "returned": h.rank <= limit,
+            }
+            for h in ordered
+        ],
+        quality=quality,
+        reranker=getattr(reranker, "name", type(reranker).__name__) if reranker else None,
+        unresolved_conflicts=sum(1 for h in baseline if h.validity == Validity.UNRESOLVED_CONFLICT),
+        membership_changed=False,
+    )
