@@ -146,10 +146,19 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# acks_late tasks (the maintenance jobs) are redelivered this long after a worker died.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": float(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+}
 CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-keys": {
         "task": "proposals.purge_idempotency_keys",
         "schedule": 3600.0,
+    },
+    # Fans out per Memory by its policy ``jobs`` (each off unless enabled, every_hours apart).
+    "maintenance-fan-out": {
+        "task": "memory.schedule_maintenance",
+        "schedule": float(os.environ.get("STEWARD_MAINTENANCE_BEAT_SECONDS", "300")),
     },
 }
 

@@ -1,11 +1,12 @@
-"""REST endpoints of L1 maintenance: start a job, read a run, read a Memory's inventory.
+"""REST endpoints of maintenance: start a job, list and read runs, read a Memory's inventory.
 
 ``POST /memories/{slug}/maintenance/{job}`` checks the role and the job name, then hands the job
 to its Celery task. Without ``CELERY_BROKER_URL`` the task runs eagerly, so the 202 response
 carries the finished run (``{run: id, job, dry_run, status: "finished", counts}``); with a broker
 the run is recorded when the worker finishes, and the response says ``{run: null, task_id,
-status: "queued"}``. A real ``l1`` run on a Memory whose policy has ``l1_enabled`` off answers
-409 ``maintenance_disabled`` and writes nothing.
+status: "queued"}``. A real run of a job its Memory's policy does not enable (``l1_enabled``,
+``jobs.<job>.enabled``) answers 409 ``maintenance_disabled`` and writes nothing; a run while
+another of the same job is going on that Memory answers 409 ``maintenance_running``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rest_framework.response import Response
 
 from lib.api import ActorApiView, StrictSerializer, parse
 from lib.correlation import current_correlation_id
+from lib.pagination import keyset_page
 
 from . import actions, inventory, maintenance, tasks
 from .exceptions import Forbidden
@@ -32,16 +34,25 @@ class MaintenanceRunIn(StrictSerializer):
     dry_run = serializers.BooleanField(required=False, default=True)
 
 
+def _item_uids(item: dict[str, Any]) -> set[str]:
+    return {item["entry_id"], *item.get("entries", [])}
+
+
 def run_out(run: MaintenanceRun, actor: Any) -> dict[str, Any]:
-    """The run as the actor may see it: items naming entries above its clearance are left out
-    (counted in ``items_hidden``); at most one query."""
-    hidden = hidden_uids(run.memory_id, {i["entry_id"] for i in run.items}, actor)
-    items = [i for i in run.items if i["entry_id"] not in hidden]
+    """The run as the actor may see it: items naming any entry above its clearance are left
+    out (counted in ``items_hidden``); at most one query."""
+    uids: set[str] = set()
+    for i in run.items:
+        uids |= _item_uids(i)
+    hidden = hidden_uids(run.memory_id, uids, actor)
+    items = [i for i in run.items if not (_item_uids(i) & hidden)]
     return {
         "id": run.pk,
         "memory": run.memory.slug,
         "job": run.job,
         "dry_run": run.dry_run,
+        "status": "finished",
+        "proposals": list(run.counts.get("proposals", [])),
         "parameters": run.parameters,
         "counts": run.counts,
         "items": items,
@@ -58,7 +69,10 @@ class MaintenanceStartApi(ActorApiView):
     @extend_schema(
         tags=TAG,
         request=MaintenanceRunIn,
-        summary="Run a maintenance job (l1, rebuild); dry run by default",
+        summary=(
+            "Run a maintenance job (l1, rebuild, near_duplicates, contradictions, promotion, "
+            "capacity); dry run by default"
+        ),
     )
     def post(self, request: Request, slug: str, job: str) -> Response:
         actor = self.actor(request)
@@ -66,8 +80,8 @@ class MaintenanceStartApi(ActorApiView):
         if not actor.is_reviewer:
             raise Forbidden("Only reviewers and staff may run maintenance.")
         data = parse(MaintenanceRunIn, request)
-        maintenance.check_job(job)
-        result = tasks.TASKS[job].delay(
+        spec = maintenance.check_job(job)
+        result = spec.task.delay(
             memory.pk,
             dry_run=data["dry_run"],
             actor=tasks.actor_to_primitive(actor),
@@ -92,6 +106,38 @@ class MaintenanceStartApi(ActorApiView):
                 "counts": run.counts,
             },
             status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class MaintenanceRunListApi(ActorApiView):
+    @extend_schema(tags=TAG, summary="A Memory's maintenance runs, newest first (cursor pages)")
+    def get(self, request: Request, slug: str) -> Response:
+        actor = self.actor(request)
+        if not actor.can_read:
+            raise Forbidden("Your role may not read maintenance runs.")
+        memory = actions.get_memory(actor, slug)
+        qs = MaintenanceRun.objects.for_memory(memory).select_related("memory")
+        job = request.query_params.get("job")
+        if job:
+            qs = qs.filter(job=job)
+        rows, cursor = keyset_page(qs, request.query_params, descending=True)
+        return Response(
+            {
+                "items": [
+                    {
+                        "id": r.pk,
+                        "job": r.job,
+                        "dry_run": r.dry_run,
+                        "status": "finished",
+                        "counts": r.counts,
+                        "proposals": list(r.counts.get("proposals", [])),
+                        "started_at": r.started_at.isoformat(),
+                        "finished_at": r.finished_at.isoformat(),
+                    }
+                    for r in rows
+                ],
+                "next_cursor": cursor,
+            }
         )
 
 

@@ -1,4 +1,4 @@
-"""App config for the memory core."""
+"""App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``)."""
 
 from django.apps import AppConfig
 
@@ -6,3 +6,11 @@ from django.apps import AppConfig
 class MemoryConfig(AppConfig):
     name = "memory"
     verbose_name = "Memory"
+
+    def ready(self) -> None:
+        from . import maintenance, tasks
+
+        maintenance.register_job("l1", maintenance._run_decay, tasks.l1_decay_scan)
+        maintenance.register_job(
+            "rebuild", maintenance.run_projection_rebuild, tasks.rebuild_projection
+        )

@@ -71,3 +71,12 @@ class JobNotAvailable(DomainError):
 
     code = "invalid"
     http_status = 422
+
+
+class MaintenanceRunning(DomainError):
+    """A run of the same job is already in progress on this Memory: two runs of one job never
+    overlap (they would file the same proposals twice or retire on stale candidates). Nothing
+    was written; retry when the other run has finished."""
+
+    code = "maintenance_running"
+    http_status = 409

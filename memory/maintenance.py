@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -46,13 +48,20 @@ from lib.correlation import current_correlation_id
 from . import audit, hooks, lifecycle
 from .actions import Change, lock_memory, write_revision
 from .actors import SYSTEM, Actor
-from .exceptions import Forbidden, JobNotAvailable, MaintenanceDisabled, NotFound
+from .exceptions import (
+    Forbidden,
+    JobNotAvailable,
+    MaintenanceDisabled,
+    MaintenanceRunning,
+    NotFound,
+)
 from .models import (
     Entry,
     Head,
     HeadState,
     Kind,
     LifecycleProjection,
+    MaintenanceLock,
     MaintenanceRun,
     Memory,
     Relation,
@@ -76,9 +85,20 @@ LAMBDA = math.log(2) / 90
 SIGMA = 0.5
 MU = math.log(2) / 30
 
-#: Jobs the API knows; only these are available in this build.
-JOBS_AVAILABLE = ("l1", "rebuild")
-JOBS_PLANNED = ("capacity", "near_duplicates", "promotion")
+#: Every job name the API knows (API.md). A job is available once an app registered it
+#: (:func:`register_job`): ``memory`` registers ``l1`` and ``rebuild``, ``proposals`` the
+#: passes that file proposals.
+JOB_NAMES = (
+    "l1",
+    "rebuild",
+    "near_duplicates",
+    "contradictions",
+    "promotion",
+    "capacity",
+    "injection_scan",
+)
+#: A lock older than this is taken over (a worker that died without releasing it).
+LOCK_TTL = timedelta(minutes=30)
 
 
 # --- The retention score ----------------------------------------------------------------------
@@ -259,22 +279,106 @@ def _require_maintainer(actor: Actor, memory: Memory) -> None:
         raise Forbidden("This key may not run maintenance on that Memory.")
 
 
-def check_job(job: str) -> None:
-    """Refuse a job name this build cannot run (422 ``invalid``)."""
-    if job in JOBS_AVAILABLE:
-        return
-    if job in JOBS_PLANNED:
+@dataclass(frozen=True)
+class Job:
+    """A registered maintenance job: ``run(memory, *, actor, dry_run)`` is its action and
+    ``task`` the Celery task calling it (``task.delay(memory_id, dry_run=, actor=,
+    correlation_id=)``)."""
+
+    name: str
+    run: Callable[..., MaintenanceRun]
+    task: Any
+
+
+_JOBS: dict[str, Job] = {}
+
+
+def register_job(name: str, run: Callable[..., MaintenanceRun], task: Any) -> None:
+    """Make a job available (called from an ``AppConfig.ready``)."""
+    _JOBS[name] = Job(name, run, task)
+
+
+def jobs() -> dict[str, Job]:
+    return dict(_JOBS)
+
+
+def check_job(job: str) -> Job:
+    """The registered job of that name; 422 ``invalid`` for a job this build cannot run."""
+    if job in _JOBS:
+        return _JOBS[job]
+    available = ", ".join(sorted(_JOBS))
+    if job in JOB_NAMES:
         raise JobNotAvailable(
             f"The maintenance job '{job}' is not available yet.",
-            details={"job": [f"Available: {', '.join(JOBS_AVAILABLE)}."]},
+            details={"job": [f"Available: {available}."]},
         )
     raise JobNotAvailable(
         f"Unknown maintenance job '{job}'.",
-        details={"job": [f"One of {', '.join(JOBS_AVAILABLE + JOBS_PLANNED)}."]},
+        details={"job": [f"One of {available}."]},
     )
 
 
-def _record_run(
+def job_policy(policy: dict[str, Any], job: str) -> dict[str, Any]:
+    """``policy.jobs[job]`` (``{enabled, every_hours}``); every job is off unless enabled."""
+    raw = (policy.get("jobs") or {}).get(job) or {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def job_enabled(policy: dict[str, Any], job: str) -> bool:
+    if job == "l1" and policy.get("l1_enabled", False):
+        return True
+    return bool(job_policy(policy, job).get("enabled", False))
+
+
+def require_enabled(memory: Memory, job: str) -> None:
+    """A real (writing) run of ``job`` needs the job enabled in the Memory's policy (409
+    ``maintenance_disabled`` otherwise, nothing written): with every option off no job changes
+    anything (invariant 7). Dry runs are always allowed."""
+    if not job_enabled(memory.policy or {}, job):
+        raise MaintenanceDisabled(
+            f"The maintenance job '{job}' is disabled for this Memory "
+            f"(policy jobs.{job}.enabled is off)."
+        )
+
+
+@contextmanager
+def job_lock(memory: Memory, job: str, holder: str | None = None) -> Iterator[str]:
+    """Hold the (Memory, job) lock for the duration of a run: two runs of one job never
+    overlap on one Memory (409 ``maintenance_running`` for the second).
+
+    The lock is a row with a unique (memory, job) key, taken in its own short transaction so it
+    works on both backends. A lock whose holder is the same (a redelivered Celery task keeps
+    its id) or that is older than :data:`LOCK_TTL` (a worker killed without releasing it) is
+    taken over. Released when the run ends, whatever the outcome.
+    """
+    holder = holder or f"local:{uuid.uuid4().hex}"
+    now = timezone.now()
+    with transaction.atomic():
+        MaintenanceLock.objects.filter(memory_id=memory.pk, job=job).filter(
+            Q(holder=holder) | Q(expires_at__lte=now)
+        ).delete()
+        try:
+            with transaction.atomic():
+                MaintenanceLock.objects.create(
+                    memory_id=memory.pk,
+                    job=job,
+                    holder=holder,
+                    acquired_at=now,
+                    expires_at=now + LOCK_TTL,
+                )
+        except IntegrityError:
+            other = MaintenanceLock.objects.filter(memory_id=memory.pk, job=job).first()
+            raise MaintenanceRunning(
+                f"A '{job}' run is already in progress on this Memory.",
+                details={"job": job, "since": other.acquired_at.isoformat() if other else None},
+            ) from None
+    try:
+        yield holder
+    finally:
+        MaintenanceLock.objects.filter(memory_id=memory.pk, job=job, holder=holder).delete()
+
+
+def record_run(
     memory: Memory,
     *,
     actor: Actor,
@@ -286,7 +390,11 @@ def _record_run(
     started_at: datetime,
     entry_ids: Sequence[str] = (),
 ) -> MaintenanceRun:
-    """Append the run row and its ``maintenance.run`` audit event in one transaction."""
+    """Append the run row and its ``maintenance.run`` audit event in one transaction.
+
+    ``items`` are the receipts: one dict per candidate with ``entry_id`` (and ``entries`` when
+    it concerns several), ``action`` and, for the passes, ``reason`` and ``inputs``. Only the
+    first ``MaintenanceRun.MAX_ITEMS`` are kept; the counts cover everything."""
     with transaction.atomic(durable=True):
         run = MaintenanceRun.objects.create(
             memory=memory,
@@ -379,7 +487,7 @@ def run_decay_scan(
     }
     if dry_run:
         items = [c.item("would_retire") for c in scan.candidates]
-        return _record_run(
+        return record_run(
             memory,
             actor=actor,
             job="l1",
@@ -434,7 +542,7 @@ def run_decay_scan(
             retired += uids
             counts["retired"] += len(ok)
             counts["revisions"].append(revision.number)
-    return _record_run(
+    return record_run(
         memory,
         actor=actor,
         job="l1",
@@ -480,7 +588,7 @@ def run_projection_rebuild(
         {"entry_id": uid, "action": "head_mismatch"}
         for uid in report.head_mismatches[: MaintenanceRun.MAX_ITEMS + 1]
     ]
-    return _record_run(
+    return record_run(
         memory,
         actor=actor,
         job="rebuild",
@@ -492,12 +600,55 @@ def run_projection_rebuild(
     )
 
 
-def run_job(memory: Memory, *, actor: Actor, job: str, dry_run: bool = True) -> MaintenanceRun:
-    """Dispatch a job by its API name (``l1`` or ``rebuild``)."""
-    check_job(job)
-    if job == "l1":
-        return run_decay_scan(memory, actor=actor, dry_run=dry_run)
-    return run_projection_rebuild(memory, actor=actor, dry_run=dry_run)
+def _run_decay(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
+    return run_decay_scan(memory, actor=actor, dry_run=dry_run)
+
+
+def run_job(
+    memory: Memory,
+    *,
+    actor: Actor,
+    job: str,
+    dry_run: bool = True,
+    holder: str | None = None,
+) -> MaintenanceRun:
+    """Run one registered job on one Memory under its (Memory, job) lock (see
+    :func:`job_lock`). ``holder`` names the lock owner (the Celery task id in a worker)."""
+    spec = check_job(job)
+    memory = Memory.objects.get(pk=memory.pk)
+    _require_maintainer(actor, memory)
+    with job_lock(memory, job, holder):
+        return spec.run(memory, actor=actor, dry_run=dry_run)
+
+
+def last_runs(memory: Memory) -> dict[str, datetime]:
+    """When each job last finished a real run on ``memory`` (for the beat fan-out)."""
+    from django.db.models import Max
+
+    rows = (
+        MaintenanceRun.objects.filter(memory_id=memory.pk, dry_run=False)
+        .values("job")
+        .annotate(last=Max("finished_at"))
+        .order_by()
+    )
+    return {r["job"]: r["last"] for r in rows}
+
+
+def due_jobs(memory: Memory, now: datetime) -> list[str]:
+    """The jobs whose policy enables them and whose ``every_hours`` (default 24) has passed
+    since their last real run on ``memory``."""
+    policy = memory.policy or {}
+    last = last_runs(memory)
+    due = []
+    for name in sorted(_JOBS):
+        cfg = job_policy(policy, name)
+        if not cfg.get("enabled", False):
+            continue
+        every = float(cfg.get("every_hours", 24))
+        previous = last.get(name)
+        if previous is None or now - previous >= timedelta(hours=every):
+            due.append(name)
+    return due
 
 
 def get_run(actor: Actor, run_id: int) -> MaintenanceRun:

@@ -489,6 +489,24 @@ class LifecycleProjection(models.Model):
         ]
 
 
+class MaintenanceLock(models.Model):
+    """The (Memory, job) lock of a running maintenance job: at most one row per pair, so two
+    runs of one job never overlap on one Memory. Taken and released by
+    ``memory.maintenance.job_lock``; a row past ``expires_at`` belongs to a dead worker and is
+    taken over."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    job = models.CharField(max_length=32)
+    holder = models.CharField(max_length=200)
+    acquired_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "job"], name="uniq_maintenance_lock")
+        ]
+
+
 class AuditEvent(AppendOnlyModel):
     """One append-only audit record, written by the actions themselves (never by signals).
 

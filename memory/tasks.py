@@ -4,6 +4,9 @@
   (beat) it runs as the system actor. A real run on a Memory whose policy has ``l1_enabled``
   off raises ``MaintenanceDisabled`` (nothing written); a second run retires nothing new.
 - ``memory.rebuild_projection(memory_id, dry_run=True, actor=None)`` → the run id.
+- ``memory.schedule_maintenance()`` — beat: fans out per Memory by its policy ``jobs``.
+
+Every job task runs ``maintenance.run_job`` under the (Memory, job) lock.
 
 ``actor`` is :func:`actor_to_primitive` of the caller, so a worker records who asked. Without
 ``CELERY_BROKER_URL`` tasks run eagerly in-process and the run exists when ``delay`` returns.
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import shared_task
@@ -19,7 +23,10 @@ from lib.correlation import correlation_scope
 
 from . import maintenance
 from .actors import Actor
+from .exceptions import MaintenanceRunning
 from .models import Memory
+
+log = logging.getLogger(__name__)
 
 
 def actor_to_primitive(actor: Actor) -> dict[str, Any]:
@@ -49,36 +56,82 @@ def actor_from_primitive(raw: dict[str, Any] | None, label: str) -> Actor:
     )
 
 
-@shared_task(name="memory.l1_decay_scan")
+def run_task(
+    task: Any,
+    job: str,
+    memory_id: int,
+    *,
+    dry_run: bool,
+    actor: dict[str, Any] | None,
+    correlation_id: str | None,
+) -> int:
+    """The body every maintenance task shares: one call of ``maintenance.run_job`` under the
+    job lock, held by the task id (a redelivered task takes its own lock back). Returns the
+    run id; a Memory deleted since the task was queued is nothing to do (0)."""
+    memory = Memory.objects.filter(pk=memory_id).first()
+    if memory is None:
+        return 0
+    with correlation_scope(correlation_id):
+        try:
+            run = maintenance.run_job(
+                memory,
+                actor=actor_from_primitive(actor, job),
+                job=job,
+                dry_run=dry_run,
+                holder=getattr(task.request, "id", None),
+            )
+        except MaintenanceRunning:
+            if actor is not None:
+                raise
+            # A scheduled run while another one of the same job is still going: nothing to do.
+            log.info("%s on memory %s is already running; skipped", job, memory_id)
+            return 0
+    return run.pk
+
+
+# acks_late + reject_on_worker_lost: a worker killed mid-run leaves its message unacknowledged,
+# so the run is redelivered and recorded; every job is idempotent, so the rerun files nothing
+# twice.
+TASK_OPTIONS: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True}
+
+
+@shared_task(name="memory.l1_decay_scan", **TASK_OPTIONS)
 def l1_decay_scan(
+    self: Any,
     memory_id: int,
     dry_run: bool = True,
     actor: dict[str, Any] | None = None,
     correlation_id: str | None = None,
 ) -> int:
-    with correlation_scope(correlation_id):
-        run = maintenance.run_decay_scan(
-            Memory.objects.get(pk=memory_id),
-            actor=actor_from_primitive(actor, "l1_decay_scan"),
-            dry_run=dry_run,
-        )
-    return run.pk
+    return run_task(
+        self, "l1", memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
+    )
 
 
-@shared_task(name="memory.rebuild_projection")
+@shared_task(name="memory.rebuild_projection", **TASK_OPTIONS)
 def rebuild_projection(
+    self: Any,
     memory_id: int,
     dry_run: bool = True,
     actor: dict[str, Any] | None = None,
     correlation_id: str | None = None,
 ) -> int:
-    with correlation_scope(correlation_id):
-        run = maintenance.run_projection_rebuild(
-            Memory.objects.get(pk=memory_id),
-            actor=actor_from_primitive(actor, "rebuild_projection"),
-            dry_run=dry_run,
-        )
-    return run.pk
+    return run_task(
+        self, "rebuild", memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
+    )
 
 
-TASKS = {"l1": l1_decay_scan, "rebuild": rebuild_projection}
+@shared_task(name="memory.schedule_maintenance")
+def schedule_maintenance() -> list[list[Any]]:
+    """The beat entry point: for every Memory, queue each job its policy enables and whose
+    ``every_hours`` has passed (a real run, as the system actor). Returns ``[[slug, job], …]``
+    queued. Overlap is impossible: each job run takes its (Memory, job) lock."""
+    from django.utils import timezone
+
+    now = timezone.now()
+    queued: list[list[Any]] = []
+    for memory in Memory.objects.order_by("pk").iterator(chunk_size=200):
+        for job in maintenance.due_jobs(memory, now):
+            maintenance.check_job(job).task.delay(memory.pk, dry_run=False)
+            queued.append([memory.slug, job])
+    return queued

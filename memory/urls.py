@@ -69,6 +69,11 @@ urlpatterns = [
         name="memory-context-pack",
     ),
     path(
+        "memories/<slug:slug>/maintenance/runs",
+        api_maintenance.MaintenanceRunListApi.as_view(),
+        name="maintenance-run-list",
+    ),
+    path(
         "memories/<slug:slug>/maintenance/<str:job>",
         api_maintenance.MaintenanceStartApi.as_view(),
         name="maintenance-start",

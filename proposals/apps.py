@@ -8,7 +8,8 @@ called inside its transactions. Here ``proposals`` registers:
 - ``on_entry_admitted`` → :func:`proposals.actions.file_duplicate_consolidation` (a duplicate on
   add files a consolidation proposal as the system actor);
 - ``on_entries_with_pending_proposals`` / ``on_pending_proposals_by_kind`` → read-only providers
-  below, so L1 maintenance leaves entries under review alone and the inventory counts proposals.
+  below, so L1 maintenance leaves entries under review alone and the inventory counts proposals;
+- the maintenance passes (``proposals.passes``) as jobs of ``memory.maintenance``.
 """
 
 from typing import Any
@@ -57,3 +58,10 @@ class ProposalsConfig(AppConfig):
         hooks.on_entry_admitted(actions.file_duplicate_consolidation)
         hooks.on_entries_with_pending_proposals(entries_with_pending_proposals)
         hooks.on_pending_proposals_by_kind(pending_proposals_by_kind)
+
+        from memory import maintenance
+
+        from . import passes, tasks
+
+        for job, run in passes.RUNNERS.items():
+            maintenance.register_job(job, run, tasks.TASKS[job])

@@ -397,7 +397,7 @@ def test_the_celery_task_runs_the_scan_as_the_system_actor(memory, control):
 
 
 def test_unknown_and_planned_jobs_are_refused():
-    for job in ("capacity", "near_duplicates", "promotion", "nope"):
+    for job in ("injection_scan", "nope"):
         with pytest.raises(JobNotAvailable):
             maintenance.check_job(job)
 
@@ -502,7 +502,7 @@ def test_a_real_l1_run_over_http_is_refused_while_disabled(api, memory, reviewer
 
 
 def test_planned_jobs_answer_422(api, memory, reviewer):
-    for job in ("capacity", "near_duplicates", "promotion", "unknown"):
+    for job in ("injection_scan", "unknown"):
         r = api.as_(reviewer).post(f"/api/v1/memories/acme/maintenance/{job}", {})
         assert r.status_code == 422, r.text
         assert r.json()["error"]["code"] == "invalid"

@@ -1,0 +1,432 @@
+"""What every maintenance pass shares: the neighbourhood, the value comparison, filing through
+the intake, and the run with its receipts.
+
+- :func:`neighbourhood` — the bounded candidate set of one entry: the lexical channel's best
+  matches among active heads plus, when a vector index or an embedding provider is present, the
+  nearest vectors. Nothing outside it is ever compared, so the cost of a pass is linear in the
+  entries it scans and unrelated facts are never paired.
+- :func:`value_differences` — the slot/value difference of two bodies: for each kind of
+  specific detail (number, time, date, version, identifier, name, URL, path, e-mail) that both
+  bodies carry, the values one has and the other lacks.
+- :class:`Pass` — one run: parameters, receipts (one item per candidate with its inputs and
+  why), counts, and :meth:`Pass.propose`, which files a proposal through the normal intake
+  (``proposals.actions.submit_proposal``: verified, deduplicated, one open proposal per affected
+  set) as the ``system`` actor, and never twice for the same set (a proposal already filed for
+  it, in any status but stale, is reported instead). A dry run files nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, F
+from django.utils import timezone
+
+from memory import maintenance
+from memory.actors import Actor
+from memory.models import (
+    EntryVersion,
+    Head,
+    HeadState,
+    LifecycleProjection,
+    MaintenanceRun,
+    Memory,
+)
+from memory.text import tokenize
+
+from ..exceptions import DomainError, DuplicateProposal
+from ..models import Proposal, ProposalStatus, affected_key
+from ..verify import Detail, extract_details
+
+#: Neighbours taken from each channel for one entry.
+NEIGHBOURS = 20
+#: Entries read per keyset batch.
+BATCH = 200
+#: Entries one run scans at most (the rest waits for the next run; counts say so).
+DEFAULT_MAX_SCAN = 20_000
+#: Proposals one run files at most.
+DEFAULT_MAX_PROPOSALS = 50
+
+#: Detail kinds that name a slot's value (a difference there is a different value).
+VALUE_KINDS = ("number", "time", "date", "version", "identifier", "name", "url", "path", "email")
+
+#: English function words: they carry no subject, so two bodies sharing only these share
+#: nothing. (A closed class; the analyzer keeps them because search needs them.)
+FUNCTION_WORDS = frozenset(
+    """a an the is are was were be been being am to of in on at by for from with without as
+    and or but not no nor so if then than that this these those it its it's there here now
+    has have had do does did will would shall should can could may might must our we you your
+    their they them he she his her i me my us all any each every some more most very just also
+    into onto over under about after before since until while when where which who whom whose
+    what why how up down out off again moved move moves changed change changes update updated
+    new old now currently today""".split()  # noqa: SIM905
+)
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+# --- Neighbourhood -----------------------------------------------------------------------------
+
+
+def _vector_neighbours(
+    memory: Memory, entry_pk: int, body: str, limit: int, view: str
+) -> list[int]:
+    """Nearest entries by vector, when an index or a provider exists; else none."""
+    try:
+        from memory import vectors  # type: ignore[attr-defined]  # the vector index, when built
+    except ImportError:
+        vectors = None
+    if vectors is not None and hasattr(vectors, "neighbours_of_entry"):
+        found = vectors.neighbours_of_entry(memory, entry_pk, limit=limit)
+        return [n if isinstance(n, int) else int(n[0]) for n in found]
+    from memory.embeddings import get_provider
+    from memory.search import vector_channel
+
+    if get_provider() is None:
+        return []
+    return [
+        c.entry_pk
+        for c in vector_channel(memory.pk, body, view=view, limit=limit + 1)
+        if c.entry_pk != entry_pk
+    ][:limit]
+
+
+def neighbourhood(
+    memory: Memory, entry_pk: int, body: str, limit: int = NEIGHBOURS, *, heads: bool = False
+) -> list[int]:
+    """Pks of the entries nearest to ``body`` (lexical ∪ vector), at most 2·limit: active
+    heads, or every head (``heads=True``: a finished session's notes are inactive)."""
+    from memory.search import ACTIVE, HEADS, lexical_channel, query_terms
+
+    view = HEADS if heads else ACTIVE
+    lexical = [
+        c.entry_pk
+        for c in lexical_channel(
+            memory.pk, query_terms(body), view=view, limit=limit, exclude_entry_pks=[entry_pk]
+        )
+    ]
+    seen = dict.fromkeys(lexical)
+    for pk in _vector_neighbours(memory, entry_pk, body, limit, view):
+        seen.setdefault(pk)
+    seen.pop(entry_pk, None)
+    return list(seen)
+
+
+# --- Texts ---------------------------------------------------------------------------------------
+
+
+def details_by_kind(body: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for d in extract_details(body):
+        if d.kind in VALUE_KINDS:
+            out.setdefault(d.kind, set()).add(d.text.casefold())
+    return out
+
+
+#: Words that narrate a change of value ("moved from 9:30 to 10:00", "is now eu-3").
+CHANGE_CUE = re.compile(
+    r"\b(?:moved|changed|switched|replaced|updated?|now|no longer|instead|from\b.+\bto)\b",
+    re.IGNORECASE,
+)
+
+
+def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
+    """``{kind: [values only in a, values only in b]}`` for every detail kind both carry with a
+    different value: each side has a value the other lacks ("9:30" against "10:00"), or one side
+    adds a value while narrating a change ("moved from 9:30 to 10:00" against "at 9:30"). A
+    detail one side merely adds ("eu-2" against "eu-2 via ArgoCD") is extra information."""
+    da, db = details_by_kind(a), details_by_kind(b)
+    cue_a, cue_b = bool(CHANGE_CUE.search(a)), bool(CHANGE_CUE.search(b))
+    out: dict[str, list[list[str]]] = {}
+    for kind in sorted(set(da) & set(db)):
+        only_a, only_b = sorted(da[kind] - db[kind]), sorted(db[kind] - da[kind])
+        if (only_a and only_b) or (only_a and cue_a) or (only_b and cue_b):
+            out[kind] = [only_a, only_b]
+    return out
+
+
+def subject_terms(body: str) -> set[str]:
+    """The content words of ``body`` without its values: what it is *about*."""
+    detail_tokens: set[str] = set()
+    for d in extract_details(body):
+        if d.kind in VALUE_KINDS and d.kind != "name":
+            detail_tokens.update(tokenize(d.text))
+    return {
+        t
+        for t in tokenize(body)
+        if t not in FUNCTION_WORDS and t not in detail_tokens and not t.isdigit()
+    }
+
+
+def subject_similarity(a: str, b: str) -> float:
+    """Overlap of the subjects of two bodies: |A ∩ B| / min(|A|, |B|) over content words (1.0
+    when one subject contains the other), 0 when either has none."""
+    sa, sb = subject_terms(a), subject_terms(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / min(len(sa), len(sb))
+
+
+def sentences(body: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(body) if s.strip()]
+
+
+def merged_body(bodies: Sequence[str]) -> str:
+    """An extractive merge that keeps every detail: the first body (the most complete member)
+    followed by each sentence of the others that carries a detail or a content word the merge
+    still misses. Nothing is paraphrased."""
+    from ..verify import detail_present
+
+    merged = bodies[0].strip()
+    for other in bodies[1:]:
+        for sentence in sentences(other):
+            have = set(tokenize(merged))
+            missing = [d for d in extract_details(sentence) if not detail_present(d.text, merged)]
+            new_words = subject_terms(sentence) - have
+            if missing or new_words:
+                sep = " " if merged.endswith((".", "!", "?")) else ". "
+                merged = f"{merged}{sep}{sentence.strip()}"
+    return merged
+
+
+def completeness(body: str) -> tuple[int, int, int]:
+    """How complete a body is: its details, then its content words, then its length."""
+    details: list[Detail] = extract_details(body)
+    return (len(details), len(subject_terms(body)), len(body))
+
+
+# --- Heads ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadRow:
+    entry_pk: int
+    uid: str
+    kind: str
+    tier: str
+    session_id: str
+    sensitivity: str
+    current_state: bool
+    state: str
+    version_pk: int
+    version: int
+    body: str
+    validity: str
+    importance: int
+    recorded_at: datetime | None
+    effective_at: datetime | None
+    time_known: bool
+    pinned: bool
+    protected: bool
+    evidence: int
+
+    def ref(self) -> dict[str, Any]:
+        return {"entry_id": self.uid, "version": self.version}
+
+    @property
+    def when(self) -> datetime | None:
+        """The time the entry's content is about (effective, else recorded), None if unknown."""
+        if not self.time_known:
+            return None
+        return self.effective_at or self.recorded_at
+
+
+def load_heads(memory: Memory, entry_pks: Iterable[int]) -> dict[int, HeadRow]:
+    """Head rows (version body, projection, evidence count) of ``entry_pks`` in ``memory``: two
+    queries whatever their number."""
+    pks = list(entry_pks)
+    if not pks:
+        return {}
+    evidence = dict(
+        EntryVersion.objects.filter(entry_id__in=pks, entry__head__version_id=F("pk"))
+        .annotate(n=Count("evidence"))
+        .values_list("entry_id", "n")
+    )
+    rows = (
+        Head.objects.filter(memory_id=memory.pk, entry_id__in=pks)
+        .select_related("entry", "version", "entry__projection")
+        .order_by("entry_id")
+    )
+    out: dict[int, HeadRow] = {}
+    for h in rows:
+        p: LifecycleProjection | None = getattr(h.entry, "projection", None)
+        out[h.entry_id] = HeadRow(
+            entry_pk=h.entry_id,
+            uid=h.entry.uid,
+            kind=h.entry.kind,
+            tier=h.entry.tier,
+            session_id=h.entry.session_id,
+            sensitivity=h.entry.sensitivity,
+            current_state=h.entry.current_state,
+            state=h.state,
+            version_pk=h.version_id,
+            version=h.version.number,
+            body=h.version.body,
+            validity=p.validity if p else "",
+            importance=p.importance if p else 0,
+            recorded_at=p.recorded_at if p else None,
+            effective_at=p.effective_at if p else None,
+            time_known=p.time_known if p else False,
+            pinned=h.pinned,
+            protected=p.protected if p else False,
+            evidence=int(evidence.get(h.entry_id, 0)),
+        )
+    return out
+
+
+def scan_pks(memory: Memory, qs: Any, *, max_scan: int, batch: int = BATCH) -> Iterable[list[int]]:
+    """Keyset batches of entry pks from a projection queryset, at most ``max_scan`` in all."""
+    last = 0
+    taken = 0
+    while taken < max_scan:
+        size = min(batch, max_scan - taken)
+        pks = list(
+            qs.filter(entry_id__gt=last)
+            .order_by("entry_id")
+            .values_list("entry_id", flat=True)[:size]
+        )
+        if not pks:
+            return
+        taken += len(pks)
+        last = pks[-1]
+        yield pks
+
+
+def active_projection(memory: Memory) -> Any:
+    return LifecycleProjection.objects.filter(memory_id=memory.pk, state=HeadState.ACTIVE)
+
+
+# --- The run -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Pass:
+    """One run of a pass: collect receipts, file proposals, record the run."""
+
+    memory: Memory
+    actor: Actor
+    job: str
+    dry_run: bool
+    parameters: dict[str, Any]
+    started_at: datetime = field(default_factory=timezone.now)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+    proposals: list[int] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def add_item(self, item: dict[str, Any]) -> None:
+        self.items.append(item)
+
+    @property
+    def filer(self) -> Actor:
+        """Proposals are filed by the system, so whoever asked for the run may still review
+        them (nobody approves what they submitted)."""
+        return Actor.system(f"maintenance:{self.job}")
+
+    @property
+    def max_proposals(self) -> int:
+        return int(self.parameters.get("max_proposals", DEFAULT_MAX_PROPOSALS))
+
+    def existing_proposal(self, kind: str, entry_pks: Iterable[int]) -> Proposal | None:
+        """A proposal already filed for exactly this set and kind, in any status but stale (a
+        rejected one is not filed again; a stale one was about other versions)."""
+        return (
+            Proposal.objects.filter(
+                memory_id=self.memory.pk, kind=kind, affected_key=affected_key(entry_pks)
+            )
+            .exclude(status=ProposalStatus.STALE)
+            .order_by("-pk")
+            .first()
+        )
+
+    def report_existing(self, kind: str, entry_pks: Sequence[int], item: dict[str, Any]) -> bool:
+        """Whether a proposal was already filed for this set (then ``item`` says so)."""
+        existing = self.existing_proposal(kind, entry_pks)
+        if existing is None:
+            return False
+        item.update(action="already_proposed", proposal=existing.pk, status=existing.status)
+        self.count("already_proposed")
+        self.add_item(item)
+        return True
+
+    def propose(
+        self, data: dict[str, Any], *, kind: str, entry_pks: Sequence[int], item: dict[str, Any]
+    ) -> int | None:
+        """File one proposal through the intake (unless a dry run, or one exists already).
+        Completes ``item`` with the action taken and appends it. Returns the proposal id."""
+        from ..actions import submit_proposal
+
+        if self.report_existing(kind, entry_pks, item):
+            return None
+        if self.counts.get("proposed", 0) + self.counts.get("would_propose", 0) >= (
+            self.max_proposals
+        ):
+            item.update(action="skipped_limit")
+            self.count("skipped_limit")
+            self.add_item(item)
+            return None
+        if self.dry_run:
+            item.update(action="would_propose")
+            self.count("would_propose")
+            self.add_item(item)
+            return None
+        try:
+            result = submit_proposal(
+                actor=self.filer, data={"memory": self.memory.slug, "kind": kind, **data}
+            )
+        except DuplicateProposal as exc:
+            item.update(action="already_proposed", proposal=exc.details.get("proposal"))
+            self.count("already_proposed")
+            self.add_item(item)
+            return None
+        except DomainError as exc:
+            item.update(action="refused", code=exc.code, message=exc.message)
+            self.count("refused")
+            self.add_item(item)
+            return None
+        pid = result.proposal.pk
+        item.update(action="proposed", proposal=pid)
+        self.count("proposed")
+        self.proposals.append(pid)
+        self.add_item(item)
+        return pid
+
+    def finish(self) -> MaintenanceRun:
+        counts = {**self.counts, "proposals": self.proposals, "items": len(self.items)}
+        return maintenance.record_run(
+            self.memory,
+            actor=self.actor,
+            job=self.job,
+            dry_run=self.dry_run,
+            parameters=self.parameters,
+            counts=counts,
+            items=self.items,
+            started_at=self.started_at,
+            entry_ids=self.touched,
+        )
+
+
+def start(memory: Memory, *, actor: Actor, job: str, dry_run: bool, **parameters: Any) -> Pass:
+    """A pass over ``memory``: a real run needs ``jobs.<job>.enabled`` (409 otherwise)."""
+    memory = Memory.objects.get(pk=memory.pk)
+    if not dry_run:
+        maintenance.require_enabled(memory, job)
+    policy = memory.policy or {}
+    cfg = maintenance.job_policy(policy, job)
+    params = {
+        "max_scan": int(cfg.get("max_scan", DEFAULT_MAX_SCAN)),
+        "max_proposals": int(cfg.get("max_proposals", DEFAULT_MAX_PROPOSALS)),
+        **parameters,
+    }
+    return Pass(memory=memory, actor=actor, job=job, dry_run=dry_run, parameters=params)
+
+
+def uids(rows: Iterable[HeadRow]) -> list[str]:
+    return [r.uid for r in rows]

@@ -1,0 +1,173 @@
+"""The capacity trigger (DESIGN §8): every N new low-importance entries, or a near-duplicate
+density over a threshold, → one bounded cleanup proposal of the lowest retention scores, with
+the reason.
+
+- *New low entries*: active entries of importance ≤ 1 recorded since the last real capacity run
+  that fired on this Memory; the trigger fires at ``capacity_low_entries`` (default 500).
+- *Near-duplicate density*: live ``duplicate_of`` / ``near_duplicate_of`` observations between
+  active entries per active entry; fires at ``jobs.capacity.duplicate_density`` (default 0.2).
+- The proposal: at most ``jobs.capacity.max_entries`` (default 20, at most 50) active entries
+  of importance ≤ 1, validity current, not pinned, protected or session tier, not under a
+  pending proposal, ordered by the retention score (``memory.maintenance.retention_score``,
+  lowest first), filed through the intake as a ``cleanup`` proposal. While one cleanup proposal
+  of this Memory is pending, no other is filed.
+
+Dry run: the trigger figures and the would-be list, nothing filed. Idempotent.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from memory import hooks, maintenance
+from memory.actors import Actor
+from memory.models import (
+    HeadState,
+    MaintenanceRun,
+    Memory,
+    Relation,
+    RelationKind,
+    Tier,
+    Validity,
+)
+
+from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalKind
+from . import base
+
+JOB = "capacity"
+LOW_IMPORTANCE = 1
+DEFAULT_LOW_ENTRIES = 500
+DEFAULT_DENSITY = 0.2
+DEFAULT_MAX_ENTRIES = 20
+
+
+def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
+    """The capacity trigger of one Memory (see the module docstring).
+
+    Preconditions: a maintainer, not inside a transaction. A real run needs
+    ``jobs.capacity.enabled`` (409 ``maintenance_disabled``). Effects: at most one cleanup
+    proposal filed by the system actor, and the run row.
+    """
+    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    memory = run.memory
+    policy = memory.policy or {}
+    cfg = maintenance.job_policy(policy, JOB)
+    low_entries = int(policy.get("capacity_low_entries", DEFAULT_LOW_ENTRIES))
+    density_limit = float(cfg.get("duplicate_density", DEFAULT_DENSITY))
+    limit = max(1, min(MAX_AFFECTED_ENTRIES, int(cfg.get("max_entries", DEFAULT_MAX_ENTRIES))))
+    # Counted from the last real run that fired, so runs that did not fire never reset it.
+    since = MaintenanceRun.objects.filter(
+        memory_id=memory.pk, job=JOB, dry_run=False, counts__triggered=True
+    ).aggregate(last=Max("started_at"))["last"]
+    active = base.active_projection(memory)
+    low = active.filter(importance__lte=LOW_IMPORTANCE)
+    new_low = low.filter(recorded_at__gt=since) if since else low
+    n_active = active.count()
+    n_new_low = new_low.count()
+    duplicates = (
+        Relation.objects.filter(
+            memory_id=memory.pk,
+            kind__in=[RelationKind.DUPLICATE_OF, RelationKind.NEAR_DUPLICATE_OF],
+            retired_by__isnull=True,
+            from_entry__head__state=HeadState.ACTIVE,
+            to_entry__head__state=HeadState.ACTIVE,
+        )
+        .aggregate(n=Count("pk"))
+        .get("n")
+        or 0
+    )
+    density = duplicates / n_active if n_active else 0.0
+    reasons = []
+    if n_new_low >= low_entries:
+        reasons.append(f"{n_new_low} new low-importance entries (threshold {low_entries})")
+    if n_active and density >= density_limit:
+        reasons.append(f"near-duplicate density {density:.2f} (threshold {density_limit})")
+    run.parameters.update(
+        capacity_low_entries=low_entries,
+        duplicate_density=density_limit,
+        max_entries=limit,
+        since=since.isoformat() if since else None,
+    )
+    run.counts.update(
+        active=n_active,
+        new_low_entries=n_new_low,
+        duplicate_observations=duplicates,
+        density=round(density, 4),
+        triggered=bool(reasons),
+    )
+    if not reasons:
+        return run.finish()
+    open_cleanup = (
+        Proposal.objects.pending().filter(memory_id=memory.pk, kind=ProposalKind.CLEANUP).first()
+    )
+    if open_cleanup is not None:
+        run.counts["cleanup_pending"] = open_cleanup.pk
+        return run.finish()
+    now = timezone.now()
+    candidates = (
+        low.filter(validity=Validity.CURRENT, pinned=False, protected=False)
+        .exclude(tier=Tier.SESSION)
+        .filter(~Q(entry__head__pinned=True))
+    )
+    best: list[tuple[float, int, str, int]] = []
+    for pks in base.scan_pks(memory, candidates, max_scan=run.parameters["max_scan"]):
+        pending = hooks.entries_with_pending_proposals(memory, pks)
+        rows = candidates.filter(entry_id__in=[p for p in pks if p not in pending]).values_list(
+            "entry_id",
+            "entry__uid",
+            "version__number",
+            "importance",
+            "interval_started_at",
+            "time_known",
+            "recall_count",
+            "last_recalled_at",
+        )
+        scored = [
+            (
+                maintenance.retention_score(
+                    importance=imp,
+                    interval_started_at=started,
+                    time_known=known,
+                    recall_count=recalls,
+                    last_recalled_at=recalled,
+                    now=now,
+                ),
+                pk,
+                uid,
+                number,
+            )
+            for pk, uid, number, imp, started, known, recalls, recalled in rows
+        ]
+        run.count("scanned", len(pks))
+        best = heapq.nsmallest(limit, best + scored)
+    if not best:
+        run.counts["no_candidates"] = True
+        return run.finish()
+    reason = "; ".join(reasons)
+    item: dict[str, Any] = {
+        "entry_id": best[0][2],
+        "entries": [b[2] for b in best],
+        "reason": "capacity",
+        "inputs": {
+            "why": reason,
+            "scores": [[b[2], round(b[0], 6)] for b in best],
+        },
+    }
+    run.touched += [b[2] for b in best]
+    run.propose(
+        {
+            "rationale": (
+                f"Capacity trigger: {reason}. The {len(best)} active low-importance entries "
+                f"with the lowest retention scores, for cleanup."
+            ),
+            "entries": [{"entry_id": b[2], "version": b[3]} for b in best],
+        },
+        kind=ProposalKind.CLEANUP,
+        entry_pks=[b[1] for b in best],
+        item=item,
+    )
+    return run.finish()

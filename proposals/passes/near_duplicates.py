@@ -1,0 +1,171 @@
+"""The near-duplicate health pass (DESIGN §8; for bulk imports, which skip the add-time check,
+and for drift).
+
+1. Candidate pairs: each active entry (keyset batches, at most ``max_scan``) against its
+   :func:`~proposals.passes.base.neighbourhood` (lexical channel ∪ vector index), same kind
+   only, scored with the similarity the admission check uses (``memory.dedupe``: lexical
+   Jaccard, or cosine with embeddings).
+2. An edge when the score reaches the threshold (``jobs.near_duplicates.threshold``, default
+   ``tau_similar``) and the two bodies carry no different value for one slot — "standup at 9:30"
+   and "standup at 10:00" are a contradiction for the contradiction pass, never a merge.
+3. Clusters: connected components of the threshold graph (``scipy.sparse.csgraph``), at most
+   ``MAX_AFFECTED_ENTRIES`` members each.
+4. One consolidation proposal per cluster through the normal intake: the target is the most
+   complete member, the merged body is extractive (the target's text plus every sentence of the
+   others carrying a detail it misses), so the intake's lost-details check finds nothing lost.
+   A cluster with a member already under a pending proposal is left to that proposal.
+
+Dry run: the clusters and their would-be proposals, nothing filed. Idempotent: a cluster that
+already has a proposal (any status but stale) is reported, not filed again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from memory import hooks
+from memory.actors import Actor
+from memory.dedupe import round_score, similarity_method, thresholds
+from memory.models import Kind, MaintenanceRun, Memory, Validity
+
+from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
+from . import base
+
+JOB = "near_duplicates"
+
+
+def candidate_edges(
+    memory: Memory, run: base.Pass, threshold: float
+) -> tuple[dict[tuple[int, int], dict[str, Any]], dict[int, base.HeadRow]]:
+    """Scored pairs at or above ``threshold`` with no value difference, and their heads."""
+    _, scores_of = similarity_method()
+    qs = base.active_projection(memory).filter(
+        validity__in=[Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
+    )
+    qs = qs.exclude(kind=Kind.WORKING_NOTE)  # recurring notes are the promotion pass's
+    edges: dict[tuple[int, int], dict[str, Any]] = {}
+    heads: dict[int, base.HeadRow] = {}
+    for pks in base.scan_pks(memory, qs, max_scan=run.parameters["max_scan"]):
+        run.count("scanned", len(pks))
+        near: dict[int, list[int]] = {}
+        batch = base.load_heads(memory, pks)
+        heads.update(batch)
+        for pk in pks:
+            row = batch.get(pk)
+            if row is None:
+                continue
+            near[pk] = base.neighbourhood(memory, pk, row.body)
+        others = base.load_heads(memory, {n for ns in near.values() for n in ns} - set(heads))
+        heads.update(others)
+        for pk, neighbours in near.items():
+            row = heads[pk]
+            pool = [
+                heads[n]
+                for n in neighbours
+                if n in heads
+                and heads[n].kind == row.kind
+                and heads[n].state == "active"
+                and (min(pk, n), max(pk, n)) not in edges
+            ]
+            if not pool:
+                continue
+            run.count("pairs_scored", len(pool))
+            for other, score in zip(pool, scores_of(row.body, [o.body for o in pool]), strict=True):
+                if score < threshold:
+                    continue
+                diff = base.value_differences(row.body, other.body)
+                if diff:
+                    run.count("pairs_with_different_values", 1)
+                    continue
+                edges[(min(pk, other.entry_pk), max(pk, other.entry_pk))] = {
+                    "score": round_score(score)
+                }
+    return edges, heads
+
+
+def clusters(pairs: list[tuple[int, int]]) -> list[list[int]]:
+    """Connected components (size ≥ 2) of the graph with these edges, each sorted, in order of
+    their smallest member."""
+    if not pairs:
+        return []
+    nodes = sorted({n for p in pairs for n in p})
+    index = {n: i for i, n in enumerate(nodes)}
+    rows = np.array([index[a] for a, _ in pairs])
+    cols = np.array([index[b] for _, b in pairs])
+    graph = coo_matrix((np.ones(len(pairs)), (rows, cols)), shape=(len(nodes), len(nodes)))
+    _, labels = connected_components(graph, directed=False)
+    groups: dict[int, list[int]] = {}
+    for node, label in zip(nodes, labels, strict=True):
+        groups.setdefault(int(label), []).append(node)
+    return sorted((sorted(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0])
+
+
+def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
+    """The near-duplicate health pass of one Memory (see the module docstring).
+
+    Preconditions: a maintainer (``maintenance.run_job`` checks), not inside a transaction. A
+    real run needs ``jobs.near_duplicates.enabled`` (409 ``maintenance_disabled``). Effects:
+    consolidation proposals filed by the system actor (each in its own transaction through
+    ``submit_proposal``) and the run row; nothing about the entries changes.
+    """
+    _, tau_similar = thresholds(memory)
+    cfg_threshold = (memory.policy or {}).get("jobs", {}).get(JOB, {}).get("threshold")
+    threshold = float(cfg_threshold) if cfg_threshold is not None else tau_similar
+    method, _ = similarity_method()
+    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    run.parameters.update(threshold=threshold, method=method, neighbours=base.NEIGHBOURS)
+    edges, heads = candidate_edges(run.memory, run, threshold)
+    run.counts["edges"] = len(edges)
+    groups = clusters(sorted(edges))
+    run.counts["clusters"] = len(groups)
+    pending = hooks.entries_with_pending_proposals(run.memory, [n for g in groups for n in g])
+    for group in groups:
+        members = sorted(
+            (heads[n] for n in group),
+            key=lambda r: (*(-x for x in base.completeness(r.body)), r.entry_pk),
+        )[:MAX_AFFECTED_ENTRIES]
+        target, redundant = members[0], members[1:]
+        inside = [(a, b) for (a, b) in edges if a in group and b in group]
+        item: dict[str, Any] = {
+            "entry_id": target.uid,
+            "entries": base.uids(members),
+            "reason": "near_duplicate_cluster",
+            "inputs": {
+                "pairs": [
+                    [heads[a].uid, heads[b].uid, edges[(a, b)]["score"]] for a, b in inside[:20]
+                ],
+                "threshold": threshold,
+                "method": method,
+                "target": "most complete member (details, then length)",
+            },
+        }
+        if run.report_existing(ProposalKind.CONSOLIDATION, [m.entry_pk for m in members], item):
+            continue
+        if pending & set(group):
+            item.update(action="skipped_pending_proposal")
+            run.count("skipped_pending_proposal")
+            run.add_item(item)
+            continue
+        body = base.merged_body([target.body, *(r.body for r in redundant)])
+        item["inputs"]["merged_body"] = body
+        run.touched += base.uids(members)
+        run.propose(
+            {
+                "rationale": (
+                    f"Near-duplicate health pass: {len(members)} entries within similarity "
+                    f"{threshold} ({method}) and no differing value; merged extractively into "
+                    f"the most complete one, {target.uid}."
+                ),
+                "target": target.ref(),
+                "redundant": [r.ref() for r in redundant],
+                "body": body,
+            },
+            kind=ProposalKind.CONSOLIDATION,
+            entry_pks=[m.entry_pk for m in members],
+            item=item,
+        )
+    return run.finish()

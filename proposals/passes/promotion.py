@@ -1,0 +1,159 @@
+"""The promotion pass (DESIGN §8–9): a working-note theme recurring in ≥ 2 independent sessions
+becomes one promotion proposal; a single occurrence never does.
+
+1. Working notes with a session: active ones and those their session's end retired (state
+   reason ``session_end``); never notes retired for another reason (forgotten, already
+   promoted). Keyset batches, at most ``max_scan``.
+2. Theme pairs: each note against its :func:`~proposals.passes.base.neighbourhood` over every
+   head (a finished session's notes are inactive), scored with the lexical similarity; an edge
+   at ``jobs.promotion.threshold`` (default 0.4) between notes of *different* sessions with no
+   differing value.
+3. Themes: connected components (``scipy.sparse.csgraph``). A theme whose notes come from fewer
+   than ``promotion_min_sessions`` (default 2) distinct sessions is never proposed.
+4. One promotion proposal per theme, filed through the intake (which re-checks the sessions):
+   the notes, target kind ``fact`` (``jobs.promotion.target_kind``), an extractive body keeping
+   every detail of every note; on approval the new durable entry carries the evidence union.
+
+Also run for one Memory right after a session ends, when the job is enabled
+(:func:`promote_after_session`). Dry run: the themes, nothing filed. Idempotent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+
+from memory import hooks
+from memory.actors import Actor
+from memory.dedupe import lexical_similarity, round_score
+from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
+
+from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
+from ..verify import promotion_min_sessions
+from . import base
+from .near_duplicates import clusters
+
+JOB = "promotion"
+DEFAULT_THRESHOLD = 0.4
+SESSION_END = "session_end"
+
+
+def _notes(memory: Memory) -> Any:
+    return (
+        LifecycleProjection.objects.filter(memory_id=memory.pk, kind=Kind.WORKING_NOTE)
+        .exclude(entry__session_id="")
+        .filter(
+            Q(state=HeadState.ACTIVE)
+            | Q(state=HeadState.INACTIVE, entry__head__state_reason=SESSION_END)
+        )
+    )
+
+
+def _eligible(row: base.HeadRow, reasons: dict[int, str]) -> bool:
+    if row.kind != Kind.WORKING_NOTE or not row.session_id:
+        return False
+    return row.state == HeadState.ACTIVE or reasons.get(row.entry_pk) == SESSION_END
+
+
+def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
+    """The promotion pass of one Memory (see the module docstring).
+
+    Preconditions: a maintainer, not inside a transaction. A real run needs
+    ``jobs.promotion.enabled`` (409 ``maintenance_disabled``). Effects: promotion proposals filed
+    by the system actor and the run row; the notes themselves do not change.
+    """
+    from memory.models import Head
+
+    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    memory = run.memory
+    cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
+    threshold = float(cfg.get("threshold", DEFAULT_THRESHOLD))
+    target_kind = str(cfg.get("target_kind", Kind.FACT))
+    needed = promotion_min_sessions(memory)
+    run.parameters.update(
+        threshold=threshold, min_sessions=needed, target_kind=target_kind, method="lexical"
+    )
+    heads: dict[int, base.HeadRow] = {}
+    edges: dict[tuple[int, int], float] = {}
+    for pks in base.scan_pks(memory, _notes(memory), max_scan=run.parameters["max_scan"]):
+        run.count("scanned", len(pks))
+        heads.update(base.load_heads(memory, set(pks) - set(heads)))
+        near = {
+            pk: base.neighbourhood(memory, pk, heads[pk].body, heads=True)
+            for pk in pks
+            if pk in heads
+        }
+        heads.update(base.load_heads(memory, {n for ns in near.values() for n in ns} - set(heads)))
+        reasons = dict(
+            Head.objects.filter(entry_id__in=list(heads)).values_list("entry_id", "state_reason")
+        )
+        for pk, ns in near.items():
+            row = heads[pk]
+            for n in ns:
+                other = heads.get(n)
+                if other is None or not _eligible(other, reasons):
+                    continue
+                if other.session_id == row.session_id:
+                    continue
+                key = (min(pk, n), max(pk, n))
+                if key in edges:
+                    continue
+                score = lexical_similarity(row.body, other.body)
+                if score < threshold or base.value_differences(row.body, other.body):
+                    continue
+                edges[key] = round_score(score)
+    run.counts["edges"] = len(edges)
+    groups = clusters(sorted(edges))
+    run.counts["themes"] = len(groups)
+    pending = hooks.entries_with_pending_proposals(memory, [n for g in groups for n in g])
+    for group in groups:
+        members = sorted(
+            (heads[n] for n in group),
+            key=lambda r: (*(-x for x in base.completeness(r.body)), r.entry_pk),
+        )[:MAX_AFFECTED_ENTRIES]
+        sessions = sorted({m.session_id for m in members})
+        item: dict[str, Any] = {
+            "entry_id": members[0].uid,
+            "entries": base.uids(members),
+            "reason": "recurring_theme",
+            "inputs": {
+                "sessions": sessions,
+                "pairs": [
+                    [heads[a].uid, heads[b].uid, s]
+                    for (a, b), s in edges.items()
+                    if a in group and b in group
+                ][:20],
+                "threshold": threshold,
+            },
+        }
+        if len(sessions) < needed:
+            item.update(action="skipped_single_session")
+            run.count("skipped_single_session")
+            run.add_item(item)
+            continue
+        if run.report_existing(ProposalKind.PROMOTION, [m.entry_pk for m in members], item):
+            continue
+        if pending & set(group):
+            item.update(action="skipped_pending_proposal")
+            run.count("skipped_pending_proposal")
+            run.add_item(item)
+            continue
+        body = base.merged_body([m.body for m in members])
+        item["inputs"]["body"] = body
+        run.touched += base.uids(members)
+        run.propose(
+            {
+                "rationale": (
+                    f"Promotion pass: the same theme recurs in {len(sessions)} independent "
+                    f"sessions ({', '.join(sessions)}); promote it to a durable {target_kind}."
+                ),
+                "notes": [m.ref() for m in sorted(members, key=lambda r: r.entry_pk)],
+                "target_kind": target_kind,
+                "body": body,
+            },
+            kind=ProposalKind.PROMOTION,
+            entry_pks=[m.entry_pk for m in members],
+            item=item,
+        )
+    return run.finish()

@@ -1,0 +1,412 @@
+"""The maintenance passes that file proposals (DESIGN §8): near-duplicates, contradictions,
+promotion and capacity. For each: found once, a rerun files nothing new, a dry run writes
+nothing but its run, negative controls, protections; plus the job lock and the REST endpoints.
+
+Runs on both backends (the suite runs on SQLite and on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import transaction
+
+from memory import maintenance
+from memory.actors import Actor
+from memory.exceptions import MaintenanceDisabled, MaintenanceRunning
+from memory.models import (
+    AuditEvent,
+    Entry,
+    Head,
+    LifecycleProjection,
+    MaintenanceRun,
+    Memory,
+    Relation,
+    RelationKind,
+    Revision,
+)
+from proposals.models import Proposal, ProposalStatus
+from proposals.passes import base
+from tests.factories import remember
+
+REPO = [{"source": "repo", "ref": "docs/ops.md"}]
+
+
+@pytest.fixture
+def system() -> Actor:
+    return Actor.system("test")
+
+
+def enable(memory: Memory, *jobs: str, **policy: Any) -> Memory:
+    """Turn jobs on in the Memory's policy (every job is off by default)."""
+    memory.refresh_from_db()
+    current = dict(memory.policy or {})
+    cfg = dict(current.get("jobs") or {})
+    for job in jobs:
+        cfg[job] = {**cfg.get(job, {}), "enabled": True}
+    current.update(policy)
+    current["jobs"] = {**cfg, **(policy.get("jobs") or {})}
+    Memory.objects.filter(pk=memory.pk).update(policy=current)
+    memory.refresh_from_db()
+    return memory
+
+
+def add(memory: Memory, actor: Actor, body: str, kind: str = "fact", **extra: Any) -> Entry:
+    extra.setdefault("dedupe", False)
+    return remember(memory, actor, body, kind=kind, **extra).entry
+
+
+def snapshot(memory: Memory) -> tuple[Any, ...]:
+    """Everything a dry run must leave alone."""
+    return (
+        list(Head.objects.filter(memory=memory).order_by("pk").values_list()),
+        list(LifecycleProjection.objects.filter(memory=memory).order_by("pk").values_list()),
+        list(Revision.objects.filter(memory=memory).order_by("pk").values_list()),
+        list(Relation.objects.filter(memory=memory).order_by("pk").values_list()),
+        list(Proposal.objects.filter(memory=memory).order_by("pk").values_list("pk", "status")),
+    )
+
+
+def run(memory: Memory, job: str, actor: Actor, *, dry_run: bool) -> MaintenanceRun:
+    return maintenance.run_job(memory, actor=actor, job=job, dry_run=dry_run)
+
+
+def filed(memory: Memory, kind: str) -> list[Proposal]:
+    return list(Proposal.objects.filter(memory=memory, kind=kind).order_by("pk"))
+
+
+# --- Pure helpers ------------------------------------------------------------------------------
+
+
+def test_value_differences_see_a_changed_time_but_not_an_extra_detail():
+    old = "The daily standup is at 9:30"
+    new = "Update: the daily standup moved from 9:30 to 10:00"
+    assert base.value_differences(new, old) == {"time": [["10:00"], []]}
+    assert base.value_differences("Deploy target is eu-2", "Deploy target is eu-2 (ArgoCD)") == {}
+
+
+def test_subject_similarity_ignores_values_and_function_words():
+    assert base.subject_similarity(
+        "Update: the daily standup moved from 9:30 to 10:00", "The daily standup is at 9:30"
+    ) == pytest.approx(1.0)
+    assert base.subject_similarity("The daily standup is at 9:30", "The retro is at 16:00") == 0
+
+
+def test_merged_body_keeps_every_detail():
+    from proposals.verify import lost_details
+
+    bodies = [
+        "The build cache lives in s3://acme-cache and is purged on Sundays.",
+        "Build cache: s3://acme-cache. Owner is Mara Okafor.",
+    ]
+    merged = base.merged_body(bodies)
+    assert lost_details([("a", bodies[0]), ("b", bodies[1])], merged) == []
+    assert merged.startswith(bodies[0])
+
+
+# --- near_duplicates ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def duplicates(memory, agent):
+    a = agent.actor
+    return {
+        "full": add(memory, a, "The build cache lives in s3://acme-cache and is purged weekly"),
+        "short": add(memory, a, "The build cache lives in s3://acme-cache"),
+        "owner": add(memory, a, "The build cache lives in s3://acme-cache, owned by Mara Okafor"),
+        "other": add(memory, a, "Release notes are written by the on-call engineer"),
+        "conflict_a": add(memory, a, "The staging database runs PostgreSQL 15"),
+        "conflict_b": add(memory, a, "The staging database runs PostgreSQL 16"),
+    }
+
+
+def test_near_duplicates_dry_run_writes_only_its_run(memory, duplicates, system):
+    before = snapshot(memory)
+    events = AuditEvent.objects.count()
+    r = run(memory, "near_duplicates", system, dry_run=True)
+    assert snapshot(memory) == before
+    assert AuditEvent.objects.count() == events + 1  # the run's own event
+    assert r.counts["would_propose"] == 1 and r.counts["proposals"] == []
+    (item,) = [i for i in r.items if i["reason"] == "near_duplicate_cluster"]
+    assert set(item["entries"]) == {duplicates[k].uid for k in ("full", "short", "owner")}
+    assert item["inputs"]["pairs"] and item["inputs"]["threshold"] == 0.6
+
+
+def test_near_duplicates_real_run_needs_the_job_enabled(memory, duplicates, system):
+    before = snapshot(memory)
+    with pytest.raises(MaintenanceDisabled):
+        run(memory, "near_duplicates", system, dry_run=False)
+    assert snapshot(memory) == before
+    assert not MaintenanceRun.objects.filter(job="near_duplicates").exists()
+
+
+def test_near_duplicates_files_one_consolidation_per_cluster_once(memory, duplicates, system):
+    enable(memory, "near_duplicates")
+    r = run(memory, "near_duplicates", system, dry_run=False)
+    (p,) = filed(memory, "consolidation")
+    assert r.counts["proposals"] == [p.pk]
+    assert p.submitted_by_type == "system" and p.status == ProposalStatus.PENDING
+    uids = {t.entry.uid for t in p.targets.all()}
+    assert uids == {duplicates[k].uid for k in ("full", "short", "owner")}
+    # The target is the most complete member; the merged body keeps every detail.
+    assert p.payload["target"]["entry_id"] in {duplicates["full"].uid, duplicates["owner"].uid}
+    assert p.verification["lost_details"] == []
+    assert "Mara Okafor" in p.payload["body"] and "weekly" in p.payload["body"]
+    # Different values (PostgreSQL 15 / 16) are never merged; nothing about the entries changed.
+    assert all(
+        Head.objects.get(entry=e).state == "active"
+        and Head.objects.get(entry=e).version.number == 1
+        for e in duplicates.values()
+    )
+    again = run(memory, "near_duplicates", system, dry_run=False)
+    assert again.counts["proposals"] == [] and again.counts["already_proposed"] == 1
+    assert len(filed(memory, "consolidation")) == 1
+
+
+def test_a_rejected_cluster_is_not_filed_again(memory, duplicates, system, reviewer):
+    from review.actions import reject_proposal
+
+    enable(memory, "near_duplicates")
+    run(memory, "near_duplicates", system, dry_run=False)
+    (p,) = filed(memory, "consolidation")
+    reject_proposal(p.pk, actor=reviewer.actor, reason="wrong", comment="Different caches")
+    again = run(memory, "near_duplicates", system, dry_run=False)
+    assert again.counts["proposals"] == [] and len(filed(memory, "consolidation")) == 1
+
+
+# --- contradictions ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def standup(memory, agent):
+    a = agent.actor
+    old = add(memory, a, "The daily standup is at 9:30", current_state=True)
+    new = add(
+        memory,
+        a,
+        "Update: the daily standup moved from 9:30 to 10:00",
+        current_state=True,
+        evidence=REPO,
+    )
+    return old, new
+
+
+NEGATIVE_CONTROL = [
+    "The daily standup is at 9:30",
+    "The weekly retro is at 16:00 on Fridays",
+    "The deploy target is eu-2",
+    "The staging database runs PostgreSQL 16",
+    "Our API rate limit is 600 requests per minute",
+    "The on-call rotation has 6 engineers",
+    "Release 4.2 ships on 2026-03-01",
+    "The build cache lives in s3://acme-cache",
+    "The support inbox is answered within 4 hours",
+    "The CI runners have 8 GB of memory",
+    "Mara Okafor owns the billing service",
+    "The office closes at 18:00",
+]
+
+
+def test_contradiction_is_observed_and_a_supersession_proposed(memory, standup, system):
+    old, new = standup
+    enable(memory, "contradictions")
+    r = run(memory, "contradictions", system, dry_run=False)
+    assert r.counts["contradictions"] == 1 and r.counts["observed"] == 1
+    rel = Relation.objects.get(memory=memory, kind=RelationKind.CONFLICTS_WITH)
+    assert (rel.from_entry_id, rel.to_entry_id) == (new.pk, old.pk) and not rel.authoritative
+    for e in (old, new):
+        assert LifecycleProjection.objects.get(entry=e).validity == "unresolved_conflict"
+        assert Head.objects.get(entry=e).state == "active"  # never retires anything itself
+    (p,) = filed(memory, "supersession")
+    assert p.payload["old"]["entry_id"] == old.uid
+    assert p.payload["successor"]["entry_id"] == new.uid
+    (item,) = r.items
+    assert item["inputs"]["values"] == {"time": [["10:00"], []]} or item["inputs"]["values"]
+    again = run(memory, "contradictions", system, dry_run=False)
+    assert again.counts.get("observed", 0) == 0 and again.counts["already_observed"] == 1
+    assert again.counts["proposals"] == [] and len(filed(memory, "supersession")) == 1
+    assert Relation.objects.filter(kind=RelationKind.CONFLICTS_WITH).count() == 1
+
+
+def test_contradiction_dry_run_writes_only_its_run(memory, standup, system):
+    before = snapshot(memory)
+    r = run(memory, "contradictions", system, dry_run=True)
+    assert snapshot(memory) == before
+    assert r.counts["would_observe"] == 1 and r.counts["would_propose"] == 1
+
+
+def test_a_newer_entry_without_evidence_is_observed_but_not_proposed(memory, agent, system):
+    add(memory, agent.actor, "The daily standup is at 9:30", current_state=True)
+    add(memory, agent.actor, "The daily standup is at 10:00 now", current_state=True)
+    enable(memory, "contradictions")
+    r = run(memory, "contradictions", system, dry_run=False)
+    assert r.counts["observed"] == 1 and filed(memory, "supersession") == []
+    assert r.items[0]["action"] == "observed_only"
+
+
+def test_unrelated_facts_never_conflict(memory, agent, system):
+    for body in NEGATIVE_CONTROL:
+        add(memory, agent.actor, body, current_state=True, evidence=REPO)
+    enable(memory, "contradictions")
+    r = run(memory, "contradictions", system, dry_run=False)
+    assert r.counts.get("contradictions", 0) == 0, r.items
+    assert not Relation.objects.filter(kind=RelationKind.CONFLICTS_WITH).exists()
+    assert filed(memory, "supersession") == []
+
+
+def test_entries_not_about_current_state_are_not_compared(memory, agent, system):
+    add(memory, agent.actor, "The daily standup is at 9:30")
+    add(memory, agent.actor, "Update: the daily standup moved from 9:30 to 10:00", evidence=REPO)
+    r = run(memory, "contradictions", system, dry_run=True)
+    assert r.counts.get("contradictions", 0) == 0
+
+
+# --- promotion ---------------------------------------------------------------------------------
+
+
+def wnote(memory: Memory, actor: Actor, body: str, session: str, **extra: Any) -> Entry:
+    extra.setdefault("tier", "session")
+    return add(memory, actor, body, kind="working_note", session_id=session, **extra)
+
+
+def test_a_theme_in_two_sessions_is_promoted_once(memory, agent, system):
+    a = agent.actor
+    n1 = wnote(memory, a, "test_checkout is flaky because of the timezone in CI", "s-1")
+    n2 = wnote(memory, a, "test_checkout flaky again: the timezone in CI differs", "s-2")
+    from memory import actions
+
+    actions.end_session(memory, actor=a, session_id="s-1")  # its note is inactive now
+    enable(memory, "promotion")
+    r = run(memory, "promotion", system, dry_run=False)
+    (p,) = filed(memory, "promotion")
+    assert r.counts["proposals"] == [p.pk]
+    assert {n["entry_id"] for n in p.payload["notes"]} == {n1.uid, n2.uid}
+    assert p.payload["target_kind"] == "fact" and p.verification["lost_details"] == []
+    again = run(memory, "promotion", system, dry_run=False)
+    assert again.counts["proposals"] == [] and len(filed(memory, "promotion")) == 1
+
+
+def test_notes_of_one_session_are_never_promoted(memory, agent, system):
+    a = agent.actor
+    wnote(memory, a, "test_checkout is flaky because of the timezone in CI", "s-1")
+    wnote(memory, a, "test_checkout flaky again: the timezone in CI differs", "s-1")
+    wnote(memory, a, "The linter config lives in pyproject.toml", "s-2")
+    enable(memory, "promotion")
+    r = run(memory, "promotion", system, dry_run=False)
+    assert filed(memory, "promotion") == [] and r.counts["proposals"] == []
+
+
+def test_promotion_dry_run_writes_only_its_run(memory, agent, system):
+    wnote(memory, agent.actor, "test_checkout is flaky because of the timezone in CI", "s-1")
+    wnote(memory, agent.actor, "test_checkout flaky again: the timezone in CI differs", "s-2")
+    before = snapshot(memory)
+    r = run(memory, "promotion", system, dry_run=True)
+    assert snapshot(memory) == before and r.counts["would_propose"] == 1
+
+
+# --- capacity ----------------------------------------------------------------------------------
+
+
+def test_capacity_files_one_bounded_cleanup_of_the_lowest_scores(memory, agent, system, reviewer):
+    from memory import actions
+
+    a = agent.actor
+    low = [add(memory, a, f"Scratch note number {i}", kind="working_note") for i in range(6)]
+    actions.pin_entry(
+        memory,
+        actor=reviewer.actor,
+        entry_uid=low[0].uid,
+        pinned=True,
+        category="durable_decision",
+        reason="keep",
+    )
+    add(memory, a, "A decision that matters", kind="decision")
+    enable(memory, capacity_low_entries=5, jobs={"capacity": {"enabled": True, "max_entries": 3}})
+    before = snapshot(memory)
+    dry = run(memory, "capacity", system, dry_run=True)
+    assert snapshot(memory) == before and dry.counts["triggered"] is True
+    r = run(memory, "capacity", system, dry_run=False)
+    (p,) = filed(memory, "cleanup")
+    ids = [e["entry_id"] for e in p.payload["entries"]]
+    assert len(ids) == 3 and low[0].uid not in ids  # bounded; pinned entries are never listed
+    assert "new low-importance entries" in p.rationale and r.counts["proposals"] == [p.pk]
+    again = run(memory, "capacity", system, dry_run=False)
+    assert again.counts["triggered"] is False and len(filed(memory, "cleanup")) == 1
+
+
+def test_capacity_below_the_threshold_files_nothing(memory, agent, system):
+    add(memory, agent.actor, "One scratch note", kind="working_note")
+    enable(memory, "capacity", capacity_low_entries=5)
+    r = run(memory, "capacity", system, dry_run=False)
+    assert r.counts["triggered"] is False and filed(memory, "cleanup") == []
+
+
+# --- Lock, scheduling, REST --------------------------------------------------------------------
+
+
+def test_two_runs_of_one_job_never_overlap(memory, system):
+    with maintenance.job_lock(memory, "near_duplicates", "first"):
+        with pytest.raises(MaintenanceRunning):
+            run(memory, "near_duplicates", system, dry_run=True)
+        # Another job on the same Memory is not blocked.
+        run(memory, "promotion", system, dry_run=True)
+    run(memory, "near_duplicates", system, dry_run=True)  # released
+
+
+def test_a_redelivered_task_takes_its_own_lock_back(memory, system):
+    ctx = maintenance.job_lock(memory, "promotion", "task-1")
+    ctx.__enter__()  # a worker that died holding it
+    r = maintenance.run_job(memory, actor=system, job="promotion", dry_run=True, holder="task-1")
+    assert r.job == "promotion"
+
+
+def test_due_jobs_follow_the_policy(memory, system):
+    from django.utils import timezone
+
+    assert maintenance.due_jobs(memory, timezone.now()) == []
+    enable(memory, "near_duplicates", "capacity")
+    assert maintenance.due_jobs(memory, timezone.now()) == ["capacity", "near_duplicates"]
+    run(memory, "capacity", system, dry_run=False)
+    assert maintenance.due_jobs(memory, timezone.now()) == ["near_duplicates"]
+
+
+def test_the_beat_task_fans_out_per_memory(memory, duplicates):
+    from memory import tasks
+
+    enable(memory, "near_duplicates")
+    queued = tasks.schedule_maintenance.delay().get()
+    assert queued == [["acme", "near_duplicates"]]
+    assert len(filed(memory, "consolidation")) == 1
+    assert tasks.schedule_maintenance.delay().get() == []  # not due again yet
+
+
+def test_maintenance_endpoints(api, reviewer, agent, memory, duplicates):
+    rv = api.as_(reviewer)
+    r = rv.post("/api/v1/memories/acme/maintenance/near_duplicates", {"dry_run": True})
+    assert r.status_code == 202, r.text
+    run_id = r.json()["run"]
+    r = rv.get(f"/api/v1/maintenance/runs/{run_id}")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["job"] == "near_duplicates" and body["status"] == "finished"
+    assert body["proposals"] == [] and body["items"][0]["action"] == "would_propose"
+    r = rv.post("/api/v1/memories/acme/maintenance/near_duplicates", {"dry_run": False})
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["code"] == "maintenance_disabled"
+    for job in ("contradictions", "promotion", "capacity"):
+        r = rv.post(f"/api/v1/memories/acme/maintenance/{job}", {})
+        assert r.status_code == 202, (job, r.text)
+    r = api.as_(agent).post("/api/v1/memories/acme/maintenance/capacity", {})
+    assert r.status_code == 403, r.text
+    r = rv.get("/api/v1/memories/acme/maintenance/runs?limit=2")
+    assert r.status_code == 200, r.text
+    page = r.json()
+    assert [i["job"] for i in page["items"]] == ["capacity", "promotion"]
+    assert page["next_cursor"]
+
+
+def test_transaction_is_not_required_around_a_run(memory, system):
+    # Each pass commits per proposal: running one inside a transaction is refused loudly.
+    with pytest.raises(RuntimeError), transaction.atomic():
+        run(memory, "capacity", system, dry_run=True)
