@@ -35,6 +35,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -619,6 +620,43 @@ def run_job(
     _require_maintainer(actor, memory)
     with job_lock(memory, job, holder):
         return spec.run(memory, actor=actor, dry_run=dry_run)
+
+
+#: The progress callback of the current run, ``fn(done, total)`` (the command's progress bar).
+_progress: ContextVar[Callable[[int, int], None] | None] = ContextVar("progress", default=None)
+
+
+@contextmanager
+def progress_scope(fn: Callable[[int, int], None]) -> Iterator[None]:
+    """Report the progress of runs started inside this block to ``fn(done, total)``."""
+    token = _progress.set(fn)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
+
+
+def report_progress(done: int, total: int) -> None:
+    """Called by a job after each batch it scanned."""
+    fn = _progress.get()
+    if fn is not None:
+        fn(done, total)
+
+
+def after_session_end(memory_pk: int) -> None:
+    """Queue the promotion pass (a real run as the system actor) for a Memory whose session just
+    ended, when its policy enables ``jobs.promotion``. Called after commit, never under a lock;
+    a failure to queue never fails the session end."""
+    memory = Memory.objects.filter(pk=memory_pk).first()
+    spec = _JOBS.get("promotion")
+    if memory is None or spec is None or not job_enabled(memory.policy or {}, "promotion"):
+        return
+    try:
+        spec.task.delay(memory_pk, dry_run=False)
+    except Exception:
+        import logging
+
+        logging.getLogger(__name__).exception("promotion after session end not queued")
 
 
 def last_runs(memory: Memory) -> dict[str, datetime]:

@@ -31,7 +31,23 @@ POLICY_KEYS = {
     "approvals_required",
     "webhook_url",
     "promotion_min_sessions",
+    "jobs",
+    "recall_events",
+    "half_life_days",
 }
+
+#: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)).
+JOB_SETTINGS: dict[str, tuple[float, float]] = {
+    "every_hours": (0.01, 24 * 365),
+    "threshold": (0, 1),
+    "min_similarity": (0, 1),
+    "min_subject": (0, 1),
+    "duplicate_density": (0, 100),
+    "max_scan": (1, 10_000_000),
+    "max_proposals": (1, 10_000),
+    "max_entries": (1, 50),
+}
+JOB_NAMES = ("l1", "rebuild", "near_duplicates", "contradictions", "promotion", "capacity")
 
 
 # --- Memories and sources -------------------------------------------------------------------
@@ -50,7 +66,9 @@ def clean_policy(policy: Any) -> dict[str, Any]:
             isinstance(policy[key], int | float) and 0 <= float(policy[key]) <= 1
         ):
             raise ValidationFailed(details={f"policy.{key}": ["A number between 0 and 1."]})
-    for key in ("quality_ranking", "l1_enabled"):
+    _check_jobs(policy.get("jobs"))
+    _check_int_map(policy, "half_life_days", 1, 36_500)
+    for key in ("quality_ranking", "l1_enabled", "recall_events"):
         if key in policy and not isinstance(policy[key], bool):
             raise ValidationFailed(details={f"policy.{key}": ["Must be true or false."]})
     for key, low, high in (
@@ -78,6 +96,34 @@ def clean_policy(policy: Any) -> dict[str, Any]:
     ):
         raise ValidationFailed(details={"policy.webhook_url": ["An http(s) URL."]})
     return policy
+
+
+def _check_jobs(jobs: Any) -> None:
+    """``jobs``: ``{job: {enabled: bool, every_hours?, …job settings}}`` for known jobs."""
+    if jobs is None:
+        return
+    if not isinstance(jobs, dict):
+        raise ValidationFailed(details={"policy.jobs": ["Must be an object."]})
+    for job, cfg in jobs.items():
+        field = f"policy.jobs.{job}"
+        if job not in JOB_NAMES:
+            raise ValidationFailed(details={field: [f"Unknown job; one of {list(JOB_NAMES)}."]})
+        if not isinstance(cfg, dict):
+            raise ValidationFailed(details={field: ["Must be an object."]})
+        for key, value in cfg.items():
+            if key == "enabled":
+                ok = isinstance(value, bool)
+            elif key == "target_kind":
+                ok = value in ("fact", "preference", "decision", "constraint")
+            elif key in JOB_SETTINGS:
+                low, high = JOB_SETTINGS[key]
+                ok = _num_in(value, low, high)
+            else:
+                ok = False
+            if not ok:
+                raise ValidationFailed(
+                    details={f"{field}.{key}": ["Not a valid setting for this job."]}
+                )
 
 
 def _int_in(value: Any, low: int, high: int) -> bool:

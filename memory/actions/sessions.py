@@ -31,7 +31,9 @@ class SessionEndResult:
 @transaction.atomic(durable=True)
 def end_session(memory: Memory, *, actor: Actor, session_id: Any) -> SessionEndResult:
     """Retire the session's active session-tier entries with reason ``session_end`` (one
-    revision). Ending a session with nothing left to retire writes nothing."""
+    revision). Pinned and protected entries are never retired. Ending a session with nothing
+    left to retire writes nothing. After commit, the promotion pass runs for the Memory when its
+    policy enables it (``memory.maintenance.after_session_end``)."""
     require_writer(actor)
     session = clean_id(session_id, field="session_id")
     memory = lock_memory(memory.pk)
@@ -41,7 +43,9 @@ def end_session(memory: Memory, *, actor: Actor, session_id: Any) -> SessionEndR
             state=HeadState.ACTIVE,
             entry__session_id=session,
             entry__tier=Tier.SESSION,
+            pinned=False,
         )
+        .exclude(entry__projection__protected=True)
         .select_related("entry")
         .order_by("entry_id")
     )
@@ -67,4 +71,8 @@ def end_session(memory: Memory, *, actor: Actor, session_id: Any) -> SessionEndR
         entry_ids=retired,
         payload={"session_id": session, "retired": len(retired)},
     )
+    from .. import maintenance
+
+    memory_pk = memory.pk
+    transaction.on_commit(lambda: maintenance.after_session_end(memory_pk))
     return SessionEndResult(revision, retired)

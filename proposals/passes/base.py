@@ -279,9 +279,12 @@ def load_heads(memory: Memory, entry_pks: Iterable[int]) -> dict[int, HeadRow]:
 
 
 def scan_pks(memory: Memory, qs: Any, *, max_scan: int, batch: int = BATCH) -> Iterable[list[int]]:
-    """Keyset batches of entry pks from a projection queryset, at most ``max_scan`` in all."""
+    """Keyset batches of entry pks from a projection queryset, at most ``max_scan`` in all,
+    reporting progress after each batch (``memory.maintenance.report_progress``)."""
     last = 0
     taken = 0
+    total = min(max_scan, qs.count())
+    maintenance.report_progress(0, total)
     while taken < max_scan:
         size = min(batch, max_scan - taken)
         pks = list(
@@ -294,6 +297,7 @@ def scan_pks(memory: Memory, qs: Any, *, max_scan: int, batch: int = BATCH) -> I
         taken += len(pks)
         last = pks[-1]
         yield pks
+        maintenance.report_progress(taken, total)
 
 
 def active_projection(memory: Memory) -> Any:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import transaction
 
-from memory import maintenance
+from memory import actions, maintenance
 from memory.actors import Actor
 from memory.exceptions import MaintenanceDisabled, MaintenanceRunning
 from memory.models import (
@@ -47,9 +48,8 @@ def enable(memory: Memory, *jobs: str, **policy: Any) -> Memory:
         cfg[job] = {**cfg.get(job, {}), "enabled": True}
     current.update(policy)
     current["jobs"] = {**cfg, **(policy.get("jobs") or {})}
-    Memory.objects.filter(pk=memory.pk).update(policy=current)
-    memory.refresh_from_db()
-    return memory
+    founder = Actor.for_user(User.objects.get(username="founder"))
+    return actions.update_memory_policy(memory, actor=founder, policy=current)
 
 
 def add(memory: Memory, actor: Actor, body: str, kind: str = "fact", **extra: Any) -> Entry:
@@ -274,8 +274,6 @@ def test_a_theme_in_two_sessions_is_promoted_once(memory, agent, system):
     a = agent.actor
     n1 = wnote(memory, a, "test_checkout is flaky because of the timezone in CI", "s-1")
     n2 = wnote(memory, a, "test_checkout flaky again: the timezone in CI differs", "s-2")
-    from memory import actions
-
     actions.end_session(memory, actor=a, session_id="s-1")  # its note is inactive now
     enable(memory, "promotion")
     r = run(memory, "promotion", system, dry_run=False)
@@ -297,6 +295,56 @@ def test_notes_of_one_session_are_never_promoted(memory, agent, system):
     assert filed(memory, "promotion") == [] and r.counts["proposals"] == []
 
 
+def test_ending_a_session_runs_the_promotion_pass(
+    memory, agent, django_capture_on_commit_callbacks
+):
+    a = agent.actor
+    wnote(memory, a, "test_checkout is flaky because of the timezone in CI", "s-1")
+    actions.end_session(memory, actor=a, session_id="s-1")  # pass off: nothing runs
+    assert not MaintenanceRun.objects.filter(job="promotion").exists()
+    enable(memory, "promotion")
+    wnote(memory, a, "test_checkout flaky again: the timezone in CI differs", "s-2")
+    with django_capture_on_commit_callbacks(execute=True):
+        actions.end_session(memory, actor=a, session_id="s-2")
+    (r,) = MaintenanceRun.objects.filter(job="promotion")
+    assert r.actor_type == "system" and not r.dry_run
+    assert len(filed(memory, "promotion")) == 1
+
+
+def test_ending_a_session_never_retires_pinned_entries(memory, agent, reviewer):
+    a = agent.actor
+    keep = wnote(memory, a, "Pinned scratch rule", "s-9")
+    gone = wnote(memory, a, "Ordinary scratch", "s-9")
+    actions.pin_entry(
+        memory,
+        actor=reviewer.actor,
+        entry_uid=keep.uid,
+        pinned=True,
+        category="safety_policy",
+        reason="keep",
+    )
+    result = actions.end_session(memory, actor=a, session_id="s-9")
+    assert result.retired == [gone.uid]
+    assert Head.objects.get(entry=keep).state == "active"
+
+
+def test_job_policy_is_validated(memory):
+    from memory.exceptions import ValidationFailed
+
+    founder = Actor.for_user(User.objects.get(username="founder"))
+    for bad in (
+        {"jobs": {"nope": {"enabled": True}}},
+        {"jobs": {"capacity": {"enabled": "yes"}}},
+        {"jobs": {"capacity": {"max_entries": 500}}},
+        {"jobs": {"promotion": {"target_kind": "working_note"}}},
+        {"recall_events": 1},
+    ):
+        with pytest.raises(ValidationFailed):
+            actions.update_memory_policy(memory, actor=founder, policy=bad)
+    ok = {"jobs": {"capacity": {"enabled": True, "every_hours": 6}}, "recall_events": True}
+    assert actions.update_memory_policy(memory, actor=founder, policy=ok).policy == ok
+
+
 def test_promotion_dry_run_writes_only_its_run(memory, agent, system):
     wnote(memory, agent.actor, "test_checkout is flaky because of the timezone in CI", "s-1")
     wnote(memory, agent.actor, "test_checkout flaky again: the timezone in CI differs", "s-2")
@@ -309,8 +357,6 @@ def test_promotion_dry_run_writes_only_its_run(memory, agent, system):
 
 
 def test_capacity_files_one_bounded_cleanup_of_the_lowest_scores(memory, agent, system, reviewer):
-    from memory import actions
-
     a = agent.actor
     low = [add(memory, a, f"Scratch note number {i}", kind="working_note") for i in range(6)]
     actions.pin_entry(
@@ -365,7 +411,7 @@ def test_due_jobs_follow_the_policy(memory, system):
     from django.utils import timezone
 
     assert maintenance.due_jobs(memory, timezone.now()) == []
-    enable(memory, "near_duplicates", "capacity")
+    memory = enable(memory, "near_duplicates", "capacity")
     assert maintenance.due_jobs(memory, timezone.now()) == ["capacity", "near_duplicates"]
     run(memory, "capacity", system, dry_run=False)
     assert maintenance.due_jobs(memory, timezone.now()) == ["near_duplicates"]
@@ -410,3 +456,24 @@ def test_transaction_is_not_required_around_a_run(memory, system):
     # Each pass commits per proposal: running one inside a transaction is refused loudly.
     with pytest.raises(RuntimeError), transaction.atomic():
         run(memory, "capacity", system, dry_run=True)
+
+
+def test_the_maintenance_command_dry_runs_then_applies(memory, duplicates):
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("maintenance", "near_duplicates", memory="acme", stdout=out, stderr=err)
+    assert '"dry_run": true' in out.getvalue() and "entries" in err.getvalue()
+    assert filed(memory, "consolidation") == []
+    with pytest.raises(CommandError, match="maintenance_disabled"):
+        call_command("maintenance", "near_duplicates", memory="acme", apply=True, stdout=out)
+    enable(memory, "near_duplicates")
+    call_command(
+        "maintenance", "near_duplicates", memory="acme", apply=True, stdout=out, stderr=err
+    )
+    assert len(filed(memory, "consolidation")) == 1
+    with pytest.raises(CommandError, match="No memory"):
+        call_command("maintenance", "capacity", memory="nope", stdout=out)
