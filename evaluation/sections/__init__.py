@@ -1,0 +1,3 @@
+"""The sections of ``manage.py evaluate``, one module each; importing registers them."""
+
+from . import no_regression  # noqa: F401

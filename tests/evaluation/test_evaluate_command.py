@@ -1,0 +1,42 @@
+"""``manage.py evaluate``: sections, the JSON report, the table, the plot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.registry import all_sections
+from memory.models import Memory
+
+
+def test_sections_are_registered_in_order():
+    names = [s.name for s in all_sections()]
+    assert "no_regression" in names
+    assert len(names) == len(set(names))
+
+
+def test_unknown_section_is_refused(db):
+    with pytest.raises(CommandError, match="Unknown section"):
+        call_command("evaluate", "nonsense")
+
+
+def test_no_regression_section_reports_quality_off_equals_rrf(db, tmp_path, capsys):
+    out = tmp_path / "report.json"
+    call_command("evaluate", "no_regression", "--quick", "--seed", "3", "--json", str(out))
+    report = json.loads(out.read_text())
+    nr = report["no_regression"]
+    assert nr["quality_off_equals_rrf"] is True
+    assert nr["queries_equal_to_rrf"] == nr["queries"] > 0
+    assert nr["quality_on_membership_unchanged"] is True
+    assert 0 <= nr["quality_on_max_shift"] <= 2
+    # the quality signals do move members on this workload, so the equality above is not vacuous
+    assert nr["quality_on_reordered_queries"] > 0
+    assert report["meta"]["seed"] == 3
+    printed = capsys.readouterr().out
+    assert "quality_off_equals_rrf" in printed
+    # throwaway Memories, clearly marked
+    slugs = report["meta"]["memories"]
+    assert slugs and all(s.startswith("eval-") for s in slugs)
+    assert all(m.name.startswith("[evaluation]") for m in Memory.objects.filter(slug__in=slugs))
