@@ -149,11 +149,18 @@ def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
     return out
 
 
+def _is_acronym(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
 def subject_terms(body: str) -> set[str]:
-    """The content words of ``body`` without its values: what it is *about*."""
+    """The content words of ``body`` without its values: what it is *about*. A person's or
+    product's name is a value ("the lead is Mara Okafor"); an acronym names the subject ("the
+    API rate limit")."""
     detail_tokens: set[str] = set()
     for d in extract_details(body):
-        if d.kind in VALUE_KINDS and d.kind != "name":
+        if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
             detail_tokens.update(tokenize(d.text))
     return {
         t
@@ -162,11 +169,13 @@ def subject_terms(body: str) -> set[str]:
     }
 
 
-def subject_similarity(a: str, b: str) -> float:
+def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:
     """Overlap of the subjects of two bodies: |A ∩ B| / min(|A|, |B|) over content words (1.0
-    when one subject contains the other), 0 when either has none."""
+    when one subject contains the other), 0 when either has none. ``strict`` (for values of one
+    slot): also 0 when *each* side has a content word the other lacks — "the anonymous rate
+    limit" and "the API rate limit" are two slots, not two values of one."""
     sa, sb = subject_terms(a), subject_terms(b)
-    if not sa or not sb:
+    if not sa or not sb or (strict and sa - sb and sb - sa):
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))
 

@@ -48,7 +48,7 @@ def is_contradiction(
     similarity = lexical_similarity(a, b)
     if similarity < min_similarity:
         return None
-    subject = base.subject_similarity(a, b)
+    subject = base.subject_similarity(a, b, strict=True)
     if subject < min_subject:
         return None
     return {

@@ -6,8 +6,11 @@ and for drift).
    only, scored with the similarity the admission check uses (``memory.dedupe``: lexical
    Jaccard, or cosine with embeddings).
 2. An edge when the score reaches the threshold (``jobs.near_duplicates.threshold``, default
-   ``tau_similar``) and the two bodies carry no different value for one slot — "standup at 9:30"
-   and "standup at 10:00" are a contradiction for the contradiction pass, never a merge.
+   ``tau_similar``), the subjects (content words without values) overlap at least
+   ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not "the
+   hotline closes at 18:00") and the two bodies carry no different value for one slot —
+   "standup at 9:30" and "standup at 10:00" are a contradiction for the contradiction pass,
+   never a merge.
 3. Clusters: connected components of the threshold graph (``scipy.sparse.csgraph``), at most
    ``MAX_AFFECTED_ENTRIES`` members each.
 4. One consolidation proposal per cluster through the normal intake: the target is the most
@@ -38,10 +41,14 @@ from . import base
 JOB = "near_duplicates"
 
 
+DEFAULT_MIN_SUBJECT = 0.6
+
+
 def candidate_edges(
-    memory: Memory, run: base.Pass, threshold: float
+    memory: Memory, run: base.Pass, threshold: float, min_subject: float = DEFAULT_MIN_SUBJECT
 ) -> tuple[dict[tuple[int, int], dict[str, Any]], dict[int, base.HeadRow]]:
-    """Scored pairs at or above ``threshold`` with no value difference, and their heads."""
+    """Scored pairs at or above ``threshold`` whose subjects overlap at least ``min_subject``
+    and that carry no different value, and their heads."""
     _, scores_of = similarity_method()
     qs = base.active_projection(memory).filter(
         validity__in=[Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
@@ -81,8 +88,13 @@ def candidate_edges(
                 if diff:
                     run.count("pairs_with_different_values", 1)
                     continue
+                subject = base.subject_similarity(row.body, other.body)
+                if subject < min_subject:
+                    run.count("pairs_about_other_subjects", 1)
+                    continue
                 edges[(min(pk, other.entry_pk), max(pk, other.entry_pk))] = {
-                    "score": round_score(score)
+                    "score": round_score(score),
+                    "subject": round_score(subject),
                 }
     return edges, heads
 
@@ -113,12 +125,15 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     ``submit_proposal``) and the run row; nothing about the entries changes.
     """
     _, tau_similar = thresholds(memory)
-    cfg_threshold = (memory.policy or {}).get("jobs", {}).get(JOB, {}).get("threshold")
-    threshold = float(cfg_threshold) if cfg_threshold is not None else tau_similar
+    cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
+    threshold = float(cfg["threshold"]) if "threshold" in cfg else tau_similar
+    min_subject = float(cfg.get("min_subject", DEFAULT_MIN_SUBJECT))
     method, _ = similarity_method()
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
-    run.parameters.update(threshold=threshold, method=method, neighbours=base.NEIGHBOURS)
-    edges, heads = candidate_edges(run.memory, run, threshold)
+    run.parameters.update(
+        threshold=threshold, min_subject=min_subject, method=method, neighbours=base.NEIGHBOURS
+    )
+    edges, heads = candidate_edges(run.memory, run, threshold, min_subject)
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["clusters"] = len(groups)
