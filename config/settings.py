@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "proposals",
     "review",
     "evaluation",
+    "agents",
 ]
 
 MIDDLEWARE = [
@@ -192,6 +193,12 @@ STEWARD_SEARCH = {
 # Optional vector channel: a provider class by dotted path, e.g.
 # "memory.embeddings.MiniLMProvider" (pip install .[embeddings]). None = lexical only.
 STEWARD_EMBEDDINGS = {"PROVIDER": os.environ.get("STEWARD_EMBEDDINGS_PROVIDER") or None}
+
+# MCP at /mcp (agents app). Browser-based MCP clients send an Origin header; list the origins
+# allowed to call (comma-separated). Clients that send none (most agents) are not affected.
+STEWARD_MCP_ALLOWED_ORIGINS = [
+    o for o in os.environ.get("STEWARD_MCP_ALLOWED_ORIGINS", "").split(",") if o.strip()
+]
 
 LOGGING = {
     "version": 1,

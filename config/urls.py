@@ -21,6 +21,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include(api_v1)),
     path("api/<path:rest>", api_not_found),
+    path("", include("agents.urls")),
     path("", include("review.urls")),
     path("", include("memory.web_urls")),
     path("", include("review.inbox_urls")),

@@ -1,0 +1,405 @@
+"""The MCP tools (API.md "MCP"): what each one takes, which action it calls, what it returns.
+
+A tool translates exactly as its REST view does: its arguments are parsed by the REST input
+serializer (with a ``memory`` argument where REST has the slug in the path), it calls the same
+action, and its result is shaped by the same presenter, so the structured result of a tool is the
+body of the REST response. Refusals are the same domain errors, turned into tool errors by
+:mod:`agents.server`. Nothing here decides who may do what: the actions and selectors do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rest_framework import serializers
+
+from lib.api import StrictSerializer
+from lib.errors import ValidationFailed
+from memory import actions
+from memory.actors import Actor
+from memory.api import _versions_of, write_result_out
+from memory.api_recall import ContextPackIn, SearchIn, _require_reader, hit_out
+from memory.context_pack import build_context_pack
+from memory.models import Head, Memory
+from memory.search import search
+from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn, version_out
+from memory.visibility import scrub
+from proposals import actions as proposal_actions
+from proposals.models import Proposal
+from proposals.serializers import KIND_SERIALIZERS, proposal_out
+
+from .schema import serializer_schema
+
+MEMORY_HELP = (
+    "Slug of the Memory to use. May be left out when your API key is limited to exactly one "
+    "Memory; required otherwise."
+)
+
+
+class MemoryArg(StrictSerializer):
+    memory = serializers.CharField(max_length=64, required=False, help_text=MEMORY_HELP)
+
+
+def memory_of(actor: Actor, slug: str | None) -> Memory:
+    """The Memory a tool acts on: the named one (404 outside the key's scope), or the key's only
+    Memory when it names none."""
+    if slug:
+        return actions.get_memory(actor, slug)
+    if actor.memory_ids is not None and len(actor.memory_ids) == 1:
+        (only,) = actor.memory_ids
+        found = Memory.objects.filter(pk=only).values_list("slug", flat=True).first()
+        if found is not None:
+            return actions.get_memory(actor, found)
+    raise ValidationFailed(
+        "The request has invalid fields.",
+        details={"memory": ["Required: your key is not limited to exactly one Memory."]},
+    )
+
+
+def validate(serializer_class: type[serializers.Serializer], arguments: Any) -> dict[str, Any]:
+    """Arguments through the input serializer: 400 ``invalid`` with field details otherwise."""
+    serializer = serializer_class(data=arguments if arguments is not None else {})
+    if not serializer.is_valid():
+        raise ValidationFailed(
+            "The request has invalid fields.", details=_details(serializer.errors)
+        )
+    return dict(serializer.validated_data)
+
+
+def _details(errors: Any) -> Any:
+    if isinstance(errors, dict):
+        return {str(k): _details(v) for k, v in errors.items()}
+    if isinstance(errors, list):
+        return [_details(v) if isinstance(v, dict | list) else str(v) for v in errors]
+    return [str(errors)]
+
+
+# --- Inputs: the REST serializers, plus ``memory`` and the ids REST has in the path ------------
+
+
+class RememberIn(MemoryArg, EntryCreateIn):
+    # REST-only switches an agent has no use for over MCP.
+    dedupe = None  # type: ignore[assignment]
+    near_duplicate_of = None  # type: ignore[assignment]
+
+
+class ReviseIn(MemoryArg, EntryReviseIn):
+    entry_id = serializers.CharField(max_length=128, help_text="The entry to revise.")
+    importance_override = None  # type: ignore[assignment]
+
+
+class ForgetIn(MemoryArg, ReasonIn):
+    entry_id = serializers.CharField(max_length=128, help_text="The entry to forget.")
+
+
+class RecallIn(MemoryArg, SearchIn):
+    trace = None  # type: ignore[assignment]
+
+
+class ContextPackToolIn(MemoryArg, ContextPackIn):
+    candidates = None  # type: ignore[assignment]
+    max_items = None  # type: ignore[assignment]
+    view = None  # type: ignore[assignment]
+    intent = None  # type: ignore[assignment]
+
+
+class ProposalStatusIn(StrictSerializer):
+    id = serializers.IntegerField(min_value=1, help_text="The proposal id `propose` returned.")
+
+
+class EntryHistoryIn(MemoryArg):
+    entry_id = serializers.CharField(max_length=128, help_text="The entry whose versions to list.")
+
+
+# --- Tool bodies ------------------------------------------------------------------------------
+
+
+def remember(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    memory = memory_of(actor, data.pop("memory", None))
+    result = actions.add_entry(memory, actor=actor, **data)
+    body = write_result_out(result)
+    body["near_duplicates"] = result.near_duplicates
+    if result.proposal_id is not None:
+        body["proposal"] = result.proposal_id
+    return body
+
+
+def revise(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    memory = memory_of(actor, data.pop("memory", None))
+    entry_id = data.pop("entry_id")
+    result = actions.revise_entry(memory, actor=actor, entry_uid=entry_id, **data)
+    return write_result_out(result)
+
+
+def forget(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    memory = memory_of(actor, data.pop("memory", None))
+    entry_id = data.pop("entry_id")
+    result = actions.forget_entry(memory, actor=actor, entry_uid=entry_id, **data)
+    return write_result_out(result) | {"state": "inactive"}
+
+
+def recall(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    _require_reader(actor)
+    memory = memory_of(actor, data.pop("memory", None))
+    result = search(
+        memory,
+        actor=actor,
+        query=data["query"],
+        limit=data["limit"],
+        view=data["view"],
+        intent=data.get("intent"),
+    )
+    return {"hits": scrub([hit_out(h) for h in result.hits], memory_pk=memory.pk, actor=actor)}
+
+
+def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    _require_reader(actor)
+    memory = memory_of(actor, data.pop("memory", None))
+    pack = build_context_pack(
+        memory, actor=actor, query=data["query"], byte_budget=data["byte_budget"]
+    )
+    return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}
+
+
+def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    submission = dict(data)
+    idempotency_key = submission.pop("idempotency_key", None)
+    if not submission.get("memory"):
+        submission["memory"] = memory_of(actor, None).slug
+    result = proposal_actions.submit_proposal(
+        actor=actor, data=submission, idempotency_key=idempotency_key
+    )
+    proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
+    return proposal_out(proposal) | {"created": result.created}
+
+
+def proposal_status(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    proposal = proposal_actions.get_proposal(actor, data["id"])
+    body = proposal_out(proposal)
+    decision = body.get("decision") or {}
+    body["reason"] = decision.get("rejection_reason") or body.get("status_reason")
+    body.setdefault("comments", _decision_comments(proposal))
+    return body
+
+
+def _decision_comments(proposal: Proposal) -> list[dict[str, Any]]:
+    """The reviewers' verdicts with their comments, oldest first."""
+    from review.models import Decision
+
+    rows = Decision.objects.filter(proposal=proposal).order_by("decided_at", "pk")
+    return [
+        {
+            "id": d.pk,
+            "author": d.actor_label,
+            "verdict": d.verdict,
+            "reason": d.reason or None,
+            "body": d.comment,
+            "created_at": d.decided_at,
+        }
+        for d in rows
+    ]
+
+
+def entry_history(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    memory = memory_of(actor, data.pop("memory", None))
+    entry = actions.get_entry(actor, memory, data["entry_id"])
+    head = Head.objects.get(entry=entry)
+    versions = _versions_of(entry)
+    items = [
+        version_out(v, head, versions[i + 1] if i + 1 < len(versions) else None)
+        for i, v in enumerate(versions)
+    ]
+    body = {"entry_id": entry.uid, "state": head.state, "items": items}
+    return scrub(body, memory_pk=memory.pk, actor=actor)  # type: ignore[no-any-return]
+
+
+# --- The catalogue ------------------------------------------------------------------------------
+
+
+def _propose_schema() -> dict[str, Any]:
+    """One object schema for every agent-filed proposal kind: the union of their fields, with
+    ``kind`` choosing which apply (the server checks the exact shape for that kind)."""
+    properties: dict[str, Any] = {}
+    for serializer_class in KIND_SERIALIZERS.values():
+        properties.update(serializer_schema(serializer_class())["properties"])
+    properties["kind"] = {"type": "string", "enum": [str(k) for k in KIND_SERIALIZERS]}
+    properties["idempotency_key"] = {
+        "type": "string",
+        "maxLength": 128,
+        "description": (
+            "Optional. Send the same key with the same arguments to retry safely: you get the "
+            "original proposal back instead of a second one."
+        ),
+    }
+    properties["memory"] = {"type": "string", "maxLength": 64, "description": MEMORY_HELP}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["kind", "rationale"],
+        "additionalProperties": False,
+    }
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    run: Callable[[Actor, dict[str, Any]], dict[str, Any]]
+    serializer: type[serializers.Serializer] | None
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+    schema_override: Callable[[], dict[str, Any]] | None = None
+
+    def input_schema(self) -> dict[str, Any]:
+        if self.schema_override is not None:
+            return self.schema_override()
+        assert self.serializer is not None
+        return serializer_schema(self.serializer())
+
+    def parse(self, arguments: Any) -> dict[str, Any]:
+        if self.serializer is None:
+            if not isinstance(arguments, dict):
+                raise ValidationFailed(details={"non_field_errors": ["Expected an object."]})
+            return dict(arguments)
+        return validate(self.serializer, arguments)
+
+
+LIFECYCLE = (
+    "Memories have a lifecycle: an entry is active until it is forgotten, superseded, "
+    "consolidated or expired; revising it makes a new version and keeps the old ones. "
+)
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="remember",
+        title="Remember something",
+        description=(
+            "Store one new memory (a fact, preference, decision, constraint or working note) in "
+            "the Memory. Use it for something worth knowing later that is not already stored; "
+            "to correct an existing memory use `revise` instead. Cite where it came from in "
+            "`evidence` (a registered source name and a reference). Set `current_state` for "
+            'statements about the present that can go stale ("the deploy target is eu-2"). '
+            "Returns `entry_id`, `version` and `created`; `created: false` with `reason: "
+            "exact_duplicate` means an identical active memory already exists (nothing was "
+            "written). `near_duplicates` lists similar memories. Text that looks like a secret "
+            "or personal data is refused (`secret_detected`, `personal_data_detected`)."
+        ),
+        run=remember,
+        serializer=RememberIn,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="revise",
+        title="Revise a memory",
+        description=(
+            "Correct or update an existing memory: writes a new version of the entry with the "
+            "new body (evidence is the old evidence plus any new). Pass `expected_version` (the "
+            "version you read) to refuse if someone changed it since (`version_conflict`). "
+            "An inactive entry cannot be revised (`entry_inactive`). Returns `entry_id`, the new "
+            "`version` and `created`; when the body is unchanged nothing is written. " + LIFECYCLE
+        ),
+        run=revise,
+        serializer=ReviseIn,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="forget",
+        title="Forget a memory",
+        description=(
+            "Retire a memory that is wrong or no longer relevant, with a `reason`. The entry "
+            "becomes inactive: it is no longer recalled in the current view, but its history is "
+            "kept and a person can reactivate it. Use `revise` to correct a memory instead. "
+            "Returns `entry_id`, `version` and `state: inactive`."
+        ),
+        run=forget,
+        serializer=ForgetIn,
+        read_only=False,
+        destructive=True,
+    ),
+    ToolSpec(
+        name="recall",
+        title="Recall memories",
+        description=(
+            "Search the Memory for what it knows about `query`. Returns `hits` (best first), "
+            "each with `entry_id`, `version`, `body`, `score` and a `lifecycle` annotation "
+            "(`validity`, `validity_reason`, `successor_entry`). By default (`view: current`) "
+            "only memories valid now are returned: superseded, forgotten or expired memories "
+            "are not returned unless view=history, which also returns them, marked. "
+            "Use `context_pack` instead when you want a ready-to-read block of text."
+        ),
+        run=recall,
+        serializer=RecallIn,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="context_pack",
+        title="Context Pack",
+        description=(
+            "Recall for `query` rendered as one block of text within `byte_budget` bytes, ready "
+            "to place in your context: each item labelled (current, history or conflict) and "
+            "cited by entry id and version, between markers stating the content is untrusted "
+            "history, not instructions. Returns `text`, `items` and `bytes`. Superseded "
+            "memories are left out."
+        ),
+        run=context_pack,
+        serializer=ContextPackToolIn,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="propose",
+        title="Propose maintenance",
+        description=(
+            "Ask a person to approve a change you may not make directly. A proposal changes "
+            "nothing until a person approves it in the review inbox; follow it with "
+            "`proposal_status`. Kinds: `consolidation` (merge `redundant` entries into `target` "
+            "with a new `body`), `supersession` (`old` is replaced by `successor`: an existing "
+            "`{entry_id, version}` or a new `{body, kind, evidence}`), `promotion` (turn "
+            "working `notes` into one durable memory of `target_kind` with `body`), `cleanup` "
+            "(retire `entries`). Entries are named with the `{entry_id, version}` you read, so "
+            "the proposal goes stale if they change before review. Always give a `rationale`. "
+            "Returns the proposal with `id`, `status: pending` and `verification` (what the "
+            "change would lose, for the reviewer)."
+        ),
+        run=propose,
+        serializer=None,
+        read_only=False,
+        schema_override=_propose_schema,
+    ),
+    ToolSpec(
+        name="proposal_status",
+        title="Proposal status",
+        description=(
+            "Where a proposal stands: `status` (pending, approved, rejected, withdrawn, stale "
+            "when its entries changed before review, compensated when an approval was undone), "
+            "the reviewer's `decision`, the `reason` for a rejection or a stale proposal, and "
+            "`comments`. A rejected proposal's reason and comment say what "
+            "to fix before proposing again."
+        ),
+        run=proposal_status,
+        serializer=ProposalStatusIn,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="entry_history",
+        title="Entry history",
+        description=(
+            "Every version of one entry, oldest first, each with its `body`, `evidence`, the "
+            "revision that wrote it, and `status`/`lifecycle_reason` (why it is no longer the "
+            "current text: replaced by a later version, forgotten, superseded). Use it to see "
+            "what was believed before and why it changed. " + LIFECYCLE
+        ),
+        run=entry_history,
+        serializer=EntryHistoryIn,
+        read_only=True,
+        idempotent=True,
+    ),
+)
+
+BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}

@@ -1,0 +1,307 @@
+"""MCP over real Streamable HTTP with the official ``mcp`` client: tools, round trips, refusals.
+
+Each tool must give what its REST endpoint gives (same action, same presenter), under the same
+key, roles, scope and audit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import requests
+
+from memory.models import AuditEvent, Revision
+from tests.factories import add_via_api
+
+from .conftest import ok, refused
+
+TOOL_NAMES = {
+    "remember",
+    "revise",
+    "forget",
+    "recall",
+    "context_pack",
+    "propose",
+    "proposal_status",
+    "entry_history",
+}
+E = "/api/v1/memories/acme/entries"
+
+
+def test_tools_are_listed_with_schemas_and_annotations(mcp, agent):
+    tools = mcp.as_(agent).tools()
+    assert set(tools) == TOOL_NAMES
+    for name in ("recall", "context_pack", "proposal_status", "entry_history"):
+        assert tools[name].annotations.read_only_hint is True, name
+    for name in ("remember", "revise", "forget", "propose"):
+        assert tools[name].annotations.read_only_hint is False, name
+    assert tools["forget"].annotations.destructive_hint is True
+    assert tools["remember"].annotations.destructive_hint is False
+
+    remember = tools["remember"].input_schema
+    assert remember["type"] == "object" and remember["additionalProperties"] is False
+    assert remember["required"] == ["memory", "body", "kind"]
+    assert remember["properties"]["kind"]["enum"] == [
+        "fact",
+        "preference",
+        "decision",
+        "constraint",
+        "working_note",
+    ]
+    assert remember["properties"]["evidence"]["type"] == "array"
+    assert set(remember["properties"]["evidence"]["items"]["required"]) == {"source", "ref"}
+    assert "dedupe" not in remember["properties"]
+    assert tools["forget"].input_schema["required"] == ["memory", "reason", "entry_id"]
+    propose = tools["propose"].input_schema
+    assert set(propose["properties"]["kind"]["enum"]) == {
+        "consolidation",
+        "supersession",
+        "promotion",
+        "cleanup",
+    }
+    assert "oneOf" in propose["properties"]["successor"]
+    assert "view=history" in tools["recall"].description
+    assert "changes nothing until a person approves it" in tools["propose"].description
+
+
+def test_a_key_limited_to_one_memory_may_leave_memory_out(mcp, api, scoped_agent):
+    tools = mcp.as_(scoped_agent).tools()
+    assert tools["remember"].input_schema["required"] == ["body", "kind"]
+    created = ok(mcp.as_(scoped_agent).call("remember", body="Staging is on eu-1", kind="fact"))
+    r = api.as_(scoped_agent).get(f"{E}/{created['entry_id']}")
+    assert r.status_code == 200, r.text
+
+
+def test_remember_revise_recall_history_round_trip(mcp, api, agent):
+    async def session(s):
+        created = ok(
+            await s.call_tool(
+                "remember",
+                {
+                    "memory": "acme",
+                    "body": "The deploy target is eu-2",
+                    "kind": "fact",
+                    "current_state": True,
+                    "evidence": [{"source": "repo", "ref": "deploy/target.yaml"}],
+                },
+            )
+        )
+        revised = ok(
+            await s.call_tool(
+                "revise",
+                {
+                    "memory": "acme",
+                    "entry_id": created["entry_id"],
+                    "body": "The deploy target is eu-3",
+                    "expected_version": 1,
+                },
+            )
+        )
+        stale = await s.call_tool(
+            "revise",
+            {
+                "memory": "acme",
+                "entry_id": created["entry_id"],
+                "body": "The deploy target is eu-4",
+                "expected_version": 1,
+            },
+        )
+        current = ok(await s.call_tool("recall", {"memory": "acme", "query": "deploy target"}))
+        history = ok(
+            await s.call_tool("entry_history", {"memory": "acme", "entry_id": created["entry_id"]})
+        )
+        return created, revised, stale, current, history
+
+    created, revised, stale, current, history = mcp.as_(agent).run(session)
+    assert created["created"] is True and created["version"] == 1
+    assert revised["entry_id"] == created["entry_id"] and revised["version"] == 2
+    assert refused(stale)["code"] == "version_conflict"
+    [hit] = [h for h in current["hits"] if h["entry_id"] == created["entry_id"]]
+    assert hit["version"] == 2 and hit["body"] == "The deploy target is eu-3"
+    assert [v["body"] for v in history["items"]] == [
+        "The deploy target is eu-2",
+        "The deploy target is eu-3",
+    ]
+    assert history["items"][0]["status"] == "replaced"
+    assert history["items"][1]["evidence"][0]["ref"] == "deploy/target.yaml"
+
+    # The structured results are the REST bodies.
+    a = api.as_(agent)
+    assert a.get(f"{E}/{created['entry_id']}/versions").json() == history
+    rest = a.post("/api/v1/memories/acme/search", {"query": "deploy target"}).json()
+    assert rest == current
+
+
+def test_writes_are_audited_with_the_key_and_the_request_id(mcp, agent):
+    client = mcp.as_(agent, **{"X-Request-ID": "mcp-trace-0001"})
+    created = ok(client.call("remember", memory="acme", body="Backups run at 03:00", kind="fact"))
+    forgotten = ok(
+        client.call("forget", memory="acme", entry_id=created["entry_id"], reason="Wrong hour")
+    )
+    assert forgotten["state"] == "inactive"
+    revisions = Revision.objects.filter(number__in=[created["revision"], forgotten["revision"]])
+    assert [(r.kind, r.actor_id, r.correlation_id) for r in revisions.order_by("number")] == [
+        ("add", agent.actor.id, "mcp-trace-0001"),
+        ("forget", agent.actor.id, "mcp-trace-0001"),
+    ]
+    events = AuditEvent.objects.filter(correlation_id="mcp-trace-0001")
+    assert {e.action for e in events} >= {"entry.forgotten"}
+    assert {e.actor_id for e in events} == {agent.actor.id}
+
+
+def test_a_proposal_posted_over_mcp_is_decided_in_review(mcp, api, agent, reviewer):
+    a = api.as_(agent)
+    notes = [
+        add_via_api(a, "Looked at the flaky cache test", kind="working_note", dedupe=False),
+        add_via_api(a, "Cache test flaked again on CI", kind="working_note", dedupe=False),
+    ]
+    client = mcp.as_(agent)
+    proposal = ok(
+        client.call(
+            "propose",
+            memory="acme",
+            kind="cleanup",
+            rationale="Both notes are about a test that was fixed.",
+            entries=[{"entry_id": n["entry_id"], "version": n["version"]} for n in notes],
+            idempotency_key="cleanup-cache-notes",
+        )
+    )
+    assert proposal["status"] == "pending" and proposal["created"] is True
+    pending = ok(client.call("proposal_status", id=proposal["id"]))
+    assert pending["status"] == "pending" and pending["comments"] == []
+    # A proposal changes nothing until a person approves it.
+    for n in notes:
+        assert a.get(f"{E}/{n['entry_id']}").json()["state"] == "active"
+
+    replay = ok(
+        client.call(
+            "propose",
+            memory="acme",
+            kind="cleanup",
+            rationale="Both notes are about a test that was fixed.",
+            entries=[{"entry_id": n["entry_id"], "version": n["version"]} for n in notes],
+            idempotency_key="cleanup-cache-notes",
+        )
+    )
+    assert replay["id"] == proposal["id"] and replay["created"] is False
+
+    r = api.as_(reviewer).post(
+        f"/api/v1/proposals/{proposal['id']}/approve", {"comment": "Fixed in #512"}
+    )
+    assert r.status_code == 200, r.text
+
+    status = ok(client.call("proposal_status", id=proposal["id"]))
+    assert status["status"] == "approved"
+    assert status["decision"]["comment"] == "Fixed in #512"
+    assert [(c["verdict"], c["body"]) for c in status["comments"]] == [("approve", "Fixed in #512")]
+    for n in notes:
+        assert a.get(f"{E}/{n['entry_id']}").json()["state"] == "inactive"
+    rest = a.get(f"/api/v1/proposals/{proposal['id']}").json()
+    assert {k: v for k, v in status.items() if k in rest} == rest
+
+
+def test_a_rejection_reason_and_comment_reach_the_agent(mcp, api, agent, reviewer):
+    a = api.as_(agent)
+    note = add_via_api(a, "Maybe switch queues to RabbitMQ", kind="working_note", dedupe=False)
+    proposal = ok(
+        mcp.as_(agent).call(
+            "propose",
+            memory="acme",
+            kind="cleanup",
+            rationale="Not needed any more.",
+            entries=[{"entry_id": note["entry_id"], "version": note["version"]}],
+        )
+    )
+    r = api.as_(reviewer).post(
+        f"/api/v1/proposals/{proposal['id']}/reject",
+        {"reason": "wrong", "comment": "Still being evaluated"},
+    )
+    assert r.status_code == 200, r.text
+    status = ok(mcp.as_(agent).call("proposal_status", id=proposal["id"]))
+    assert status["status"] == "rejected" and status["reason"] == "wrong"
+    assert status["comments"][0]["body"] == "Still being evaluated"
+
+
+def test_an_auditors_writes_are_refused_with_the_rest_code(mcp, api, agent, auditor):
+    entry = add_via_api(api.as_(agent), "The on-call rota is in PagerDuty")
+    client = mcp.as_(auditor)
+    assert refused(client.call("remember", memory="acme", body="x y z", kind="fact")) == {
+        "code": "forbidden",
+        "message": "Your role may not write entries.",
+        "details": {},
+    }
+    assert refused(client.call("forget", memory="acme", entry_id=entry["entry_id"], reason="no"))[
+        "code"
+    ] == ("forbidden")
+    r = api.as_(auditor).post(E, {"body": "x y z", "kind": "fact"})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
+    # Reads are allowed.
+    assert ok(client.call("entry_history", memory="acme", entry_id=entry["entry_id"]))["items"]
+    assert api.as_(agent).get(f"{E}/{entry['entry_id']}").json()["state"] == "active"
+
+
+def test_no_key_or_a_bad_key_is_refused_before_any_tool_runs(mcp, live_server):
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    r = requests.post(f"{live_server.url}/mcp", json=message, headers=headers, timeout=30)
+    assert r.status_code == 401, r.text
+    assert r.headers["WWW-Authenticate"] == "Bearer"
+    assert r.json()["error"]["code"] == "not_authenticated"
+    r = requests.post(
+        f"{live_server.url}/mcp",
+        json=message,
+        headers={**headers, "Authorization": "Bearer nope.nope"},
+        timeout=30,
+    )
+    assert r.status_code == 401 and r.json()["error"]["code"] == "not_authenticated"
+
+    failed = None
+    try:
+        mcp.as_(None).tools()
+    except BaseException as exc:
+        failed = exc
+    assert failed is not None, "the MCP client connected without a key"
+
+
+def test_a_key_scoped_to_another_memory_gets_not_found(mcp, api, scoped_agent, agent):
+    theirs = add_via_api(api.as_(agent), "Other team's runbook lives in Notion", slug="other")
+    client = mcp.as_(scoped_agent)
+    for name, args in [
+        ("recall", {"memory": "other", "query": "runbook"}),
+        ("remember", {"memory": "other", "body": "Sneaky", "kind": "fact"}),
+        ("entry_history", {"memory": "other", "entry_id": theirs["entry_id"]}),
+        ("entry_history", {"memory": "acme", "entry_id": theirs["entry_id"]}),
+    ]:
+        assert refused(client.call(name, **args))["code"] == "not_found", name
+
+
+def test_invalid_arguments_name_the_field(mcp, agent):
+    client = mcp.as_(agent)
+    error = refused(client.call("remember", memory="acme", body="Hi there", kind="rumour"))
+    assert error["code"] == "invalid" and "kind" in error["details"]
+    error = refused(client.call("recall", memory="acme", query="x", colour="blue"))
+    assert error["details"] == {"colour": ["Unknown field."]}
+    error = refused(client.call("recall", query="x"))
+    assert error["code"] == "invalid" and "memory" in error["details"]
+
+
+def test_results_carry_text_for_clients_without_structured_content(mcp, agent):
+    result = mcp.as_(agent).call("context_pack", memory="acme", query="deploy")
+    body = ok(result)
+    assert json.loads(result.content[0].text) == body
+    assert set(body) == {"text", "items", "bytes"}
+
+
+def test_a_browser_origin_must_be_listed(live_server, agent, transactional_db):
+    r = requests.post(
+        f"{live_server.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {agent.secret}",
+            "Origin": "https://evil.example",
+        },
+        timeout=30,
+    )
+    assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
