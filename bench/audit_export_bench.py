@@ -114,8 +114,8 @@ def stream(secret: str, fmt: str, query: str = "") -> tuple[int, int]:
 
 
 def materialized_peak() -> float:
+    from audit.api import EVENT_COLUMNS
     from memory.models import AuditEvent
-    from review.audit_api import EVENT_COLUMNS
 
     tracemalloc.start()
     rows = list(AuditEvent.objects.order_by("pk").values(*EVENT_COLUMNS))
@@ -131,7 +131,7 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import setup_test_environment
 
-    from review import audit_api
+    from audit import api as audit_api
 
     if args.batch:
         audit_api.EXPORT_BATCH = args.batch

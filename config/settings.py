@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "memory",
     "proposals",
     "review",
+    "audit",
     "evaluation",
     "agents",
 ]

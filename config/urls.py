@@ -9,7 +9,7 @@ from lib.views import api_not_found, home
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("memory.urls")),
     path("", include("proposals.urls")),
-    path("", include("review.api_urls")),
+    path("", include("audit.api_urls")),
     path("", include("review.engine_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
@@ -22,7 +22,7 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/<path:rest>", api_not_found),
     path("", include("agents.urls")),
-    path("", include("review.urls")),
+    path("", include("audit.urls")),
     path("", include("memory.web_urls")),
     path("", include("review.inbox_urls")),
 ]

@@ -24,7 +24,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -32,43 +32,26 @@ from django.utils import timezone
 
 from lib.correlation import current_correlation_id
 from memory import audit
-from memory.actions import (
-    ResolvedEvidence,
-    clean_evidence,
-    get_memory,
-    lock_memory,
-    resolve_evidence,
-)
+from memory.actions import clean_evidence, get_memory, lock_memory, resolve_evidence
 from memory.actors import SYSTEM, Actor
-from memory.admission import clean_body, clean_text
+from memory.admission import clean_text
 from memory.dedupe import thresholds
 from memory.exceptions import EntryInactive
-from memory.models import (
-    Entry,
-    Head,
-    HeadState,
-    Kind,
-    Memory,
-    Relation,
-    RelationKind,
-    Revision,
-    sensitivities_up_to,
-)
-from memory.text import content_hash
+from memory.models import Entry, Head, HeadState, Memory, Revision
 
 from . import hooks, verify
+from .evidence import evidence_json
 from .exceptions import (
     DomainError,
     DuplicateProposal,
     Forbidden,
     IdempotencyKeyReused,
-    InsufficientSessions,
-    NoopRewrite,
     NotFound,
     StaleProposal,
     TooLarge,
     ValidationFailed,
 )
+from .kinds import Draft, Ref, Resolved, kind_of
 from .models import (
     IDEMPOTENCY_TTL_HOURS,
     MAX_AFFECTED_ENTRIES,
@@ -77,7 +60,6 @@ from .models import (
     ProposalKind,
     ProposalStatus,
     ProposalTarget,
-    TargetRole,
     affected_key,
 )
 from .serializers import parse_submission
@@ -85,52 +67,7 @@ from .serializers import parse_submission
 log = logging.getLogger(__name__)
 
 
-# --- Reads ------------------------------------------------------------------------------------
-
-
-def get_proposal(actor: Actor, proposal_id: int) -> Proposal:
-    """Proposal ``proposal_id`` with its targets if the actor may see it; 404 otherwise (other
-    Memories and entries above the actor's clearance do not exist for it)."""
-    if not actor.can_read:
-        raise Forbidden("Your role may not read proposals.")
-    proposal = Proposal.objects.visible_to(actor).with_detail().filter(pk=proposal_id).first()
-    if proposal is None:
-        raise NotFound(f"No proposal {proposal_id}.")
-    return proposal
-
-
 # --- Submission -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Ref:
-    path: str
-    role: str
-    entry_id: str
-    version: int
-
-
-@dataclass
-class Draft:
-    """A submission after shape and text checks, before anything is read from the Memory."""
-
-    kind: str
-    memory_slug: str
-    rationale: str
-    evidence: list[ResolvedEvidence]
-    claimed_policy_version: str | None
-    refs: list[Ref]
-    body: str = ""
-    target_kind: str = ""
-    successor_new: dict[str, Any] | None = None
-    successor_evidence: list[ResolvedEvidence] | None = None
-
-
-@dataclass
-class Resolved:
-    ref: Ref
-    entry: Entry
-    head: Head
 
 
 @dataclass
@@ -173,28 +110,8 @@ def _replay(actor: Actor, key: str, request_hash: str) -> SubmitResult | None:
     return SubmitResult(record.proposal, created=False)
 
 
-def _ref(path: str, role: str, raw: dict[str, Any]) -> Ref:
-    return Ref(path, role, str(raw["entry_id"]), int(raw["version"]))
-
-
 def _refs(kind: str, parsed: dict[str, Any]) -> list[Ref]:
-    refs: list[Ref] = []
-    if kind == ProposalKind.CONSOLIDATION:
-        refs.append(_ref("target", TargetRole.TARGET, parsed["target"]))
-        refs += [
-            _ref(f"redundant[{i}]", TargetRole.REDUNDANT, r)
-            for i, r in enumerate(parsed["redundant"])
-        ]
-    elif kind == ProposalKind.SUPERSESSION:
-        refs.append(_ref("old", TargetRole.OLD, parsed["old"]))
-        if "entry_id" in parsed["successor"]:
-            refs.append(_ref("successor", TargetRole.SUCCESSOR, parsed["successor"]))
-    elif kind == ProposalKind.PROMOTION:
-        refs += [_ref(f"notes[{i}]", TargetRole.NOTE, r) for i, r in enumerate(parsed["notes"])]
-    else:
-        refs += [
-            _ref(f"entries[{i}]", TargetRole.ENTRY, r) for i, r in enumerate(parsed["entries"])
-        ]
+    refs = kind_of(kind).refs(parsed)
     if len(refs) > MAX_AFFECTED_ENTRIES:
         raise TooLarge(
             f"A proposal affects at most {MAX_AFFECTED_ENTRIES} entries.",
@@ -225,40 +142,8 @@ def _clean(kind: str, parsed: dict[str, Any]) -> Draft:
         claimed_policy_version=parsed.get("policy_version"),
         refs=_refs(kind, parsed),
     )
-    if kind in (ProposalKind.CONSOLIDATION, ProposalKind.PROMOTION):
-        draft.body = clean_body(parsed["body"])
-    if kind == ProposalKind.PROMOTION:
-        draft.target_kind = parsed["target_kind"]
-    if kind == ProposalKind.SUPERSESSION and "entry_id" not in parsed["successor"]:
-        successor = parsed["successor"]
-        items = clean_evidence(
-            [dict(e) for e in successor.get("evidence", [])], field_name="successor.evidence"
-        )
-        draft.successor_evidence = resolve_evidence(items)
-        body = clean_body(successor["body"], field="successor.body")
-        draft.successor_new = {
-            "body": body,
-            "kind": successor["kind"],
-            "content_hash": content_hash(successor["kind"], body, [i.identity for i in items]),
-        }
+    kind_of(kind).clean(parsed, draft)
     return draft
-
-
-def _evidence_json(items: Sequence[ResolvedEvidence]) -> list[dict[str, Any]]:
-    return [
-        {
-            "source": ev.input.source,
-            "ref": ev.input.ref,
-            "observed_at": ev.input.observed_at.isoformat() if ev.input.observed_at else None,
-            "quote": ev.input.quote,
-            "snapshot": {
-                "authority": ev.declaration.authority if ev.declaration else "untrusted",
-                "verification": ev.declaration.verification if ev.declaration else "unknown",
-                "declaration_version": ev.declaration.version if ev.declaration else None,
-            },
-        }
-        for ev in items
-    ]
 
 
 def _resolve(actor: Actor, memory: Memory, refs: Sequence[Ref]) -> list[Resolved]:
@@ -281,8 +166,10 @@ def _resolve(actor: Actor, memory: Memory, refs: Sequence[Ref]) -> list[Resolved
 
 
 def _check_heads(kind: str, resolved: Sequence[Resolved]) -> None:
-    """Each given version must be the head (409 ``stale_proposal``) and, except promotion notes
-    (a finished session retires its notes), the entry must be active (409 ``entry_inactive``)."""
+    """Each given version must be the head (409 ``stale_proposal``) and, except in the roles the
+    kind allows inactive (promotion notes: a finished session retires its notes), the entry must
+    be active (409 ``entry_inactive``)."""
+    spec = kind_of(kind)
     stale = {
         r.ref.path: {
             "entry_id": r.ref.entry_id,
@@ -304,7 +191,7 @@ def _check_heads(kind: str, resolved: Sequence[Resolved]) -> None:
             "reason": r.head.state_reason,
         }
         for r in resolved
-        if r.head.state != HeadState.ACTIVE and r.ref.role != TargetRole.NOTE
+        if r.head.state != HeadState.ACTIVE and r.ref.role not in spec.inactive_roles
     }
     if inactive:
         raise EntryInactive("A referenced entry is inactive.", details=inactive)
@@ -323,136 +210,7 @@ def _verify(
     by_role: dict[str, list[Resolved]] = {}
     for r in resolved:
         by_role.setdefault(r.ref.role, []).append(r)
-
-    def ref_json(r: Resolved) -> dict[str, Any]:
-        return {"entry_id": r.entry.uid, "version": r.ref.version}
-
-    def text(r: Resolved) -> tuple[str, str]:
-        return (r.entry.uid, r.head.version.body)
-
-    _, tau_similar = thresholds(memory)
-    payload: dict[str, Any]
-    if draft.kind == ProposalKind.CONSOLIDATION:
-        target = by_role[TargetRole.TARGET][0]
-        redundant = by_role[TargetRole.REDUNDANT]
-        verify.score_pairs(report, text(target), [text(r) for r in redundant])
-        similar = (report.similarity or 0) >= tau_similar
-        report.check(
-            "similarity",
-            "pass" if similar else "warn",
-            f"Weakest target–redundant similarity {report.similarity} "
-            f"({'at or above' if similar else 'below'} tau_similar {tau_similar}).",
-        )
-        verify.check_details(report, [text(target), *(text(r) for r in redundant)], draft.body)
-        _check_kinds_and_sensitivity(report, target, redundant)
-        payload = {
-            "target": ref_json(target),
-            "redundant": [ref_json(r) for r in redundant],
-            "body": draft.body,
-        }
-    elif draft.kind == ProposalKind.SUPERSESSION:
-        old = by_role[TargetRole.OLD][0]
-        existing = by_role.get(TargetRole.SUCCESSOR, [])
-        if existing:
-            successor = existing[0]
-            already = Relation.objects.filter(
-                kind=RelationKind.SUPERSEDES,
-                from_entry=successor.entry,
-                to_entry=old.entry,
-                retired_by__isnull=True,
-            ).exists()
-            if already:
-                raise NoopRewrite(
-                    f"'{successor.entry.uid}' already supersedes '{old.entry.uid}'.",
-                    details={"successor": ["Already supersedes the old entry."]},
-                )
-            verify.score_pairs(report, ("old", old.head.version.body), [text(successor)])
-            if verify.same_text(old.head.version.body, successor.head.version.body):
-                report.check(
-                    "successor_differs",
-                    "warn",
-                    "The successor says the same as the old entry; a consolidation may fit better.",
-                )
-            successor_json: dict[str, Any] = ref_json(successor)
-        else:
-            assert draft.successor_new is not None
-            new_body = draft.successor_new["body"]
-            if verify.same_text(old.head.version.body, new_body):
-                raise NoopRewrite(
-                    "The successor body says the same as the old entry; nothing would change. "
-                    "To add evidence, revise the entry.",
-                    details={"successor.body": ["Equal to the old entry's body."]},
-                )
-            verify.score_pairs(report, ("old", old.head.version.body), [("successor", new_body)])
-            successor_json = {
-                **draft.successor_new,
-                "evidence": _evidence_json(draft.successor_evidence or []),
-                "tier": old.entry.tier,
-                "sensitivity": old.entry.sensitivity,
-            }
-        report.check("changes_something", "pass", "The old entry would become superseded.")
-        payload = {"old": ref_json(old), "successor": successor_json}
-    elif draft.kind == ProposalKind.PROMOTION:
-        notes = by_role[TargetRole.NOTE]
-        wrong = {
-            r.ref.path: [
-                f"Entry '{r.entry.uid}' is a {r.entry.kind}; promotion takes working notes."
-            ]
-            for r in notes
-            if r.entry.kind != Kind.WORKING_NOTE
-        }
-        if wrong:
-            raise ValidationFailed("Promotion takes working notes only.", details=wrong)
-        sessions = sorted({r.entry.session_id for r in notes if r.entry.session_id})
-        needed = verify.promotion_min_sessions(memory)
-        if len(sessions) < needed:
-            raise InsufficientSessions(
-                f"Promotion needs working notes from at least {needed} distinct sessions "
-                f"(got {len(sessions)}).",
-                details={"sessions": sessions, "required": needed},
-            )
-        report.check(
-            "distinct_sessions",
-            "pass",
-            f"Working notes from {len(sessions)} distinct sessions (policy: at least {needed}).",
-            sessions=sessions,
-        )
-        inactive = [r.entry.uid for r in notes if r.head.state != HeadState.ACTIVE]
-        if inactive:
-            report.check(
-                "notes_inactive",
-                "info",
-                "Some notes are already inactive (their session ended); they stay inactive.",
-                entries=inactive,
-            )
-        verify.score_pairs(report, ("body", draft.body), [text(r) for r in notes])
-        verify.check_details(report, [text(r) for r in notes], draft.body)
-        payload = {
-            "notes": [ref_json(r) for r in notes],
-            "target_kind": draft.target_kind,
-            "body": draft.body,
-        }
-    else:
-        entries = by_role[TargetRole.ENTRY]
-        pinned = [r.entry.uid for r in entries if r.head.pinned]
-        if pinned:
-            report.check("pinned", "warn", "Pinned entries are included.", entries=pinned)
-        valuable = [
-            r.entry.uid
-            for r in entries
-            if (projection := getattr(r.entry, "projection", None)) is not None
-            and projection.importance > 1
-        ]
-        if valuable:
-            report.check(
-                "low_value",
-                "warn",
-                "Some entries are not low-value (importance above 1).",
-                entries=valuable,
-            )
-        else:
-            report.check("low_value", "pass", "Every entry has importance 1 or less.")
-        payload = {"entries": [ref_json(r) for r in entries]}
+    payload = kind_of(draft.kind).verify(memory, draft, by_role, report)
 
     version = verify.policy_version(memory)
     if draft.claimed_policy_version is None:
@@ -467,29 +225,6 @@ def _verify(
             claimed=draft.claimed_policy_version,
         )
     return payload, report.as_json()
-
-
-def _check_kinds_and_sensitivity(
-    report: verify.Report, target: Resolved, redundant: Sequence[Resolved]
-) -> None:
-    kinds = sorted({r.entry.kind for r in redundant} - {target.entry.kind})
-    if kinds:
-        report.check(
-            "kinds_match",
-            "warn",
-            f"Redundant entries of another kind ({', '.join(kinds)}) than the target "
-            f"({target.entry.kind}).",
-        )
-    allowed = set(sensitivities_up_to(target.entry.sensitivity))
-    higher = [r.entry.uid for r in redundant if r.entry.sensitivity not in allowed]
-    if higher:
-        report.check(
-            "sensitivity",
-            "warn",
-            "Redundant entries are more sensitive than the target; their text would become "
-            f"{target.entry.sensitivity}.",
-            entries=higher,
-        )
 
 
 def _recheck_heads_locked(kind: str, resolved: Sequence[Resolved]) -> None:
@@ -564,7 +299,7 @@ def submit_in_transaction(
         submitted_by_key_id=actor.key_pk,
         submitted_by_owner_id=actor.user_pk,
         rationale=draft.rationale,
-        evidence=_evidence_json(draft.evidence),
+        evidence=evidence_json(draft.evidence),
         policy_version=verify.policy_version(memory),
         payload=payload,
         verification=verification,
@@ -724,23 +459,47 @@ def mark_stale_for_heads(memory: Memory, revision: Revision, entry_pks: list[int
     actor = _revision_actor(revision)
     for proposal in proposals:
         uids = touched.get(proposal.pk, [])
-        fields = proposal.transition_to(
-            ProposalStatus.STALE,
+        mark_stale(
+            proposal,
+            memory=memory,
+            revision=revision,
+            actor=actor,
             reason=f"revision {revision.number} ({revision.kind}) changed {', '.join(uids)}",
             at=revision.recorded_at,
-        )
-        proposal.stale_revision = revision
-        proposal.save(update_fields=[*fields, "stale_revision"])
-        audit.record(
-            "proposal.stale",
-            actor=actor,
-            memory=memory,
             label=f"{proposal.kind} #{proposal.pk}",
-            revision=revision,
-            proposal_id=proposal.pk,
             entry_ids=uids,
             payload={"revision": revision.number, "revision_kind": revision.kind},
         )
+
+
+def mark_stale(
+    proposal: Proposal,
+    *,
+    memory: Memory,
+    revision: Revision,
+    actor: Actor,
+    reason: str,
+    label: str,
+    entry_ids: list[str],
+    payload: dict[str, Any],
+    at: datetime | None = None,
+) -> None:
+    """``proposal`` (locked, pending) becomes ``stale``, naming the ``revision`` that moved an
+    affected entry, with a ``proposal.stale`` audit event. The caller holds the Memory and
+    proposal locks; used by the staleness hook and by approval's own pre-state check."""
+    fields = proposal.transition_to(ProposalStatus.STALE, reason=reason, at=at)
+    proposal.stale_revision = revision
+    proposal.save(update_fields=[*fields, "stale_revision"])
+    audit.record(
+        "proposal.stale",
+        actor=actor,
+        memory=memory,
+        label=label,
+        revision=revision,
+        proposal_id=proposal.pk,
+        entry_ids=entry_ids,
+        payload=payload,
+    )
 
 
 def file_duplicate_consolidation(

@@ -15,7 +15,8 @@ from memory.actions import get_memory
 
 from . import actions
 from .models import Proposal
-from .serializers import ProposalListQuery, ProposalSubmitIn, WithdrawIn, proposal_out
+from .selectors import get_proposal, proposal_json, visible_proposals
+from .serializers import ProposalListQuery, ProposalSubmitIn, WithdrawIn
 
 TAGS = ["proposals"]
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -52,7 +53,7 @@ class ProposalListSubmitApi(ActorApiView):
                 details={k: [str(x) for x in v] for k, v in query.errors.items()}
             )
         filters = query.validated_data
-        qs = Proposal.objects.visible_to(actor).with_detail()
+        qs = visible_proposals(actor).with_detail()
         if "memory" in filters:
             qs = qs.filter(memory=get_memory(actor, filters["memory"]))
         if "status" in filters:
@@ -63,7 +64,7 @@ class ProposalListSubmitApi(ActorApiView):
             who = filters["submitted_by"]
             qs = qs.filter(submitted_by=actor.id if who == "me" else who)
         rows, cursor = keyset_page(qs, request.query_params, descending=True)
-        return Response({"items": [proposal_out(p) for p in rows], "next_cursor": cursor})
+        return Response({"items": [proposal_json(actor, p) for p in rows], "next_cursor": cursor})
 
     @extend_schema(
         tags=TAGS,
@@ -82,8 +83,8 @@ class ProposalListSubmitApi(ActorApiView):
         )
         proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
         if result.created:
-            return Response(proposal_out(proposal), status=status.HTTP_201_CREATED)
-        return Response(proposal_out(proposal), headers={"Idempotent-Replayed": "true"})
+            return Response(proposal_json(actor, proposal), status=status.HTTP_201_CREATED)
+        return Response(proposal_json(actor, proposal), headers={"Idempotent-Replayed": "true"})
 
 
 class ProposalDetailApi(ActorApiView):
@@ -94,8 +95,8 @@ class ProposalDetailApi(ActorApiView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request, proposal_id: int) -> Response:
-        proposal = actions.get_proposal(self.actor(request), proposal_id)
-        return Response(proposal_out(proposal))
+        actor = self.actor(request)
+        return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
 
 
 class ProposalWithdrawApi(ActorApiView):
@@ -108,7 +109,7 @@ class ProposalWithdrawApi(ActorApiView):
     )
     def post(self, request: Request, proposal_id: int) -> Response:
         actor = self.actor(request)
-        proposal = actions.get_proposal(actor, proposal_id)
+        proposal = get_proposal(actor, proposal_id)
         data = parse(WithdrawIn, request)
-        actions.withdraw_proposal(proposal, actor=actor, reason=data.get("reason"))
-        return Response(proposal_out(actions.get_proposal(actor, proposal_id)))
+        actions.withdraw_proposal(proposal, actor=actor, reason=data.get("reason", ""))
+        return Response(proposal_json(actor, get_proposal(actor, proposal_id)))

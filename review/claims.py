@@ -24,9 +24,9 @@ from django.utils import timezone
 
 from memory.actors import Actor
 from proposals.models import Proposal, ProposalStatus
+from proposals.selectors import visible_proposals
 
 from .exceptions import Forbidden
-from .inbox import visible_proposals
 from .models import ReviewClaim
 
 #: Attempts when two claimers race for the same row (only possible on PostgreSQL when a

@@ -13,9 +13,7 @@ from lib.api import ActorApiView, StrictSerializer, parse
 from proposals.models import RejectionReason
 
 from . import actions
-from .exceptions import NotFound
-from .models import MaintenanceOperation
-from .selectors_engine import operation_out, visible_operations
+from .selectors import get_operation, operation_json
 
 
 class ApproveIn(StrictSerializer):
@@ -71,24 +69,18 @@ class ProposalRejectApi(ActorApiView):
         )
 
 
-def _operation(actor: Any, pk: int) -> MaintenanceOperation:
-    operation = visible_operations(actor).filter(pk=pk).first()
-    if operation is None:
-        raise NotFound(f"No operation {pk}.")
-    return operation
-
-
 class OperationDetailApi(ActorApiView):
     @extend_schema(tags=["operations"], summary="A maintenance operation with its compensation")
     def get(self, request: Request, operation_id: int) -> Response:
-        return Response(operation_out(_operation(self.actor(request), operation_id)))
+        actor = self.actor(request)
+        return Response(operation_json(actor, get_operation(actor, operation_id)))
 
 
 class OperationCompensateApi(ActorApiView):
     @extend_schema(tags=["operations"], request=CompensateIn, summary="Undo an operation")
     def post(self, request: Request, operation_id: int) -> Response:
         actor = self.actor(request)
-        _operation(actor, operation_id)
+        get_operation(actor, operation_id)
         data = parse(CompensateIn, request)
         result = actions.compensate_operation(
             operation_id, actor=actor, comment=data.get("comment", "")

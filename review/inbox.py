@@ -23,14 +23,11 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
 from memory.actors import Actor
-from memory.models import ApiRole, Memory, Sensitivity
-from proposals.models import (
-    Proposal,
-    ProposalKind,
-    ProposalStatus,
-    ProposalTarget,
-    TargetRole,
-)
+from memory.models import Memory
+from proposals.kinds import KINDS as PROPOSAL_KINDS
+from proposals.kinds import kind_of
+from proposals.models import Proposal, ProposalStatus, ProposalTarget, TargetRole
+from proposals.selectors import visible_proposals
 
 from .actions import approvals_required, lost_detail_names
 from .models import Decision, ReviewClaim, Verdict
@@ -43,21 +40,7 @@ NEW_CAP = 99
 
 STATUS_CHOICES = [*ProposalStatus.values, "all"]
 SORTS = ("oldest", "newest")
-KINDS = list(ProposalKind.values)
-INPUT_ROLES = (TargetRole.TARGET, TargetRole.REDUNDANT, TargetRole.OLD, TargetRole.NOTE)
-
-
-# --- Who may do what ---------------------------------------------------------------------------
-
-
-def may_view(actor: Actor) -> bool:
-    """Reviewers, auditors and staff read the inbox and proposal pages."""
-    return actor.is_reviewer or actor.role == ApiRole.AUDITOR
-
-
-def may_decide(actor: Actor) -> bool:
-    """Only reviewers and staff see (and may use) decision controls; auditors read only."""
-    return actor.is_reviewer
+KINDS = list(PROPOSAL_KINDS)
 
 
 # --- Filters -----------------------------------------------------------------------------------
@@ -128,19 +111,6 @@ def parse_filter(params: Mapping[str, str], memories: Sequence[Memory]) -> Inbox
 
 
 # --- Queries -----------------------------------------------------------------------------------
-
-
-def visible_proposals(actor: Actor) -> QuerySet[Proposal]:
-    """``Proposal.objects.visible_to(actor)``, minus its clearance test when nothing can be above
-    the actor's clearance (``restricted`` — every browser user): that test is a NOT EXISTS over
-    the targets which PostgreSQL plans as an anti-join reading *every* target row, so with it the
-    inbox would grow as slow as the queue is long. The Memory scope is still applied."""
-    if actor.clearance != Sensitivity.RESTRICTED:
-        return Proposal.objects.visible_to(actor)
-    qs = Proposal.objects.all()
-    if actor.memory_ids is not None:
-        qs = qs.filter(memory_id__in=actor.memory_ids)
-    return qs
 
 
 def filtered(actor: Actor, f: InboxFilter, *, with_kind: bool = True) -> QuerySet[Proposal]:
@@ -271,15 +241,15 @@ class Row:
         return self.proposal.status == ProposalStatus.PENDING
 
 
-def result_text(proposal: Proposal) -> str:
-    """What the proposal would write, in words (the merged / successor / promoted body)."""
-    payload = proposal.payload or {}
-    if proposal.kind in (ProposalKind.CONSOLIDATION, ProposalKind.PROMOTION):
-        return str(payload.get("body", ""))
-    if proposal.kind == ProposalKind.SUPERSESSION:
-        successor = payload.get("successor") or {}
-        return str(successor.get("body", ""))
-    return ""
+def result_text(proposal: Proposal, targets: Sequence[ProposalTarget]) -> str:
+    """What the proposal would write, in words (the merged / successor / promoted body; an
+    existing successor's own body)."""
+    result = kind_of(proposal.kind).result_text(proposal)
+    if not result:
+        successor = next((t for t in targets if t.role == TargetRole.SUCCESSOR), None)
+        if successor is not None:
+            result = successor.version.body
+    return result
 
 
 def moved_entries(targets: Iterable[ProposalTarget]) -> list[str]:
@@ -299,15 +269,13 @@ ROW_INPUTS = 3
 def row_for(proposal: Proposal, *, now: datetime) -> Row:
     targets = list(proposal.targets.all())
     claim = getattr(proposal, "claim", None)
+    roles = kind_of(proposal.kind).input_roles
     inputs = [
         Snippet(t.entry.uid, t.version_number, Truncator(t.version.body).chars(120), t.role)
         for t in targets
-        if t.role in INPUT_ROLES or proposal.kind == ProposalKind.CLEANUP
+        if t.role in roles
     ]
-    successor = next((t for t in targets if t.role == TargetRole.SUCCESSOR), None)
-    result = result_text(proposal)
-    if successor is not None and not result:
-        result = successor.version.body
+    result = result_text(proposal, targets)
     lost = lost_detail_names(proposal)
     pk = proposal.pk
     return Row(

@@ -16,17 +16,14 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
-from django.utils.dateparse import parse_datetime
+from django.urls import reverse
 
 from memory.actors import Actor
 from memory.models import Evidence, Head
-from proposals.models import (
-    Proposal,
-    ProposalKind,
-    ProposalStatus,
-    ProposalTarget,
-    TargetRole,
-)
+from proposals.evidence import parse_time, union
+from proposals.kinds import ROLE_LABELS, kind_of
+from proposals.models import Proposal, ProposalStatus, ProposalTarget, TargetRole, target_map
+from proposals.selectors import get_proposal, visible_proposals
 
 from . import compare
 from .actions import approvals_required, lost_detail_names
@@ -36,12 +33,12 @@ from .recall_preview import RecallPreview, recall_preview
 
 
 def entry_href(slug: str, entry_id: str) -> str:
-    """The entry's timeline page (served by the audit views)."""
-    return f"/memories/{slug}/entries/{entry_id}/"
+    """The entry's timeline page (served by the audit app)."""
+    return reverse("audit-entry-timeline", kwargs={"slug": slug, "entry_id": entry_id})
 
 
 def revision_href(slug: str, number: int) -> str:
-    return f"/memories/{slug}/revisions/{number}/"
+    return reverse("audit-revision", kwargs={"slug": slug, "number": number})
 
 
 # --- Evidence ----------------------------------------------------------------------------------
@@ -56,6 +53,11 @@ class EvidenceView:
     declaration_version: int | None
     observed_at: datetime | None = None
     quote: str = ""
+
+    @property
+    def identity(self) -> str:
+        """What the evidence union compares (``proposals.evidence.union``)."""
+        return f"{self.source}|{self.ref}"
 
     @property
     def authority_label(self) -> str:
@@ -88,7 +90,6 @@ def evidence_from_json(items: Iterable[dict[str, Any]] | None) -> list[EvidenceV
     out = []
     for item in items or []:
         snap = item.get("snapshot") or {}
-        observed = item.get("observed_at")
         out.append(
             EvidenceView(
                 str(item.get("source", "")),
@@ -96,7 +97,7 @@ def evidence_from_json(items: Iterable[dict[str, Any]] | None) -> list[EvidenceV
                 str(snap.get("authority", "untrusted")),
                 str(snap.get("verification", "unknown")),
                 snap.get("declaration_version"),
-                parse_datetime(observed) if isinstance(observed, str) else None,
+                parse_time(item.get("observed_at")),
                 str(item.get("quote") or ""),
             )
         )
@@ -104,15 +105,6 @@ def evidence_from_json(items: Iterable[dict[str, Any]] | None) -> list[EvidenceV
 
 
 # --- Panes -------------------------------------------------------------------------------------
-
-ROLE_LABELS: dict[str, str] = {
-    TargetRole.TARGET: "Target (receives the merged body)",
-    TargetRole.REDUNDANT: "Redundant (forgotten into the target)",
-    TargetRole.OLD: "Old (becomes superseded)",
-    TargetRole.SUCCESSOR: "Successor",
-    TargetRole.NOTE: "Working note (forgotten, promoted)",
-    TargetRole.ENTRY: "Forgotten (cleanup:v1)",
-}
 
 
 @dataclass
@@ -147,6 +139,9 @@ def build_panes(
     targets: Sequence[ProposalTarget],
     evidence: dict[int, list[EvidenceView]],
 ) -> Panes:
+    """Input panes for every affected entry but an existing successor, and the result pane the
+    kind describes (``proposals.kinds``), with word-level highlights and lost details."""
+    spec = kind_of(proposal.kind)
     slug = proposal.memory.slug
     lost = lost_detail_names(proposal)
     info = {
@@ -155,10 +150,7 @@ def build_panes(
         if isinstance(d, dict)
     }
     moved = set(moved_entries(targets)) if proposal.status == ProposalStatus.PENDING else set()
-    result = result_text(proposal)
-    successor = next((t for t in targets if t.role == TargetRole.SUCCESSOR), None)
-    if successor is not None and not result:
-        result = successor.version.body
+    result = result_text(proposal, targets)
     inputs_t = [t for t in targets if t.role != TargetRole.SUCCESSOR]
     inputs = []
     for t in inputs_t:
@@ -168,7 +160,7 @@ def build_panes(
                 title=ROLE_LABELS.get(t.role, t.role),
                 segments=(
                     compare.annotate_input(t.version.body, result, mine)
-                    if proposal.kind != ProposalKind.CLEANUP
+                    if spec.diff_inputs
                     else [compare.Segment(t.version.body)]
                 ),
                 entry_id=t.entry.uid,
@@ -181,68 +173,33 @@ def build_panes(
                 lost=[d for d in mine if compare.lost_spans(t.version.body, [d])],
             )
         )
-    if proposal.kind == ProposalKind.CLEANUP:
+    described = spec.result_pane(proposal, target_map(targets))
+    if described is None:
         return Panes(inputs=inputs, result=None, inline=[])
-    payload = proposal.payload or {}
-    result_pane = Pane(title="Result", segments=[])
-    inline: list[compare.Segment] = []
-    inline_title = ""
-    bodies = [t.version.body for t in inputs_t]
-    if proposal.kind == ProposalKind.CONSOLIDATION:
-        target = next(t for t in inputs_t if t.role == TargetRole.TARGET)
-        result_pane = Pane(
-            title=f"Result: {target.entry.uid}, version {target.version_number + 1}",
-            segments=compare.annotate_result(result, bodies),
-            entry_id=target.entry.uid,
-            href=entry_href(slug, target.entry.uid),
-            evidence=_union(
-                *(evidence.get(t.version_id, []) for t in inputs_t),
-                evidence_from_json(proposal.evidence),
-            ),
-        )
-        inline = compare.inline_diff(target.version.body, result)
-        inline_title = f"Target {target.entry.uid} → result, word by word"
-    elif proposal.kind == ProposalKind.SUPERSESSION:
-        if successor is not None:
-            result_pane = Pane(
-                title=f"Successor: {successor.entry.uid}, version {successor.version_number}",
-                segments=compare.annotate_result(result, bodies),
-                entry_id=successor.entry.uid,
-                version=successor.version_number,
-                role=TargetRole.SUCCESSOR,
-                href=entry_href(slug, successor.entry.uid),
-                evidence=evidence.get(successor.version_id, []),
-            )
-        else:
-            spec = payload.get("successor") or {}
-            result_pane = Pane(
-                title=f"Successor: a new {spec.get('kind', 'entry')}",
-                segments=compare.annotate_result(result, bodies),
-                evidence=_union(
-                    evidence_from_json(spec.get("evidence")),
-                    evidence_from_json(proposal.evidence),
-                ),
-            )
-        inline = compare.inline_diff(bodies[0] if bodies else "", result)
-        inline_title = "Old → successor, word by word"
-    elif proposal.kind == ProposalKind.PROMOTION:
-        result_pane = Pane(
-            title=f"Result: a new {payload.get('target_kind', 'entry')} (tier long)",
-            segments=compare.annotate_result(result, bodies),
-            evidence=_union(
-                *(evidence.get(t.version_id, []) for t in inputs_t),
-                evidence_from_json(proposal.evidence),
-            ),
-        )
-    return Panes(inputs=inputs, result=result_pane, inline=inline, inline_title=inline_title)
-
-
-def _union(*groups: Iterable[EvidenceView]) -> list[EvidenceView]:
-    seen: dict[tuple[str, str], EvidenceView] = {}
-    for group in groups:
-        for e in group:
-            seen.setdefault((e.source, e.ref), e)
-    return list(seen.values())
+    groups = [
+        *(evidence.get(pk, []) for pk in described.evidence_versions),
+        *(evidence_from_json(items) for items in described.evidence_json),
+    ]
+    result_pane = Pane(
+        title=described.title,
+        segments=compare.annotate_result(result, [t.version.body for t in inputs_t]),
+        entry_id=described.entry_id,
+        version=described.version,
+        role=described.role,
+        href=entry_href(slug, described.entry_id) if described.entry_id else "",
+        evidence=union(*groups) if described.union else [e for g in groups for e in g],
+    )
+    inline = (
+        compare.inline_diff(described.inline_from, result)
+        if described.inline_from is not None
+        else []
+    )
+    return Panes(
+        inputs=inputs,
+        result=result_pane,
+        inline=inline,
+        inline_title=described.inline_title if described.inline_from is not None else "",
+    )
 
 
 # --- The proposal page -------------------------------------------------------------------------
@@ -252,7 +209,7 @@ def proposal_queryset(actor: Actor) -> QuerySet[Proposal]:
     """Everything the page reads about one proposal: the row with memory, claim, operation and
     compensation (1 query), targets with entry, version and head (1), decisions (1)."""
     return (
-        Proposal.objects.visible_to(actor)
+        visible_proposals(actor)
         .select_related("memory", "stale_revision", "claim", "operation__compensation")
         .prefetch_related(
             Prefetch(
@@ -266,8 +223,9 @@ def proposal_queryset(actor: Actor) -> QuerySet[Proposal]:
     )
 
 
-def get_visible_proposal(actor: Actor, pk: int) -> Proposal | None:
-    return proposal_queryset(actor).filter(pk=pk).first()
+def get_visible_proposal(actor: Actor, pk: int) -> Proposal:
+    """The proposal with everything its page reads; 404 when the actor may not see it."""
+    return get_proposal(actor, pk, proposal_queryset(actor))
 
 
 @dataclass
@@ -351,13 +309,6 @@ def proposal_page(
 
 
 # --- The operation page ------------------------------------------------------------------------
-
-
-def operation_queryset(actor: Actor) -> QuerySet[MaintenanceOperation]:
-    qs = MaintenanceOperation.objects.select_related("memory", "proposal", "compensation")
-    if actor.memory_ids is not None:
-        qs = qs.filter(memory_id__in=actor.memory_ids)
-    return qs
 
 
 @dataclass

@@ -34,7 +34,8 @@ from memory.actors import Actor
 from memory.models import Memory
 from memory.search import Hit, admission_floor, query_terms, search, setting
 from memory.text import tokenize
-from proposals.models import Proposal, ProposalKind, ProposalTarget, TargetRole
+from proposals.kinds import kind_of
+from proposals.models import Proposal, ProposalTarget, target_map
 
 #: Hits shown per preview.
 PREVIEW_LIMIT = 5
@@ -93,40 +94,24 @@ class Effect:
 
 
 def effect_of(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Effect:
-    payload = proposal.payload or {}
-    by_role: dict[str, list[ProposalTarget]] = {}
-    for t in targets:
-        by_role.setdefault(t.role, []).append(t)
-    effect = Effect()
-    if proposal.kind == ProposalKind.CONSOLIDATION:
-        effect.leaving = {t.entry_id for t in by_role.get(TargetRole.REDUNDANT, [])}
-        for t in by_role.get(TargetRole.TARGET, []):
-            body = str(payload.get("body", ""))
-            same = tokenize(body) == tokenize(t.version.body)
-            effect.changed.append(
-                _Candidate(
-                    t.entry_id,
-                    t.version_id if same else _NEW,
-                    t.entry.uid,
-                    t.version_number if same else t.version_number + 1,
-                    body,
-                    "" if same else NEW_VERSION,
-                )
+    """The kind's recall effect (``proposals.kinds``) as preview candidates: a rewritten entry
+    keeps its version when its words do not change, else shows as its next version."""
+    described = kind_of(proposal.kind).recall_effect(proposal, target_map(targets))
+    effect = Effect(leaving={t.entry_id for t in described.leaves})
+    for t, body in described.rewrites:
+        same = tokenize(body) == tokenize(t.version.body)
+        effect.changed.append(
+            _Candidate(
+                t.entry_id,
+                t.version_id if same else _NEW,
+                t.entry.uid,
+                t.version_number if same else t.version_number + 1,
+                body,
+                "" if same else NEW_VERSION,
             )
-    elif proposal.kind == ProposalKind.SUPERSESSION:
-        effect.leaving = {t.entry_id for t in by_role.get(TargetRole.OLD, [])}
-        successor = payload.get("successor") or {}
-        if not by_role.get(TargetRole.SUCCESSOR) and successor.get("body"):
-            effect.joining.append(
-                _Candidate(_NEW, _NEW, "new successor", 1, str(successor["body"]), JOINS)
-            )
-    elif proposal.kind == ProposalKind.PROMOTION:
-        effect.leaving = {t.entry_id for t in by_role.get(TargetRole.NOTE, [])}
-        effect.joining.append(
-            _Candidate(_NEW, _NEW, "new entry", 1, str(payload.get("body", "")), JOINS)
         )
-    else:
-        effect.leaving = {t.entry_id for t in by_role.get(TargetRole.ENTRY, [])}
+    for label, body in described.joins:
+        effect.joining.append(_Candidate(_NEW, _NEW, label, 1, body, JOINS))
     return effect
 
 

@@ -11,9 +11,9 @@ import pytest
 from django.http import StreamingHttpResponse
 from django.test import Client
 
+from audit import api as audit_api
 from memory import actions
 from memory.models import AuditEvent
-from review import audit_api
 from tests.audit.conftest import bearer, in_request
 from tests.conftest import make_key
 
@@ -132,13 +132,13 @@ def test_export_is_bounded_in_batches(history, auditor, agent, monkeypatch):
     add_many(history.memory, agent, 5)
     monkeypatch.setattr(audit_api, "EXPORT_BATCH", 4)
     seen: list[int] = []
-    real = audit_api.selectors.hidden_entry_uids
+    real = audit_api.events.hidden_entry_uids
 
     def spy(actor, rows):
         seen.append(len(rows))
         return real(actor, rows)
 
-    monkeypatch.setattr(audit_api.selectors, "hidden_entry_uids", spy)
+    monkeypatch.setattr(audit_api.events, "hidden_entry_uids", spy)
     total = len(jsonl(auditor))
     assert max(seen) == 4
     assert sum(seen) == total == AuditEvent.objects.count()

@@ -10,7 +10,7 @@ from memory.actors import Actor
 from memory.models import Head, LifecycleProjection
 from proposals.actions import submit_proposal
 from review import actions as review
-from review.exceptions import AlreadyDecided
+from review.exceptions import AlreadyDecided, NotFound
 from tests.conftest import make_key
 
 HEAD_FIELDS = (
@@ -144,7 +144,7 @@ def test_low_clearance_reviewer_cannot_compensate_restricted_operation(
     res = review.approve_proposal(p.pk, actor=boss)
     assert res.operation is not None
     assert reviewer.actor.clearance == "internal"
-    with pytest.raises(review.NotFound):
+    with pytest.raises(NotFound):
         review.compensate_operation(res.operation.pk, actor=reviewer.actor)
 
 

@@ -15,8 +15,9 @@ from memory.actors import Actor
 from memory.models import Entry
 from proposals.actions import submit_proposal
 from proposals.models import Proposal
+from proposals.selectors import visible_proposals
 from review import actions, claims
-from review.inbox import COUNT_CAP, visible_proposals
+from review.inbox import COUNT_CAP
 from tests.conftest import make_key
 from tests.review_ui.conftest import add, consolidate
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from review import audit_links
+from audit import links as audit_links
 
 register = template.Library()
 

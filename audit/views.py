@@ -27,8 +27,8 @@ from memory.actors import Actor
 from memory.audit import ACTIONS
 from memory.models import Memory
 
-from . import selectors
-from .selectors import AuditFilter
+from . import events, pages
+from .events import AuditFilter
 
 AuditPage = Callable[..., HttpResponse]
 
@@ -39,7 +39,7 @@ def audit_page(view: AuditPage) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         actor = actor_from_request(request)
-        if not selectors.may_read_audit(actor):
+        if not events.may_read_audit(actor):
             raise PermissionDenied("Only reviewers, auditors and staff may read the audit trail.")
         response = view(request, actor, *args, **kwargs)
         patch_vary_headers(response, ("HX-Request",))
@@ -56,14 +56,14 @@ def audit_log(request: HttpRequest, actor: Actor) -> HttpResponse:
     cursor: str | None = None
     status = 200
     try:
-        f = selectors.parse_audit_filter(actor, request.GET)
+        f = events.parse_audit_filter(actor, request.GET)
         rows, cursor = keyset_page(
-            selectors.audit_events_for(actor, f), request.GET, key="pk", descending=True
+            events.audit_events_for(actor, f), request.GET, key="pk", descending=True
         )
-        selectors.redact(rows, actor)
+        events.redact(rows, actor)
     except DomainError as exc:
         f = AuditFilter(
-            raw={k: request.GET.get(k, "") for k in selectors.FILTER_PARAMS if request.GET.get(k)}
+            raw={k: request.GET.get(k, "") for k in events.FILTER_PARAMS if request.GET.get(k)}
         )
         errors = exc.details or {"filter": [exc.message]}
         status = 422
@@ -77,7 +77,7 @@ def audit_log(request: HttpRequest, actor: Actor) -> HttpResponse:
         "first_page": not request.GET.get("cursor"),
         "memories": list(Memory.objects.visible_to(actor).order_by("slug").only("slug", "name")),
         "actions": sorted(ACTIONS),
-        "kinds": selectors.KINDS,
+        "kinds": events.KINDS,
         "export_csv": f.query_string(format="csv"),
         "export_jsonl": f.query_string(format="jsonl"),
     }
@@ -95,8 +95,8 @@ def entry_timeline(request: HttpRequest, actor: Actor, slug: str, entry_id: str)
     """``/memories/<slug>/entries/<entry_id>/``: versions with word diffs, lifecycle intervals,
     relations, evidence snapshots, proposals and decisions, and every audit event about it."""
     try:
-        memory = selectors.get_visible_memory(actor, slug)
-        timeline = selectors.entry_timeline(actor, memory, entry_id)
+        memory = pages.get_visible_memory(actor, slug)
+        timeline = pages.entry_timeline(actor, memory, entry_id)
     except DomainError as exc:
         return _not_found(request, exc)
     return render(request, "audit/timeline.html", {"nav": "audit", "t": timeline})
@@ -106,8 +106,8 @@ def entry_timeline(request: HttpRequest, actor: Actor, slug: str, entry_id: str)
 def revision_detail(request: HttpRequest, actor: Actor, slug: str, number: int) -> HttpResponse:
     """``/memories/<slug>/revisions/<n>/``: who, when, why, and each change before → after."""
     try:
-        memory = selectors.get_visible_memory(actor, slug)
-        page = selectors.revision_page(actor, memory, number)
+        memory = pages.get_visible_memory(actor, slug)
+        page = pages.revision_page(actor, memory, number)
     except DomainError as exc:
         return _not_found(request, exc)
     return render(request, "audit/revision.html", {"nav": "audit", "p": page})

@@ -1,8 +1,8 @@
-"""Browser routes of the review app that serve the audit trail (mounted at the site root)."""
+"""Browser routes of the audit trail (mounted at the site root)."""
 
 from django.urls import path
 
-from . import audit_views
+from . import views as audit_views
 
 urlpatterns = [
     path("audit/", audit_views.audit_log, name="audit-log"),

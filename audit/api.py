@@ -2,7 +2,7 @@
 
 ``GET /api/v1/audit/events`` pages newest-first with an opaque cursor; ``GET /api/v1/audit/export``
 streams every matching event oldest-first as CSV or JSON Lines. Both take the same filters as the
-``/audit/`` page (one queryset: :func:`review.selectors.audit_events_for`) and answer only to
+``/audit/`` page (one queryset: :func:`review.events.audit_events_for`) and answer only to
 reviewers, auditors and staff; a key limited to Memories reads only those Memories' events.
 
 The export never loads the result set: it walks the table in keyset batches (``id > last``,
@@ -35,7 +35,7 @@ from memory.actors import Actor
 from memory.audit import ACTIONS
 from memory.models import AuditEvent
 
-from . import selectors
+from . import events
 
 #: Events per keyset batch of the export, and rows per fetch inside a batch.
 EXPORT_BATCH = 2000
@@ -123,7 +123,7 @@ def event_out(row: Any, *, redacted: bool = False) -> dict[str, Any]:
 
 
 def _require_reader(actor: Actor) -> None:
-    if not selectors.may_read_audit(actor):
+    if not events.may_read_audit(actor):
         raise Forbidden("Only reviewers, auditors and staff may read the audit trail.")
 
 
@@ -145,7 +145,7 @@ _FILTER_PARAMETERS = [
         description="Actor id (key:<prefix>, user:<id>, system), on-behalf-of or label",
     ),
     OpenApiParameter("action", str, enum=sorted(ACTIONS)),
-    OpenApiParameter("kind", str, enum=list(selectors.KINDS), description="Action family"),
+    OpenApiParameter("kind", str, enum=list(events.KINDS), description="Action family"),
     OpenApiParameter("since", str, description="ISO date or datetime, inclusive"),
     OpenApiParameter(
         "until", str, description="ISO datetime (exclusive) or date (through that day)"
@@ -170,11 +170,11 @@ class AuditEventListApi(ActorApiView):
     def get(self, request: Request) -> Response:
         actor = self.actor(request)
         _require_reader(actor)
-        f = selectors.parse_audit_filter(actor, request.query_params, strict=True)
+        f = events.parse_audit_filter(actor, request.query_params, strict=True)
         rows, cursor = keyset_page(
-            selectors.audit_events_for(actor, f), request.query_params, key="pk", descending=True
+            events.audit_events_for(actor, f), request.query_params, key="pk", descending=True
         )
-        selectors.redact(rows, actor)
+        events.redact(rows, actor)
         return Response(
             {
                 "items": [event_out(e, redacted=getattr(e, "redacted", False)) for e in rows],
@@ -206,10 +206,10 @@ class AuditExportApi(ActorApiView):
         fmt = request.query_params.get("format", "")
         if fmt not in EXPORT_FORMATS:
             raise ValidationFailed(details={"format": [f"One of {sorted(EXPORT_FORMATS)}."]})
-        f = selectors.parse_audit_filter(
+        f = events.parse_audit_filter(
             actor, request.query_params, strict=True, allowed_extra=("format",)
         )
-        rows = export_rows(actor, selectors.audit_events_for(actor, f))
+        rows = export_rows(actor, events.audit_events_for(actor, f))
         body = csv_chunks(rows) if fmt == "csv" else jsonl_chunks(rows)
         response = StreamingHttpResponse(body, content_type=EXPORT_FORMATS[fmt])
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -219,7 +219,7 @@ class AuditExportApi(ActorApiView):
         return response
 
 
-def export_rows(actor: Actor, qs: selectors.AuditEventQuerySet) -> Iterator[dict[str, Any]]:
+def export_rows(actor: Actor, qs: events.AuditEventQuerySet) -> Iterator[dict[str, Any]]:
     """Matching events, oldest first, as ``event_out`` dicts; keyset batches, bounded memory.
 
     Queries: one for the upper id, then one per batch (plus one per batch to find entries above
@@ -237,9 +237,9 @@ def export_rows(actor: Actor, qs: selectors.AuditEventQuerySet) -> Iterator[dict
         )
         if not batch:
             return
-        hidden = selectors.hidden_entry_uids(actor, batch)
+        hidden = events.hidden_entry_uids(actor, batch)
         for row in batch:
-            yield event_out(row, redacted=bool(hidden) and selectors.is_hidden(row, hidden))
+            yield event_out(row, redacted=bool(hidden) and events.is_hidden(row, hidden))
         if len(batch) < EXPORT_BATCH:
             return
         last = batch[-1]["id"]

@@ -1,8 +1,8 @@
-"""API routes of the review app (mounted under /api/v1/): the audit trail."""
+"""API routes of the audit trail (mounted under /api/v1/)."""
 
 from django.urls import path
 
-from . import audit_api
+from . import api as audit_api
 
 urlpatterns = [
     path("audit/events", audit_api.AuditEventListApi.as_view(), name="audit-events"),

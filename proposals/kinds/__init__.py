@@ -1,0 +1,53 @@
+"""Proposal kinds: one module per kind, and the :data:`KINDS` registry everything loops over.
+
+``proposals/kinds/<kind>.py`` answers "what does this kind do, how is it verified, previewed
+and undone" in one place (see :class:`~proposals.kinds.base.ProposalKindSpec`). Intake
+(``proposals.actions``), the submission schema (``proposals.serializers``), approval
+(``review.actions``), the recall preview, the proposal page and the inbox find a kind here.
+"""
+
+from __future__ import annotations
+
+from . import cleanup, consolidation, promotion, supersession
+from .base import (
+    ApprovalPlan,
+    ByRole,
+    Draft,
+    Heads,
+    ProposalKindSpec,
+    RecallEffect,
+    Ref,
+    Resolved,
+    ResultPane,
+)
+
+KINDS: dict[str, ProposalKindSpec] = {
+    spec.name: spec
+    for spec in (consolidation.KIND, supersession.KIND, promotion.KIND, cleanup.KIND)
+}
+
+#: Every role's label on the proposal page.
+ROLE_LABELS: dict[str, str] = {
+    role: label for spec in KINDS.values() for role, label in spec.role_labels.items()
+}
+
+
+def kind_of(name: str) -> ProposalKindSpec:
+    """The spec of kind ``name`` (a stored proposal's kind is always registered)."""
+    return KINDS[str(name)]
+
+
+__all__ = [
+    "KINDS",
+    "ROLE_LABELS",
+    "ApprovalPlan",
+    "ByRole",
+    "Draft",
+    "Heads",
+    "ProposalKindSpec",
+    "RecallEffect",
+    "Ref",
+    "Resolved",
+    "ResultPane",
+    "kind_of",
+]

@@ -1,0 +1,207 @@
+"""What every proposal kind provides, and the values kinds exchange with intake and review.
+
+A kind (:class:`ProposalKindSpec`) answers, in one module: its input schema, which entries it
+references and in which role, how a submission is verified, what approval writes (an
+:class:`ApprovalPlan`: the memory :class:`~memory.plans.Plan`, the heads it leaves, how to undo
+it), what it does to current-state recall (:class:`RecallEffect`, used by the recall preview and
+the operation's derived-view impact) and how the proposal page shows its result
+(:class:`ResultPane`). Intake, approval, preview, the proposal page and the inbox loop over
+``proposals.kinds.KINDS`` instead of branching on the kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from memory.actions import ResolvedEvidence
+from memory.models import Entry, Head, HeadState, Memory
+from memory.plans import Plan
+
+from .. import verify
+from ..models import Proposal, ProposalTarget
+
+# --- Intake -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One referenced entry of a submission: where it was named, its role, the claimed head."""
+
+    path: str
+    role: str
+    entry_id: str
+    version: int
+
+
+def ref(path: str, role: str, raw: dict[str, Any]) -> Ref:
+    return Ref(path, role, str(raw["entry_id"]), int(raw["version"]))
+
+
+def refs_of(path: str, role: str, items: list[dict[str, Any]]) -> list[Ref]:
+    return [ref(f"{path}[{i}]", role, r) for i, r in enumerate(items)]
+
+
+@dataclass
+class Draft:
+    """A submission after shape and text checks, before anything is read from the Memory."""
+
+    kind: str
+    memory_slug: str
+    rationale: str
+    evidence: list[ResolvedEvidence]
+    claimed_policy_version: str | None
+    refs: list[Ref]
+    body: str = ""
+    target_kind: str = ""
+    successor_new: dict[str, Any] | None = None
+    successor_evidence: list[ResolvedEvidence] | None = None
+
+
+@dataclass
+class Resolved:
+    """A reference resolved to its entry and the head read for it."""
+
+    ref: Ref
+    entry: Entry
+    head: Head
+
+    def ref_json(self) -> dict[str, Any]:
+        return {"entry_id": self.entry.uid, "version": self.ref.version}
+
+    def text(self) -> tuple[str, str]:
+        return (self.entry.uid, self.head.version.body)
+
+
+# --- Approval ---------------------------------------------------------------------------------
+
+
+@dataclass
+class RecallEffect:
+    """What approval does to current-state recall, described once per kind.
+
+    ``leaves``: affected entries that stop being current. ``rewrites``: an entry that gets a new
+    body. ``joins``: new entries (a label and the body) that become current.
+    """
+
+    leaves: list[ProposalTarget] = field(default_factory=list)
+    rewrites: list[tuple[ProposalTarget, str]] = field(default_factory=list)
+    joins: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class ApprovalPlan:
+    """What approving a proposal writes (``plan``, applied by ``memory.plans.apply_plan``) and
+    what the operation records: the heads it leaves and how compensation puts them back."""
+
+    plan: Plan = field(default_factory=Plan)
+    heads_after: dict[str, dict[str, Any]] = field(default_factory=dict)
+    restore: list[dict[str, Any]] = field(default_factory=list)
+
+    def after(self, entry: Entry, version: int, state: str) -> None:
+        self.heads_after[entry.uid] = {"version": version, "state": state}
+
+    def restore_head(self, t: ProposalTarget, head: Head) -> None:
+        """Undo puts ``t``'s head back exactly as it is now: version, state, reason and the start
+        of its lifecycle interval (undoing an operation never resets a retention clock)."""
+        self.restore.append(
+            {
+                "entry_id": t.entry.uid,
+                "version": t.version_number,
+                "state": head.state,
+                "reason": head.state_reason,
+                "interval_started_at": head.interval_started_at.isoformat(),
+            }
+        )
+
+    def retire_created(self, entry: Entry, why: str) -> None:
+        """Undo retires an entry the operation created (it stops being current)."""
+        self.restore.append(
+            {"entry_id": entry.uid, "version": 1, "state": HeadState.INACTIVE, "reason": why}
+        )
+
+
+ByRole = dict[str, list[ProposalTarget]]
+Heads = dict[int, Head]
+
+
+# --- The proposal page ------------------------------------------------------------------------
+
+
+@dataclass
+class ResultPane:
+    """The result side of the proposal page, described by the kind and rendered by review.
+
+    Evidence is the union of ``evidence_versions`` (stored versions, by pk) then
+    ``evidence_json`` (groups of stored citations); with ``union=False`` the one version's
+    evidence is shown as it is. ``inline_from`` is the text the word-by-word diff starts from.
+    """
+
+    title: str
+    entry_id: str = ""
+    version: int | None = None
+    role: str = ""
+    evidence_versions: list[int] = field(default_factory=list)
+    evidence_json: list[list[dict[str, Any]]] = field(default_factory=list)
+    union: bool = True
+    inline_from: str | None = None
+    inline_title: str = ""
+
+
+# --- The kind ---------------------------------------------------------------------------------
+
+
+class ProposalKindSpec:
+    """One proposal kind. Subclasses live in ``proposals/kinds/<kind>.py``."""
+
+    name: ClassVar[str]
+    #: The revision kind an approval writes.
+    revision_kind: ClassVar[str]
+    #: The submission schema (a ``proposals.inputs.ProposalCommonIn`` subclass).
+    serializer: ClassVar[type]
+    #: Roles shown as inputs in an inbox row.
+    input_roles: ClassVar[tuple[str, ...]]
+    #: How the page names each role of this kind.
+    role_labels: ClassVar[dict[str, str]]
+    #: Whether input panes mark the words the result drops.
+    diff_inputs: ClassVar[bool] = True
+    #: Roles whose entries may already be inactive at submission.
+    inactive_roles: ClassVar[frozenset[str]] = frozenset()
+
+    # Intake
+
+    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
+        raise NotImplementedError
+
+    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+        """Kind fields of the draft (bodies cleaned, evidence resolved). Default: none."""
+
+    def verify(
+        self,
+        memory: Memory,
+        draft: Draft,
+        by_role: dict[str, list[Resolved]],
+        report: verify.Report,
+    ) -> dict[str, Any]:
+        """Kind rules and checks on the report; returns the normalized payload."""
+        raise NotImplementedError
+
+    # Approval
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
+    ) -> ApprovalPlan:
+        raise NotImplementedError
+
+    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+        raise NotImplementedError
+
+    # Pages
+
+    def result_text(self, proposal: Proposal) -> str:
+        """What the proposal would write, in words. Default: nothing."""
+        return ""
+
+    def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane | None:
+        """The result pane. Default: none (inputs only)."""
+        return None

@@ -1,0 +1,95 @@
+"""Cleanup: a bounded list of low-value entries is forgotten (DESIGN.md §9; filed by the
+capacity trigger or an agent).
+
+- Input: ``{entries: [{entry_id, version}]}`` (at most ``MAX_AFFECTED_ENTRIES``).
+- Verified: a warning for pinned entries and for entries above importance 1.
+- Approval: each entry forgotten with ``cleanup:v1``.
+- Compensation: every entry reactivated exactly as it was.
+- Recall: every entry leaves current recall. The page shows the entries, no result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.actions import Change
+from memory.models import HeadState, Memory, RevisionKind
+
+from .. import verify
+from ..inputs import EntryRefIn, ProposalCommonIn
+from ..models import Proposal, ProposalKind, TargetRole
+from .base import (
+    ApprovalPlan,
+    ByRole,
+    Draft,
+    Heads,
+    ProposalKindSpec,
+    RecallEffect,
+    Ref,
+    Resolved,
+    refs_of,
+)
+
+CLEANUP_REASON = "cleanup:v1"
+
+
+class CleanupIn(ProposalCommonIn):
+    entries = EntryRefIn(many=True, allow_empty=False)
+
+
+class Cleanup(ProposalKindSpec):
+    name = ProposalKind.CLEANUP
+    revision_kind = RevisionKind.CLEANUP
+    serializer = CleanupIn
+    input_roles = (TargetRole.ENTRY,)
+    role_labels = {TargetRole.ENTRY: "Forgotten (cleanup:v1)"}
+    diff_inputs = False
+
+    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
+        return refs_of("entries", TargetRole.ENTRY, parsed["entries"])
+
+    def verify(
+        self,
+        memory: Memory,
+        draft: Draft,
+        by_role: dict[str, list[Resolved]],
+        report: verify.Report,
+    ) -> dict[str, Any]:
+        entries = by_role[TargetRole.ENTRY]
+        pinned = [r.entry.uid for r in entries if r.head.pinned]
+        if pinned:
+            report.check("pinned", "warn", "Pinned entries are included.", entries=pinned)
+        valuable = [
+            r.entry.uid
+            for r in entries
+            if (projection := getattr(r.entry, "projection", None)) is not None
+            and projection.importance > 1
+        ]
+        if valuable:
+            report.check(
+                "low_value",
+                "warn",
+                "Some entries are not low-value (importance above 1).",
+                entries=valuable,
+            )
+        else:
+            report.check("low_value", "pass", "Every entry has importance 1 or less.")
+        return {"entries": [r.ref_json() for r in entries]}
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
+    ) -> ApprovalPlan:
+        out = ApprovalPlan()
+        for t in by_role.get(TargetRole.ENTRY, []):
+            out.plan.changes.append(
+                Change(entry=t.entry, to_state=HeadState.INACTIVE, state_reason=CLEANUP_REASON)
+            )
+            out.after(t.entry, t.version_number, HeadState.INACTIVE)
+            out.restore_head(t, heads[t.entry_id])
+        return out
+
+    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+        return RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
+
+
+KIND = Cleanup()

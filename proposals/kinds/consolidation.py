@@ -1,0 +1,180 @@
+"""Consolidation: redundant entries are merged into a target entry (DESIGN.md §9).
+
+- Input: ``{target: {entry_id, version}, redundant: [{entry_id, version}], body}``.
+- Verified: similarity of the target to each redundant entry (recomputed; a warning below
+  ``tau_similar``), every detail of the replaced bodies kept in ``body`` (lost details listed),
+  kinds and sensitivity of the redundant entries against the target.
+- Approval: the target is revised with the merged body and the evidence union (no new version
+  when nothing changes), the redundant entries are forgotten with
+  ``consolidated_into:<target>``, ``consolidated_into`` edges.
+- Compensation: the target's head goes back to its pre-state version, the redundant entries
+  are reactivated as they were, the edges retired.
+- Recall: the redundant entries leave current recall; the target shows the merged body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rest_framework import serializers
+
+from memory.actions import Change, NewBody, NewRelation, evidence_inputs_of, resolve_evidence
+from memory.admission import clean_body
+from memory.dedupe import thresholds
+from memory.models import HeadState, Memory, RelationKind, RevisionKind, sensitivities_up_to
+from memory.text import content_hash
+
+from .. import verify
+from ..evidence import inputs_from_json, union
+from ..inputs import EntryRefIn, ProposalCommonIn
+from ..models import Proposal, ProposalKind, TargetRole
+from .base import (
+    ApprovalPlan,
+    ByRole,
+    Draft,
+    Heads,
+    ProposalKindSpec,
+    RecallEffect,
+    Ref,
+    Resolved,
+    ResultPane,
+    ref,
+    refs_of,
+)
+
+
+class ConsolidationIn(ProposalCommonIn):
+    target = EntryRefIn()
+    redundant = EntryRefIn(many=True, allow_empty=False)
+    body = serializers.CharField(trim_whitespace=False)
+
+
+class Consolidation(ProposalKindSpec):
+    name = ProposalKind.CONSOLIDATION
+    revision_kind = RevisionKind.CONSOLIDATE
+    serializer = ConsolidationIn
+    input_roles = (TargetRole.TARGET, TargetRole.REDUNDANT)
+    role_labels = {
+        TargetRole.TARGET: "Target (receives the merged body)",
+        TargetRole.REDUNDANT: "Redundant (forgotten into the target)",
+    }
+
+    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
+        return [
+            ref("target", TargetRole.TARGET, parsed["target"]),
+            *refs_of("redundant", TargetRole.REDUNDANT, parsed["redundant"]),
+        ]
+
+    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+        draft.body = clean_body(parsed["body"])
+
+    def verify(
+        self,
+        memory: Memory,
+        draft: Draft,
+        by_role: dict[str, list[Resolved]],
+        report: verify.Report,
+    ) -> dict[str, Any]:
+        target = by_role[TargetRole.TARGET][0]
+        redundant = by_role[TargetRole.REDUNDANT]
+        _, tau_similar = thresholds(memory)
+        verify.score_pairs(report, target.text(), [r.text() for r in redundant])
+        similar = (report.similarity or 0) >= tau_similar
+        report.check(
+            "similarity",
+            "pass" if similar else "warn",
+            f"Weakest target–redundant similarity {report.similarity} "
+            f"({'at or above' if similar else 'below'} tau_similar {tau_similar}).",
+        )
+        verify.check_details(report, [target.text(), *(r.text() for r in redundant)], draft.body)
+        _check_kinds_and_sensitivity(report, target, redundant)
+        return {
+            "target": target.ref_json(),
+            "redundant": [r.ref_json() for r in redundant],
+            "body": draft.body,
+        }
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
+    ) -> ApprovalPlan:
+        target = by_role[TargetRole.TARGET][0]
+        redundant = by_role.get(TargetRole.REDUNDANT, [])
+        body = proposal.payload["body"]
+        evidence = union(
+            evidence_inputs_of(target.version),
+            *(evidence_inputs_of(r.version) for r in redundant),
+            inputs_from_json(proposal.evidence),
+        )
+        digest = content_hash(target.entry.kind, body, [e.identity for e in evidence])
+        change = Change(entry=target.entry)
+        new_number = target.version_number
+        if digest != target.content_hash:
+            change.new_body = NewBody(
+                body, digest, resolve_evidence(evidence), target.version.effective_at
+            )
+            change.restart_interval = True
+            new_number += 1
+        out = ApprovalPlan()
+        out.plan.changes.append(change)
+        out.after(target.entry, new_number, HeadState.ACTIVE)
+        out.restore_head(target, heads[target.entry_id])
+        reason = f"consolidated_into:{target.entry.uid}"
+        for r in redundant:
+            out.plan.changes.append(
+                Change(entry=r.entry, to_state=HeadState.INACTIVE, state_reason=reason)
+            )
+            out.plan.relations.append(
+                NewRelation(RelationKind.CONSOLIDATED_INTO, r.entry, target.entry)
+            )
+            out.after(r.entry, r.version_number, HeadState.INACTIVE)
+            out.restore_head(r, heads[r.entry_id])
+        return out
+
+    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+        body = str((proposal.payload or {}).get("body", ""))
+        return RecallEffect(
+            leaves=list(by_role.get(TargetRole.REDUNDANT, [])),
+            rewrites=[(t, body) for t in by_role.get(TargetRole.TARGET, [])],
+        )
+
+    def result_text(self, proposal: Proposal) -> str:
+        return str((proposal.payload or {}).get("body", ""))
+
+    def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane:
+        target = by_role[TargetRole.TARGET][0]
+        inputs = [*by_role.get(TargetRole.TARGET, []), *by_role.get(TargetRole.REDUNDANT, [])]
+        return ResultPane(
+            title=f"Result: {target.entry.uid}, version {target.version_number + 1}",
+            entry_id=target.entry.uid,
+            evidence_versions=[t.version_id for t in sorted(inputs, key=lambda t: t.position)],
+            evidence_json=[proposal.evidence or []],
+            inline_from=target.version.body,
+            inline_title=f"Target {target.entry.uid} → result, word by word",
+        )
+
+
+def _check_kinds_and_sensitivity(
+    report: verify.Report, target: Resolved, redundant: Sequence[Resolved]
+) -> None:
+    kinds = sorted({r.entry.kind for r in redundant} - {target.entry.kind})
+    if kinds:
+        report.check(
+            "kinds_match",
+            "warn",
+            f"Redundant entries of another kind ({', '.join(kinds)}) than the target "
+            f"({target.entry.kind}).",
+        )
+    allowed = set(sensitivities_up_to(target.entry.sensitivity))
+    higher = [r.entry.uid for r in redundant if r.entry.sensitivity not in allowed]
+    if higher:
+        report.check(
+            "sensitivity",
+            "warn",
+            "Redundant entries are more sensitive than the target; their text would become "
+            f"{target.entry.sensitivity}.",
+            entries=higher,
+        )
+
+
+KIND = Consolidation()

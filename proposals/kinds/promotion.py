@@ -1,0 +1,189 @@
+"""Promotion: recurring working notes become one durable entry (DESIGN.md §9).
+
+- Input: ``{notes: [{entry_id, version}], target_kind, body}`` (target_kind: fact, preference,
+  decision or constraint).
+- Verified: every note is a working note; the notes come from at least
+  ``promotion_min_sessions`` distinct sessions (422 ``insufficient_sessions``); the body keeps
+  every detail of the notes (lost details listed); similarity of the body to each note.
+  Notes may already be inactive (their session ended): they stay inactive.
+- Approval: a new durable entry (tier long, the strictest sensitivity of the notes) with the
+  evidence union; ``promoted_from`` edges; the notes forgotten with ``promoted:<new>``.
+- Compensation: the new entry is retired, the notes restored exactly as they were.
+- Recall: the active notes leave current recall; the new entry joins it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rest_framework import serializers
+
+from memory.actions import Change, NewBody, NewRelation, evidence_inputs_of, resolve_evidence
+from memory.admission import clean_body
+from memory.models import (
+    Entry,
+    HeadState,
+    Kind,
+    Memory,
+    RelationKind,
+    RevisionKind,
+    Tier,
+    new_entry_id,
+    sensitivities_up_to,
+)
+from memory.plans import new_entry
+from memory.text import content_hash
+
+from .. import verify
+from ..evidence import inputs_from_json, union
+from ..exceptions import InsufficientSessions, ValidationFailed
+from ..inputs import DURABLE_KINDS, EntryRefIn, ProposalCommonIn
+from ..models import Proposal, ProposalKind, TargetRole
+from .base import (
+    ApprovalPlan,
+    ByRole,
+    Draft,
+    Heads,
+    ProposalKindSpec,
+    RecallEffect,
+    Ref,
+    Resolved,
+    ResultPane,
+    refs_of,
+)
+
+
+class PromotionIn(ProposalCommonIn):
+    notes = EntryRefIn(many=True, allow_empty=False)
+    target_kind = serializers.ChoiceField(choices=[(k.value, k.label) for k in DURABLE_KINDS])
+    body = serializers.CharField(trim_whitespace=False)
+
+
+class Promotion(ProposalKindSpec):
+    name = ProposalKind.PROMOTION
+    revision_kind = RevisionKind.PROMOTE
+    serializer = PromotionIn
+    input_roles = (TargetRole.NOTE,)
+    role_labels = {TargetRole.NOTE: "Working note (forgotten, promoted)"}
+    inactive_roles = frozenset({TargetRole.NOTE})
+
+    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
+        return refs_of("notes", TargetRole.NOTE, parsed["notes"])
+
+    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+        draft.body = clean_body(parsed["body"])
+        draft.target_kind = parsed["target_kind"]
+
+    def verify(
+        self,
+        memory: Memory,
+        draft: Draft,
+        by_role: dict[str, list[Resolved]],
+        report: verify.Report,
+    ) -> dict[str, Any]:
+        notes = by_role[TargetRole.NOTE]
+        wrong = {
+            r.ref.path: [
+                f"Entry '{r.entry.uid}' is a {r.entry.kind}; promotion takes working notes."
+            ]
+            for r in notes
+            if r.entry.kind != Kind.WORKING_NOTE
+        }
+        if wrong:
+            raise ValidationFailed("Promotion takes working notes only.", details=wrong)
+        sessions = sorted({r.entry.session_id for r in notes if r.entry.session_id})
+        needed = verify.promotion_min_sessions(memory)
+        if len(sessions) < needed:
+            raise InsufficientSessions(
+                f"Promotion needs working notes from at least {needed} distinct sessions "
+                f"(got {len(sessions)}).",
+                details={"sessions": sessions, "required": needed},
+            )
+        report.check(
+            "distinct_sessions",
+            "pass",
+            f"Working notes from {len(sessions)} distinct sessions (policy: at least {needed}).",
+            sessions=sessions,
+        )
+        inactive = [r.entry.uid for r in notes if r.head.state != HeadState.ACTIVE]
+        if inactive:
+            report.check(
+                "notes_inactive",
+                "info",
+                "Some notes are already inactive (their session ended); they stay inactive.",
+                entries=inactive,
+            )
+        verify.score_pairs(report, ("body", draft.body), [r.text() for r in notes])
+        verify.check_details(report, [r.text() for r in notes], draft.body)
+        return {
+            "notes": [r.ref_json() for r in notes],
+            "target_kind": draft.target_kind,
+            "body": draft.body,
+        }
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
+    ) -> ApprovalPlan:
+        notes = by_role.get(TargetRole.NOTE, [])
+        body = proposal.payload["body"]
+        kind = proposal.payload["target_kind"]
+        evidence = union(
+            *(evidence_inputs_of(n.version) for n in notes), inputs_from_json(proposal.evidence)
+        )
+        promoted = new_entry(
+            memory,
+            uid=new_entry_id(),
+            kind=kind,
+            tier=Tier.LONG,
+            sensitivity=_strictest(n.entry for n in notes),
+            current_state=False,
+        )
+        digest = content_hash(kind, body, [e.identity for e in evidence])
+        out = ApprovalPlan()
+        out.plan.changes.append(
+            Change(
+                entry=promoted,
+                new_body=NewBody(body, digest, resolve_evidence(evidence)),
+                restart_interval=True,
+            )
+        )
+        out.after(promoted, 1, HeadState.ACTIVE)
+        out.retire_created(promoted, f"compensated:promotion#{proposal.pk}")
+        reason = f"promoted:{promoted.uid}"
+        for n in notes:
+            # Notes may already be inactive (their session ended); undo restores them as they were.
+            out.plan.changes.append(
+                Change(entry=n.entry, to_state=HeadState.INACTIVE, state_reason=reason)
+            )
+            out.plan.relations.append(NewRelation(RelationKind.PROMOTED_FROM, promoted, n.entry))
+            out.after(n.entry, n.version_number, HeadState.INACTIVE)
+            out.restore_head(n, heads[n.entry_id])
+        return out
+
+    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+        notes = by_role.get(TargetRole.NOTE, [])
+        return RecallEffect(
+            leaves=[n for n in notes if n.state == HeadState.ACTIVE],
+            joins=[("new entry", self.result_text(proposal))],
+        )
+
+    def result_text(self, proposal: Proposal) -> str:
+        return str((proposal.payload or {}).get("body", ""))
+
+    def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane:
+        notes = by_role.get(TargetRole.NOTE, [])
+        target_kind = (proposal.payload or {}).get("target_kind", "entry")
+        return ResultPane(
+            title=f"Result: a new {target_kind} (tier long)",
+            evidence_versions=[n.version_id for n in notes],
+            evidence_json=[proposal.evidence or []],
+        )
+
+
+def _strictest(entries: Iterable[Entry]) -> str:
+    order = sensitivities_up_to("restricted")
+    return max((e.sensitivity for e in entries), key=order.index)
+
+
+KIND = Promotion()

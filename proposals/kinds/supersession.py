@@ -1,0 +1,221 @@
+"""Supersession: an old entry is superseded by a successor (DESIGN.md §9).
+
+- Input: ``{old: {entry_id, version}, successor: {entry_id, version} | {body, kind, evidence?}}``.
+- Verified: the successor must change something (a new body equal to the old one is refused,
+  422 ``noop_rewrite``; an existing successor that already supersedes the old entry too); the
+  similarity of old and successor is recomputed.
+- Approval: a ``supersedes`` edge; a new successor is created (the old entry's tier — long for a
+  session note — and sensitivity, the submitted evidence); the old entry's head is recorded but
+  unchanged (its validity becomes superseded through the edge).
+- Compensation: the edge is retired, a created successor retired, the old entry current again.
+- Recall: the old entry leaves current recall; a new successor joins it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.actions import Change, NewBody, NewRelation, clean_evidence, resolve_evidence
+from memory.admission import clean_body
+from memory.models import (
+    HeadState,
+    Memory,
+    Relation,
+    RelationKind,
+    RevisionKind,
+    Tier,
+    new_entry_id,
+)
+from memory.plans import new_entry
+from memory.text import content_hash
+
+from .. import verify
+from ..evidence import evidence_json, inputs_from_json, union
+from ..exceptions import NoopRewrite
+from ..inputs import EntryRefIn, ProposalCommonIn, SuccessorField
+from ..models import Proposal, ProposalKind, TargetRole
+from .base import (
+    ApprovalPlan,
+    ByRole,
+    Draft,
+    Heads,
+    ProposalKindSpec,
+    RecallEffect,
+    Ref,
+    Resolved,
+    ResultPane,
+    ref,
+)
+
+
+class SupersessionIn(ProposalCommonIn):
+    old = EntryRefIn()
+    successor = SuccessorField(
+        help_text="{entry_id, version} of an existing entry, or {body, kind, evidence?} (new)"
+    )
+
+
+class Supersession(ProposalKindSpec):
+    name = ProposalKind.SUPERSESSION
+    revision_kind = RevisionKind.SUPERSEDE
+    serializer = SupersessionIn
+    input_roles = (TargetRole.OLD,)
+    role_labels = {
+        TargetRole.OLD: "Old (becomes superseded)",
+        TargetRole.SUCCESSOR: "Successor",
+    }
+
+    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
+        out = [ref("old", TargetRole.OLD, parsed["old"])]
+        if "entry_id" in parsed["successor"]:
+            out.append(ref("successor", TargetRole.SUCCESSOR, parsed["successor"]))
+        return out
+
+    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+        successor = parsed["successor"]
+        if "entry_id" in successor:
+            return
+        items = clean_evidence(
+            [dict(e) for e in successor.get("evidence", [])], field_name="successor.evidence"
+        )
+        draft.successor_evidence = resolve_evidence(items)
+        body = clean_body(successor["body"], field="successor.body")
+        draft.successor_new = {
+            "body": body,
+            "kind": successor["kind"],
+            "content_hash": content_hash(successor["kind"], body, [i.identity for i in items]),
+        }
+
+    def verify(
+        self,
+        memory: Memory,
+        draft: Draft,
+        by_role: dict[str, list[Resolved]],
+        report: verify.Report,
+    ) -> dict[str, Any]:
+        old = by_role[TargetRole.OLD][0]
+        existing = by_role.get(TargetRole.SUCCESSOR, [])
+        if existing:
+            successor_json = _verify_existing(report, old, existing[0])
+        else:
+            assert draft.successor_new is not None
+            new_body = draft.successor_new["body"]
+            if verify.same_text(old.head.version.body, new_body):
+                raise NoopRewrite(
+                    "The successor body says the same as the old entry; nothing would change. "
+                    "To add evidence, revise the entry.",
+                    details={"successor.body": ["Equal to the old entry's body."]},
+                )
+            verify.score_pairs(report, ("old", old.head.version.body), [("successor", new_body)])
+            successor_json = {
+                **draft.successor_new,
+                "evidence": evidence_json(draft.successor_evidence or []),
+                "tier": old.entry.tier,
+                "sensitivity": old.entry.sensitivity,
+            }
+        report.check("changes_something", "pass", "The old entry would become superseded.")
+        return {"old": old.ref_json(), "successor": successor_json}
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
+    ) -> ApprovalPlan:
+        old = by_role[TargetRole.OLD][0]
+        old_head = heads[old.entry_id]
+        out = ApprovalPlan()
+        # The old entry's head does not change (its validity does, through the edge); it is
+        # listed so the revision records what it touched.
+        out.plan.changes.append(
+            Change(entry=old.entry, to_state=old.state, state_reason=old_head.state_reason)
+        )
+        out.after(old.entry, old.version_number, old.state)
+        out.restore_head(old, old_head)
+        existing = by_role.get(TargetRole.SUCCESSOR)
+        if existing:
+            successor = existing[0].entry
+        else:
+            spec = proposal.payload["successor"]
+            evidence = union(
+                inputs_from_json(spec.get("evidence") or []), inputs_from_json(proposal.evidence)
+            )
+            kind = spec.get("kind") or old.entry.kind
+            successor = new_entry(
+                memory,
+                uid=new_entry_id(),
+                kind=kind,
+                tier=old.entry.tier if old.entry.tier != Tier.SESSION else Tier.LONG,
+                sensitivity=old.entry.sensitivity,
+                current_state=old.entry.current_state,
+            )
+            digest = content_hash(kind, spec["body"], [e.identity for e in evidence])
+            out.plan.changes.append(
+                Change(
+                    entry=successor,
+                    new_body=NewBody(spec["body"], digest, resolve_evidence(evidence)),
+                    restart_interval=True,
+                )
+            )
+            out.after(successor, 1, HeadState.ACTIVE)
+            out.retire_created(successor, f"compensated:supersession#{proposal.pk}")
+        out.plan.relations.append(NewRelation(RelationKind.SUPERSEDES, successor, old.entry))
+        return out
+
+    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+        successor = (proposal.payload or {}).get("successor") or {}
+        joins = []
+        if not by_role.get(TargetRole.SUCCESSOR) and successor.get("body"):
+            joins.append(("new successor", str(successor["body"])))
+        return RecallEffect(leaves=list(by_role.get(TargetRole.OLD, [])), joins=joins)
+
+    def result_text(self, proposal: Proposal) -> str:
+        successor = (proposal.payload or {}).get("successor") or {}
+        return str(successor.get("body", ""))
+
+    def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane:
+        old = by_role.get(TargetRole.OLD, [])
+        inline_from = old[0].version.body if old else ""
+        inline_title = "Old → successor, word by word"
+        existing = by_role.get(TargetRole.SUCCESSOR)
+        if existing:
+            successor = existing[0]
+            return ResultPane(
+                title=f"Successor: {successor.entry.uid}, version {successor.version_number}",
+                entry_id=successor.entry.uid,
+                version=successor.version_number,
+                role=TargetRole.SUCCESSOR,
+                evidence_versions=[successor.version_id],
+                union=False,
+                inline_from=inline_from,
+                inline_title=inline_title,
+            )
+        spec = (proposal.payload or {}).get("successor") or {}
+        return ResultPane(
+            title=f"Successor: a new {spec.get('kind', 'entry')}",
+            evidence_json=[spec.get("evidence") or [], proposal.evidence or []],
+            inline_from=inline_from,
+            inline_title=inline_title,
+        )
+
+
+def _verify_existing(report: verify.Report, old: Resolved, successor: Resolved) -> dict[str, Any]:
+    already = Relation.objects.filter(
+        kind=RelationKind.SUPERSEDES,
+        from_entry=successor.entry,
+        to_entry=old.entry,
+        retired_by__isnull=True,
+    ).exists()
+    if already:
+        raise NoopRewrite(
+            f"'{successor.entry.uid}' already supersedes '{old.entry.uid}'.",
+            details={"successor": ["Already supersedes the old entry."]},
+        )
+    verify.score_pairs(report, ("old", old.head.version.body), [successor.text()])
+    if verify.same_text(old.head.version.body, successor.head.version.body):
+        report.check(
+            "successor_differs",
+            "warn",
+            "The successor says the same as the old entry; a consolidation may fit better.",
+        )
+    return successor.ref_json()
+
+
+KIND = Supersession()

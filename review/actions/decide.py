@@ -1,0 +1,284 @@
+"""Approve and reject: the only path from a proposal to a Revision.
+
+Every decision re-checks the proposal's recorded pre-state after taking the locks; a mismatch
+turns the proposal ``stale`` — committed — and the caller gets 409 ``stale_proposal``. An
+approval that completes the required number of approvals writes exactly ONE revision (linked to
+the proposal and to a new operation record), the decision, the operation and the proposal's new
+status, all in one transaction. What the revision contains is the kind's plan
+(``proposals.kinds``), applied by ``memory.plans.apply_plan``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory import audit
+from memory.actors import Actor
+from memory.admission import clean_text
+from memory.models import Memory, Revision
+from memory.plans import apply_plan
+from proposals.kinds import ApprovalPlan, kind_of
+from proposals.models import Proposal, ProposalStatus, ProposalTarget, target_map
+
+from .. import notifications
+from ..exceptions import AlreadyDecided, DetailsNotAcknowledged, SelfApproval, StaleProposal
+from ..models import Decision, MaintenanceOperation, Verdict
+from ..permissions import has_approved, require_reviewer
+from .common import (
+    IRREVERSIBLE,
+    DecisionResult,
+    StaleOutcome,
+    approvals_required,
+    check_pre_state,
+    locked_proposal,
+    locked_targets,
+    lost_detail_names,
+    refuse_if_not_pending,
+    stale_by_approval,
+)
+
+
+def _operation_record(
+    memory: Memory,
+    proposal: Proposal,
+    targets: Sequence[ProposalTarget],
+    approval: ApprovalPlan,
+    impact: dict[str, list[str]],
+    *,
+    actor: Actor,
+) -> MaintenanceOperation:
+    number = memory.head + 1
+    affected = {t.entry.uid for t in targets}
+    return MaintenanceOperation.objects.create(
+        proposal=proposal,
+        memory=memory,
+        kind=proposal.kind,
+        revision_number=number,
+        pre_state=[
+            {
+                "entry_id": t.entry.uid,
+                "role": t.role,
+                "version": t.version_number,
+                "state": t.state,
+                "content_hash": t.content_hash,
+            }
+            for t in targets
+        ],
+        produced={
+            "revision": number,
+            "heads": approval.heads_after,
+            "relations": [
+                {"kind": r.kind, "from_entry": r.from_entry.uid, "to_entry": r.to_entry.uid}
+                for r in approval.plan.relations
+            ],
+            "created_entries": [
+                c.entry.uid
+                for c in approval.plan.changes
+                if c.new_body is not None and c.entry.uid not in affected
+            ],
+        },
+        derived_view_impact={**impact, "projection_rows": sorted(approval.heads_after)},
+        compensation_plan={"heads": approval.restore, "retire_relations_of_revision": number},
+        irreversible_effects=IRREVERSIBLE,
+        actor_id=actor.id,
+        actor_label=actor.label,
+    )
+
+
+def _apply(
+    memory: Memory,
+    proposal: Proposal,
+    targets: list[ProposalTarget],
+    heads: dict,
+    *,
+    actor: Actor,
+) -> tuple[MaintenanceOperation, Revision]:
+    """Plan the kind's effect, record the operation, then have memory apply the plan."""
+    spec = kind_of(proposal.kind)
+    by_role = target_map(targets)
+    approval = spec.plan(memory, proposal, by_role, heads)
+    effect = spec.recall_effect(proposal, by_role)
+    rewritten = {c.entry.uid for c in approval.plan.changes if c.new_body is not None}
+    impact = {
+        "leaves_current_recall": [t.entry.uid for t in effect.leaves],
+        "new_version_in_recall": [
+            t.entry.uid for t, _ in effect.rewrites if t.entry.uid in rewritten
+        ],
+        "joins_current_recall": [e.uid for e in approval.plan.new_entries],
+    }
+    operation = _operation_record(memory, proposal, targets, approval, impact, actor=actor)
+    revision = apply_plan(
+        memory,
+        approval.plan,
+        actor=actor,
+        kind=spec.revision_kind,
+        reason=f"proposal #{proposal.pk}: {proposal.rationale[:300]}",
+        proposal_id=proposal.pk,
+        operation_id=operation.pk,
+    )
+    if revision.number != operation.revision_number:  # pragma: no cover - guarded by the lock
+        raise RuntimeError("revision number drifted under the Memory lock")
+    return operation, revision
+
+
+def approve_proposal(
+    proposal_pk: int,
+    *,
+    actor: Actor,
+    comment: str = "",
+    acknowledge_lost_details: Sequence[str] | None = None,
+) -> DecisionResult:
+    """Approve a pending proposal.
+
+    Preconditions: the actor is a reviewer (403 ``forbidden``) and not the submitter (403
+    ``self_approval``); the proposal is pending (409 ``already_decided`` / ``stale_proposal``);
+    every lost detail is acknowledged (422 ``details_not_acknowledged``); the recorded
+    pre-state still holds (else the proposal becomes stale, committed, and 409).
+    Effects: a Decision; when the policy's approvals are reached, one revision + one operation
+    and the proposal ``approved``; notifications after commit.
+    Locks: Memory row, then the proposal row.
+    """
+    outcome = _approve(
+        proposal_pk, actor=actor, comment=comment, acknowledge=list(acknowledge_lost_details or [])
+    )
+    if isinstance(outcome, StaleOutcome):
+        raise StaleProposal(
+            "An affected entry changed since the proposal was made; it is now stale.",
+            details=outcome.details,
+        )
+    return outcome
+
+
+@transaction.atomic(durable=True)
+def _approve(
+    proposal_pk: int, *, actor: Actor, comment: str, acknowledge: list[str]
+) -> DecisionResult | StaleOutcome:
+    require_reviewer(actor)
+    note = clean_text(comment, field="comment")
+    memory, proposal = locked_proposal(proposal_pk, actor)
+    refuse_if_not_pending(proposal)
+    if proposal.is_self(actor):
+        raise SelfApproval(
+            details={"proposal": proposal.pk, "submitted_by": proposal.submitted_by_label}
+        )
+    missing = [d for d in lost_detail_names(proposal) if d not in set(acknowledge)]
+    if missing:
+        raise DetailsNotAcknowledged(
+            f"Acknowledge each lost detail to approve: {', '.join(missing)}.",
+            details={"lost_details": missing},
+        )
+    targets = locked_targets(proposal)
+    heads, moved = check_pre_state(targets)
+    if moved:
+        return stale_by_approval(memory, proposal, moved, actor=actor)
+
+    previous = list(
+        Decision.objects.filter(proposal=proposal, verdict=Verdict.APPROVE).only(
+            "verdict", "actor_id", "on_behalf_of"
+        )
+    )
+    if has_approved(actor, previous):
+        raise AlreadyDecided(
+            "You already approved this proposal; it is waiting for another reviewer.",
+            details={"proposal": proposal.pk, "approvals": len(previous)},
+        )
+    now = timezone.now()
+    decision = Decision.objects.create(
+        proposal=proposal,
+        memory=memory,
+        verdict=Verdict.APPROVE,
+        comment=note,
+        acknowledged_lost_details=acknowledge,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_label=actor.label,
+        on_behalf_of=actor.on_behalf_of,
+        decided_at=now,
+    )
+    required = approvals_required(memory, proposal.kind)
+    approvals = len(previous) + 1
+    if approvals < required:
+        audit.record(
+            "proposal.approval_recorded",
+            actor=actor,
+            memory=memory,
+            label=f"#{proposal.pk} {proposal.kind}",
+            proposal_id=proposal.pk,
+            payload={"approvals": approvals, "required": required},
+        )
+        return DecisionResult(proposal, decision, approvals=approvals, required=required)
+
+    operation, revision = _apply(memory, proposal, targets, heads, actor=actor)
+    fields = proposal.transition_to(ProposalStatus.APPROVED, at=now)
+    _record_decider(proposal, actor, now, note)
+    proposal.save(update_fields=[*fields, *DECIDER_FIELDS])
+    audit.record(
+        "proposal.approved",
+        actor=actor,
+        memory=memory,
+        label=f"#{proposal.pk} {proposal.kind}",
+        revision=revision,
+        proposal_id=proposal.pk,
+        operation_id=operation.pk,
+        entry_ids=[t.entry.uid for t in targets],
+        payload={"approvals": approvals, "required": required, "acknowledged": acknowledge},
+    )
+    notifications.decision_made(proposal, actor=actor)
+    return DecisionResult(proposal, decision, operation, revision, approvals, required)
+
+
+DECIDER_FIELDS = ["decided_by", "decided_by_label", "decided_at", "decision_comment"]
+
+
+def _record_decider(proposal: Proposal, actor: Actor, now: object, note: str) -> None:
+    proposal.decided_by = actor.id
+    proposal.decided_by_label = actor.label
+    proposal.decided_at = now  # type: ignore[assignment]
+    proposal.decision_comment = note
+
+
+@transaction.atomic(durable=True)
+def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str) -> DecisionResult:
+    """Reject a pending proposal with a reason code and a comment (both required); the
+    submitter reads both over the API. Nothing about memory changes.
+    Preconditions: ``reason`` is a ``RejectionReason`` (checked by the API and form).
+    Locks: Memory row, then the proposal row."""
+    require_reviewer(actor)
+    note = clean_text(comment, field="comment", required=True)
+    memory, proposal = locked_proposal(proposal_pk, actor)
+    refuse_if_not_pending(proposal)
+    if proposal.is_self(actor):
+        raise SelfApproval(
+            "You cannot decide a proposal you submitted; withdraw it instead.",
+            details={"proposal": proposal.pk},
+        )
+    now = timezone.now()
+    decision = Decision.objects.create(
+        proposal=proposal,
+        memory=memory,
+        verdict=Verdict.REJECT,
+        reason=reason,
+        comment=note,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_label=actor.label,
+        on_behalf_of=actor.on_behalf_of,
+        decided_at=now,
+    )
+    fields = proposal.transition_to(ProposalStatus.REJECTED, at=now)
+    proposal.rejection_reason = reason
+    _record_decider(proposal, actor, now, note)
+    proposal.save(update_fields=[*fields, "rejection_reason", *DECIDER_FIELDS])
+    audit.record(
+        "proposal.rejected",
+        actor=actor,
+        memory=memory,
+        label=f"#{proposal.pk} {proposal.kind}",
+        proposal_id=proposal.pk,
+        payload={"reason": reason, "comment": note},
+    )
+    notifications.decision_made(proposal, actor=actor)
+    return DecisionResult(proposal, decision)
