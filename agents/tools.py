@@ -28,7 +28,8 @@ from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn, version_o
 from memory.visibility import scrub
 from proposals import actions as proposal_actions
 from proposals.models import Proposal
-from proposals.serializers import KIND_SERIALIZERS, proposal_out
+from proposals.selectors import get_proposal, proposal_json
+from proposals.serializers import KIND_SERIALIZERS
 
 from .schema import serializer_schema
 
@@ -172,12 +173,12 @@ def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
         actor=actor, data=submission, idempotency_key=idempotency_key
     )
     proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
-    return proposal_out(proposal) | {"created": result.created}
+    return proposal_json(actor, proposal) | {"created": result.created}
 
 
 def proposal_status(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
-    proposal = proposal_actions.get_proposal(actor, data["id"])
-    body = proposal_out(proposal)
+    proposal = get_proposal(actor, data["id"])
+    body = proposal_json(actor, proposal)
     decision = body.get("decision") or {}
     body["reason"] = decision.get("rejection_reason") or body.get("status_reason")
     body.setdefault("comments", _decision_comments(proposal))
