@@ -10,10 +10,11 @@ that a maintenance job acts on, so the beat schedule leaves them alone.
 
 from __future__ import annotations
 
+import copy
 import random
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -52,6 +53,7 @@ class Workbench:
     run_id: str = field(default_factory=lambda: secrets.token_hex(4))
     now: datetime = field(default_factory=timezone.now)
     memories: list[Memory] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict)
     _sources: dict[str, Source] = field(default_factory=dict)
 
     @property
@@ -112,3 +114,23 @@ class Vocabulary:
 
     def words(self, n: int) -> list[str]:
         return [self.word() for _ in range(n)]
+
+
+def under_policy(memory: Memory, policy: dict[str, Any]) -> Memory:
+    """``memory`` as search would see it with ``policy`` — an unsaved copy: reads only, the
+    stored policy is untouched (how the evaluation compares quality off and on over the very
+    same entries, and how a replay tries a candidate policy)."""
+    clone = copy.copy(memory)
+    clone.policy = dict(policy)
+    return clone
+
+
+QUALITY_OFF: dict[str, Any] = {}
+QUALITY_ON: dict[str, Any] = {"quality_ranking": True}
+MODES = (("quality_off", QUALITY_OFF), ("quality_on", QUALITY_ON))
+
+
+def days_ago(bench: Workbench, days: float) -> str:
+    """An ISO time ``days`` before the run's clock (whole seconds, so both backends store it
+    exactly)."""
+    return (bench.now.replace(microsecond=0) - timedelta(days=days)).isoformat()

@@ -1,3 +1,7 @@
 """The sections of ``manage.py evaluate``, one module each; importing registers them."""
 
-from . import no_regression  # noqa: F401
+from . import conflicts, density, freshness, ledger, no_regression  # noqa: F401
+
+# The lifecycle sections: deterministic for a seed, identical on every backend (a test holds
+# them to a stored expectation on SQLite and PostgreSQL).
+LIFECYCLE = ("no_regression", "freshness", "density", "context_pack", "ledger", "conflicts")

@@ -40,3 +40,11 @@ def test_no_regression_section_reports_quality_off_equals_rrf(db, tmp_path, caps
     slugs = report["meta"]["memories"]
     assert slugs and all(s.startswith("eval-") for s in slugs)
     assert all(m.name.startswith("[evaluation]") for m in Memory.objects.filter(slug__in=slugs))
+
+
+def test_plot_writes_a_png_of_the_density_curve(db, tmp_path):
+    png = tmp_path / "curve.png"
+    out = tmp_path / "r.json"
+    call_command("evaluate", "density", "--quick", "--plot", str(png), "--json", str(out))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(json.loads(out.read_text())["density"]["curve"]) >= 4
