@@ -101,6 +101,9 @@ JOB_NAMES = (
 #: A lock older than this is taken over (a worker that died without releasing it).
 LOCK_TTL = timedelta(minutes=30)
 
+#: The lock holder of the current run (the Celery task id in a worker), kept on its run row.
+_holder: ContextVar[str | None] = ContextVar("holder", default=None)
+
 
 # --- The retention score ----------------------------------------------------------------------
 
@@ -396,6 +399,9 @@ def record_run(
     ``items`` are the receipts: one dict per candidate with ``entry_id`` (and ``entries`` when
     it concerns several), ``action`` and, for the passes, ``reason`` and ``inputs``. Only the
     first ``MaintenanceRun.MAX_ITEMS`` are kept; the counts cover everything."""
+    holder = _holder.get()
+    if holder is not None:
+        parameters = {**parameters, "lock_holder": holder}
     with transaction.atomic(durable=True):
         run = MaintenanceRun.objects.create(
             memory=memory,
@@ -618,8 +624,12 @@ def run_job(
     spec = check_job(job)
     memory = Memory.objects.get(pk=memory.pk)
     _require_maintainer(actor, memory)
-    with job_lock(memory, job, holder):
-        return spec.run(memory, actor=actor, dry_run=dry_run)
+    with job_lock(memory, job, holder) as held:
+        token = _holder.set(held)
+        try:
+            return spec.run(memory, actor=actor, dry_run=dry_run)
+        finally:
+            _holder.reset(token)
 
 
 #: The progress callback of the current run, ``fn(done, total)`` (the command's progress bar).
