@@ -1,0 +1,119 @@
+"""``manage.py replay``: a candidate policy's effect on recorded or given queries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memory import actions
+from memory.models import Memory
+
+QUERY = "alpha beta rotation policy"
+
+
+@pytest.fixture
+def replay_memory(memory, staff) -> tuple[Memory, dict[str, str]]:
+    """Plain RRF puts two short unverified notes above the attested constraint (shorter texts
+    win lexical ties); quality ranking lifts the constraint two ranks."""
+    relevant = actions.add_entry(
+        memory,
+        actor=staff,
+        body="alpha beta rotation policy: rotate the signing keys every ninety days on all hosts",
+        kind="constraint",
+        evidence=[{"source": "repo", "ref": "policy/keys.md"}],
+    )
+    note_a = actions.add_entry(
+        memory, actor=staff, body="alpha beta rotation policy maybe", kind="working_note"
+    )
+    note_b = actions.add_entry(
+        memory, actor=staff, body="alpha beta rotation policy draft idea", kind="working_note"
+    )
+    retired = actions.add_entry(
+        memory, actor=staff, body="alpha beta rotation policy was yearly", kind="fact"
+    )
+    actions.forget_entry(memory, actor=staff, entry_uid=retired.entry.uid, reason="outdated")
+    return memory, {
+        "relevant": relevant.entry.uid,
+        "note_a": note_a.entry.uid,
+        "note_b": note_b.entry.uid,
+        "retired": retired.entry.uid,
+    }
+
+
+def files(tmp_path, policy, queries):
+    p = tmp_path / "policy.json"
+    p.write_text(json.dumps(policy))
+    q = tmp_path / "queries.txt"
+    q.write_text(queries)
+    return str(p), str(q)
+
+
+def test_replay_shows_the_known_entry_moving_up(replay_memory, tmp_path, capsys):
+    memory, uids = replay_memory
+    policy, queries = files(tmp_path, {"quality_ranking": True}, f"{QUERY}\nunrelated words\n")
+    out = tmp_path / "replay.json"
+    call_command(
+        "replay",
+        "--memory",
+        memory.slug,
+        "--policy",
+        policy,
+        "--queries",
+        queries,
+        "--json",
+        str(out),
+    )
+    report = json.loads(out.read_text())
+    assert report["source"] == "query_file"
+    assert report["candidate_policy"] == {"quality_ranking": True}
+    first = report["queries"][0]
+    assert first["current"][:3] == [uids["note_a"], uids["note_b"], uids["relevant"]]
+    assert first["candidate"][0] == uids["relevant"]
+    moved = {m["entry_id"]: (m["before"], m["after"]) for m in first["moved"]}
+    assert moved[uids["relevant"]] == (3, 1)
+    # quality never changes membership: nothing enters or leaves the top k
+    assert first["entered"] == [] and first["left"] == []
+    assert first["validity_filtered"]["inactive"] == 1
+    assert uids["retired"] not in first["current"] + first["candidate"]
+    assert report["queries"][1]["changed"] is False
+    assert report["summary"]["queries_changed"] == 1
+    printed = capsys.readouterr().out
+    assert " 3 → 1" in printed and uids["relevant"] in printed
+    # read-only: the stored policy is untouched
+    memory.refresh_from_db()
+    assert memory.policy == {}
+
+
+def test_replay_with_the_same_policy_changes_nothing(replay_memory, tmp_path):
+    memory, _ = replay_memory
+    policy, queries = files(tmp_path, {}, json.dumps([{"query": QUERY, "intent": "current"}]))
+    out = tmp_path / "replay.json"
+    call_command(
+        "replay",
+        "--memory",
+        memory.slug,
+        "--policy",
+        policy,
+        "--queries",
+        queries,
+        "--json",
+        str(out),
+    )
+    report = json.loads(out.read_text())
+    assert report["summary"]["queries_changed"] == 0
+    assert report["queries"][0]["intent"] == "current"
+
+
+def test_replay_refuses_bad_input(replay_memory, tmp_path):
+    memory, _ = replay_memory
+    policy, queries = files(tmp_path, {"no_such_key": 1}, QUERY)
+    with pytest.raises(CommandError, match="no_such_key"):
+        call_command("replay", "--memory", memory.slug, "--policy", policy, "--queries", queries)
+    good, _ = files(tmp_path, {"quality_ranking": True}, QUERY)
+    with pytest.raises(CommandError, match="No memory"):
+        call_command("replay", "--memory", "nope", "--policy", good, "--queries", queries)
+    # no query file and no recorded recall events
+    with pytest.raises(CommandError, match="no recorded queries"):
+        call_command("replay", "--memory", memory.slug, "--policy", good)
