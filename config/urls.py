@@ -24,6 +24,7 @@ urlpatterns = [
     path("", include("agents.urls")),
     path("", include("audit.urls")),
     path("", include("memory.web_urls")),
+    path("", include("evaluation.urls")),
     path("", include("review.inbox_urls")),
 ]
 

@@ -117,3 +117,34 @@ def test_replay_refuses_bad_input(replay_memory, tmp_path):
     # no query file and no recorded recall events
     with pytest.raises(CommandError, match="no recorded queries"):
         call_command("replay", "--memory", memory.slug, "--policy", good)
+
+
+def test_replay_page_shows_the_move_to_a_reviewer(client, reviewer, replay_memory):
+    memory, uids = replay_memory
+    client.login(username="rita", password="pw-rita-123")
+    url = f"/memories/{memory.slug}/replay/"
+    blank = client.get(url)
+    assert blank.status_code == 200 and b"Replay" in blank.content
+    r = client.get(
+        url, {"run": "1", "policy": '{"quality_ranking": true}', "queries": QUERY, "limit": "10"}
+    )
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "<strong>1</strong> change" in html
+    row = html.split(uids["relevant"], 1)[1].split("</tr>", 1)[0]
+    assert "3 → 1" in row
+    bad = client.get(url, {"run": "1", "policy": '{"quality_ranking": "yes"}', "queries": QUERY})
+    assert bad.status_code == 422 and b"quality_ranking" in bad.content
+    memory.refresh_from_db()
+    assert memory.policy == {}
+
+
+def test_replay_page_is_for_reviewers_auditors_and_staff(client, replay_memory):
+    from django.contrib.auth.models import User
+
+    memory, _ = replay_memory
+    url = f"/memories/{memory.slug}/replay/"
+    assert client.get(url).status_code == 302  # login first
+    User.objects.create_user("nobody", password="pw-nobody-1")
+    client.login(username="nobody", password="pw-nobody-1")
+    assert client.get(url).status_code == 403

@@ -1,0 +1,9 @@
+"""Browser routes of the evaluation app (mounted at the site root)."""
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("memories/<slug:slug>/replay/", views.replay_page, name="memory-replay"),
+]
