@@ -3,20 +3,78 @@ distribution of active entries, auto-deactivations by reason, live near-duplicat
 pending proposals by kind (through ``memory.hooks``: memory never imports proposals), and an
 alert when the inactive share is over 60 % with more than 1,000 entries.
 
-Aggregate queries only, so the cost does not grow with the Memory.
+Auto-deactivations are counted cumulatively from the revisions (a reactivation does not erase
+them); ``manifest_bytes`` is the UTF-8 size of the active entries' head bodies. Aggregate
+queries only, so the cost does not grow with the Memory.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, F, Func, IntegerField, Sum
 
 from . import hooks
 from .actions import get_memory
 from .actors import Actor
 from .exceptions import Forbidden
-from .models import HeadState, LifecycleProjection, Memory, Relation, RelationKind
+from .models import (
+    EntryVersion,
+    HeadState,
+    LifecycleProjection,
+    Memory,
+    Relation,
+    RelationKind,
+    RevisionChange,
+)
+
+#: State reasons set by the system itself (not by a person's forget).
+AUTO_REASONS = ("auto_decay:v1", "session_end")
+
+
+class _ByteLength(Func):
+    """The UTF-8 byte length of a text column on both backends."""
+
+    output_field = IntegerField()
+
+    def as_sql(self, compiler: Any, conn: Any, **extra: Any) -> Any:
+        if conn.vendor == "postgresql":
+            return super().as_sql(compiler, conn, function="octet_length", **extra)
+        return super().as_sql(
+            compiler, conn, template="length(CAST(%(expressions)s AS BLOB))", **extra
+        )
+
+
+def manifest_bytes(memory: Memory) -> int:
+    """Bytes of what the Memory holds now: the UTF-8 bodies of its active entries' head
+    versions (one aggregate query)."""
+    total = (
+        EntryVersion.objects.filter(
+            memory_id=memory.pk,
+            entry__head__version_id=F("pk"),
+            entry__head__state=HeadState.ACTIVE,
+        )
+        .aggregate(n=Sum(_ByteLength("body")))
+        .get("n")
+    )
+    return int(total or 0)
+
+
+def auto_deactivations(memory: Memory) -> dict[str, int]:
+    """Every automatic retirement ever recorded, by reason, counted from the revisions (so a
+    later reactivation does not make it disappear): one aggregate query."""
+    rows = (
+        RevisionChange.objects.filter(
+            revision__memory_id=memory.pk,
+            to_state=HeadState.INACTIVE,
+            state_reason__in=AUTO_REASONS,
+        )
+        .values("state_reason")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    return {r["state_reason"]: r["n"] for r in rows}
+
 
 INACTIVE_ALERT_SHARE = 0.6
 INACTIVE_ALERT_MIN_ENTRIES = 1000
@@ -29,13 +87,13 @@ def inventory(memory: Memory) -> dict[str, Any]:
     an alert when the inactive share is over 60 % with more than 1,000 entries."""
     rows = (
         LifecycleProjection.objects.filter(memory_id=memory.pk)
-        .values("state", "importance", "auto_action_reason")
+        .values("state", "importance")
         .annotate(n=Count("pk"))
         .order_by()
     )
     active = inactive = 0
     importance: dict[str, int] = {str(i): 0 for i in range(4)}
-    auto: dict[str, int] = {}
+    auto = auto_deactivations(memory)
     for row in rows:
         if row["state"] == HeadState.ACTIVE:
             active += row["n"]
@@ -43,9 +101,9 @@ def inventory(memory: Memory) -> dict[str, Any]:
             importance[key] = importance.get(key, 0) + row["n"]
         else:
             inactive += row["n"]
-            if row["auto_action_reason"]:
-                reason = row["auto_action_reason"]
-                auto[reason] = auto.get(reason, 0) + row["n"]
+    conflicts = Relation.objects.filter(
+        memory_id=memory.pk, kind=RelationKind.CONFLICTS_WITH, retired_by__isnull=True
+    ).count()
     duplicates = {
         r["kind"]: r["n"]
         for r in Relation.objects.filter(
@@ -76,7 +134,10 @@ def inventory(memory: Memory) -> dict[str, Any]:
         "entries": total,
         "active": active,
         "inactive": inactive,
+        "active_count": active,
+        "inactive_count": inactive,
         "inactive_share": round(share, 4),
+        "manifest_bytes": manifest_bytes(memory),
         "importance": dict(sorted(importance.items())),
         "auto_deactivations": dict(sorted(auto.items())),
         "near_duplicates": {
@@ -84,6 +145,7 @@ def inventory(memory: Memory) -> dict[str, Any]:
             "near_duplicate_of": duplicates.get(RelationKind.NEAR_DUPLICATE_OF, 0),
             "total": sum(duplicates.values()),
         },
+        "conflicts": conflicts,
         "pending_proposals": dict(sorted(hooks.pending_proposals_by_kind(memory).items())),
         "alerts": alerts,
     }

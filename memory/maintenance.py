@@ -116,8 +116,12 @@ def retention_score(
     recall_count: int,
     last_recalled_at: datetime | None,
     now: datetime,
+    half_life_days: float | None = None,
 ) -> float:
     """salience·e^(−λ·age) + σ·ln(1+recalls)·e^(−μ·since_recall), from stored timestamps only.
+
+    λ = ln 2 / ``half_life_days`` (default 90; per tier and kind from the policy, see
+    :func:`retention_half_life`).
 
     ``salience`` is ``(importance + 1) / 4`` (0.25..1). Age is days since the interval started.
     Unknown time never counts as old: with ``time_known`` false or no start, age is 0. Without a
@@ -128,7 +132,8 @@ def retention_score(
     age = 0.0
     if time_known and interval_started_at is not None:
         age = max(0.0, (now - interval_started_at).total_seconds() / 86400)
-    score = salience * math.exp(-LAMBDA * age)
+    lam = LAMBDA if not half_life_days else math.log(2) / half_life_days
+    score = salience * math.exp(-lam * age)
     if recall_count > 0:
         since = 0.0
         if last_recalled_at is not None:
@@ -149,6 +154,16 @@ def retention_days(policy: dict[str, Any], tier: str, kind: str) -> int:
     if kind in cfg:
         days = min(days, int(cfg[kind]))
     return max(0, days)
+
+
+DEFAULT_HALF_LIFE_DAYS = 90
+
+
+def retention_half_life(policy: dict[str, Any], tier: str, kind: str) -> float:
+    """The retention score's half-life for (tier, kind): ``policy.half_life_days[kind]``, else
+    ``[tier]``, else 90 days."""
+    cfg = policy.get("half_life_days") or {}
+    return float(cfg.get(kind, cfg.get(tier, DEFAULT_HALF_LIFE_DAYS)))
 
 
 def importance_floor(policy: dict[str, Any]) -> int:
@@ -242,6 +257,8 @@ def decay_candidates(
                 "time_known",
                 "recall_count",
                 "last_recalled_at",
+                "tier",
+                "kind",
             )[:batch_size]
         )
         if not rows:
@@ -259,13 +276,26 @@ def decay_candidates(
                     recall_count=recalls,
                     last_recalled_at=recalled,
                     now=now,
+                    half_life_days=retention_half_life(policy, tier, kind),
                 ),
                 entry_pk=pk,
                 entry_uid=uid,
                 version_pk=version_pk,
                 version_number=number,
             )
-            for pk, uid, version_pk, number, importance, started, known, recalls, recalled in rows
+            for (
+                pk,
+                uid,
+                version_pk,
+                number,
+                importance,
+                started,
+                known,
+                recalls,
+                recalled,
+                tier,
+                kind,
+            ) in rows
             if pk not in pending
         ]
         best = heapq.nsmallest(limit, best + batch)
@@ -477,6 +507,11 @@ def run_decay_scan(
         "now": now.isoformat(),
         "importance_floor": importance_floor(policy),
         "l1_max_per_run": max_per_run(policy),
+        "half_life_days": {
+            f"{tier}/{kind}": retention_half_life(policy, tier, kind)
+            for tier in (Tier.SHORT, Tier.LONG)
+            for kind in Kind.values
+        },
         "retention_days": {
             f"{tier}/{kind}": retention_days(policy, tier, kind)
             for tier in (Tier.SHORT, Tier.LONG)

@@ -125,6 +125,8 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
             "time_known",
             "recall_count",
             "last_recalled_at",
+            "tier",
+            "kind",
         )
         scored = [
             (
@@ -135,12 +137,13 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
                     recall_count=recalls,
                     last_recalled_at=recalled,
                     now=now,
+                    half_life_days=maintenance.retention_half_life(policy, tier, kind),
                 ),
                 pk,
                 uid,
                 number,
             )
-            for pk, uid, number, imp, started, known, recalls, recalled in rows
+            for pk, uid, number, imp, started, known, recalls, recalled, tier, kind in rows
         ]
         run.count("scanned", len(pks))
         best = heapq.nsmallest(limit, best + scored)

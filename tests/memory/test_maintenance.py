@@ -529,7 +529,7 @@ def test_inventory_and_run_detail_cost_a_fixed_number_of_queries(
         if i % 3 == 0:
             actions.forget_entry(memory, actor=agent.actor, entry_uid=e.uid, reason="x")
     run = maintenance.run_decay_scan(memory, actor=system, now=timezone.now() + LATER)
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(10):
         r = Client().get("/api/v1/memories/acme/inventory", headers=bearer(auditor))
     assert r.status_code == 200
     assert r.json()["entries"] == extra
@@ -604,3 +604,39 @@ def test_turning_l1_off_mid_run_stops_before_the_next_batch(memory, agent, syste
     )
     assert run.counts["retired"] == 1 and run.counts["stopped"] == "l1_disabled"
     assert Head.objects.filter(memory=memory, state="inactive").count() == 1
+
+
+def test_inventory_counts_auto_deactivations_cumulatively_and_measures_the_manifest(
+    memory, agent, system
+):
+    body = "Zürich note ✓"  # multi-byte characters: bytes, not characters
+    e = note(memory, agent.actor, body)
+    kept = remember(memory, agent.actor, "A fact that stays", kind="fact").entry
+    enable(memory)
+    maintenance.run_decay_scan(memory, actor=system, dry_run=False, now=timezone.now() + LATER)
+    assert Head.objects.get(entry=e).state == "inactive"
+    actions.reactivate_entry(memory, actor=agent.actor, entry_uid=e.uid)
+    figures = inventory.inventory(memory)
+    # The retirement is still counted after the reactivation (it happened).
+    assert figures["auto_deactivations"] == {"auto_decay:v1": 1}
+    expected = len(body.encode()) + len(b"A fact that stays")
+    assert figures["manifest_bytes"] == expected and kept
+    assert figures["active_count"] == 2 and figures["conflicts"] == 0
+
+
+def test_retention_half_lives_come_from_the_policy_per_tier_and_kind():
+    policy = {"half_life_days": {"short": 10, "working_note": 5}}
+    assert maintenance.retention_half_life(policy, "short", "fact") == 10
+    assert maintenance.retention_half_life(policy, "short", "working_note") == 5
+    assert maintenance.retention_half_life(policy, "long", "fact") == 90
+    now = timezone.now()
+    score = maintenance.retention_score(
+        importance=0,
+        interval_started_at=now - timedelta(days=5),
+        time_known=True,
+        recall_count=0,
+        last_recalled_at=None,
+        now=now,
+        half_life_days=5,
+    )
+    assert score == pytest.approx(0.125)
