@@ -1,12 +1,23 @@
-"""Admission checks for anything that will be stored: size limits and secret detection.
+"""Admission checks for anything that will be stored: size limits, secrets and personal data.
+
+Every stored text field goes through one of :func:`clean_body`, :func:`clean_text` or
+:func:`clean_id` (ids, names, session ids, header values), and each of them scans for secrets
+and refused personal data. The scan reads the text's *scan form* — NFKC-normalized (fullwidth
+``ＡＫＩＡ`` reads ``AKIA``) with every invisible character removed (zero-width spaces and joiners,
+soft hyphens, bidi controls, tags, variation selectors: Unicode's format characters and default
+ignorables) — so such characters cannot split a secret past the detector; what is stored is
+still the caller's NFC text.
 
 Secrets are found with detect-secrets' *pattern* plugins (cloud keys, tokens, private keys,
 credentials in URLs). Its entropy heuristics are left out on purpose: memories are full of
-commit hashes, UUIDs and ordinary prose, which those would flag.
+commit hashes, UUIDs and ordinary prose, which those would flag. Personal data: see
+``memory.personal_data``.
 """
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -15,7 +26,8 @@ from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
 from django.conf import settings
 
-from .exceptions import SecretDetected, TooLarge, ValidationFailed
+from .exceptions import PersonalDataDetected, SecretDetected, TooLarge, ValidationFailed
+from .personal_data import DEFAULT_REFUSED, find_personal_data
 from .text import normalize_body
 
 # Plugins that judge by entropy or flag ordinary content; everything else is a pattern detector.
@@ -34,11 +46,44 @@ def _plugins() -> tuple[dict[str, str], ...]:
     return tuple({"name": n} for n in names)
 
 
+# Default-ignorable code points that are not format (Cf) characters (Unicode
+# DerivedCoreProperties): they render as nothing and would split a token for a detector.
+_IGNORABLE_RANGES = (
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x115F, 0x1160),  # Hangul fillers
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),  # Mongolian variation selectors
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xFFA0, 0xFFA0),
+    (0xE0000, 0xE0FFF),  # tags, variation selectors supplement
+)
+
+
+def _invisible(ch: str) -> bool:
+    if unicodedata.category(ch) == "Cf":
+        return True
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _IGNORABLE_RANGES)
+
+
+def scan_form(text: str) -> str:
+    """What the detectors read: NFKC with invisible characters removed."""
+    folded = unicodedata.normalize("NFKC", text)
+    if folded.isascii():
+        return folded
+    return unicodedata.normalize("NFKC", "".join(ch for ch in folded if not _invisible(ch)))
+
+
 def find_secrets(text: str) -> list[str]:
-    """Secret types found in ``text`` (empty when clean)."""
+    """Secret types found in ``text`` or in its scan form (empty when clean)."""
     found: list[str] = []
+    scanned = scan_form(text)
+    lines = scanned.splitlines() or [scanned]
+    if scanned != text:
+        lines += text.splitlines()
     with transient_settings({"plugins_used": list(_plugins())}):
-        for line in text.splitlines() or [text]:
+        for line in lines:
             for secret in scan_line(line):
                 if secret.type not in found:
                     found.append(secret.type)
@@ -55,8 +100,28 @@ def check_no_secrets(field: str, text: str) -> None:
         )
 
 
-def clean_body(body: Any, *, field: str = "body") -> str:
-    """Normalize and check a body: non-empty, within the byte limit, no secrets."""
+def check_no_personal_data(
+    field: str, text: str, refuse: Iterable[str] | None = None
+) -> None:
+    """Refuse ``text`` when it holds personal data of a refused kind (``refuse``: the Memory's
+    ``policy.personal_data.refuse``; ``None`` means the default, card and government_id)."""
+    kinds = find_personal_data(scan_form(text), DEFAULT_REFUSED if refuse is None else refuse)
+    if kinds:
+        raise PersonalDataDetected(
+            f"The {field} contains personal data ({', '.join(kinds)}); nothing was stored.",
+            details={field: [f"personal data detected: {k}" for k in kinds]},
+        )
+
+
+def check_stored_text(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
+    """Everything a stored text must pass: no secret, no refused personal data."""
+    check_no_secrets(field, text)
+    check_no_personal_data(field, text, refuse)
+
+
+def clean_body(body: Any, *, field: str = "body", refuse: Iterable[str] | None = None) -> str:
+    """Normalize and check a body: non-empty, within the byte limit, no secrets, no refused
+    personal data (``refuse``: see :func:`check_no_personal_data`)."""
     if not isinstance(body, str):
         raise ValidationFailed(details={field: ["Must be a string."]})
     normalized = normalize_body(body)
@@ -69,12 +134,20 @@ def clean_body(body: Any, *, field: str = "body") -> str:
             f"The {field} is {size} bytes; the limit is {limit} UTF-8 bytes.",
             details={field: [f"At most {limit} UTF-8 bytes (got {size})."]},
         )
-    check_no_secrets(field, normalized)
+    check_stored_text(field, normalized, refuse)
     return normalized
 
 
-def clean_text(value: Any, *, field: str, required: bool = False, limit: int | None = None) -> str:
-    """A reason or comment: normalized, within the character limit, no secrets."""
+def clean_text(
+    value: Any,
+    *,
+    field: str,
+    required: bool = False,
+    limit: int | None = None,
+    refuse: Iterable[str] | None = None,
+) -> str:
+    """A reason, comment, name or quote: normalized, within the character limit, no secrets, no
+    refused personal data."""
     if value is None or value == "":
         if required:
             raise ValidationFailed(details={field: ["This field is required."]})
@@ -90,15 +163,24 @@ def clean_text(value: Any, *, field: str, required: bool = False, limit: int | N
             f"The {field} is {len(normalized)} characters; the limit is {limit}.",
             details={field: [f"At most {limit} characters."]},
         )
-    check_no_secrets(field, normalized)
+    check_stored_text(field, normalized, refuse)
     return normalized
 
 
 def clean_id(value: Any, *, field: str) -> str:
+    """An id, name or session id: printable ASCII within the id limit, and — because ids are
+    stored and echoed too — no secret and no personal data of the default refused kinds."""
     if not isinstance(value, str) or not value:
         raise ValidationFailed(details={field: ["Must be a non-empty string."]})
-    if not value.isascii() or len(value) > settings.STEWARD_MAX_ID_CHARS:
+    if (
+        not value.isascii()
+        or not value.isprintable()
+        or len(value) > settings.STEWARD_MAX_ID_CHARS
+    ):
         raise ValidationFailed(
-            details={field: [f"ASCII, at most {settings.STEWARD_MAX_ID_CHARS} characters."]}
+            details={
+                field: [f"Printable ASCII, at most {settings.STEWARD_MAX_ID_CHARS} characters."]
+            }
         )
+    check_stored_text(field, value)
     return value

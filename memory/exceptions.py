@@ -7,6 +7,7 @@ __all__ = [
     "EntryInactive",
     "Forbidden",
     "NotFound",
+    "PersonalDataDetected",
     "SecretDetected",
     "TooLarge",
     "ValidationFailed",
@@ -46,6 +47,16 @@ class SecretDetected(DomainError):
     code = "secret_detected"
     http_status = 422
     default_message = "The text contains a secret or credential and was not stored."
+
+
+class PersonalDataDetected(DomainError):
+    """The text carries personal data the Memory's policy refuses (card numbers and government
+    ids by default; ``policy.personal_data.refuse``). Nothing is written; the caller is told
+    which kind was found, never the value."""
+
+    code = "personal_data_detected"
+    http_status = 422
+    default_message = "The text contains personal data this Memory refuses and was not stored."
 
 
 class MemoryExists(DomainError):
