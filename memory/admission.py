@@ -100,9 +100,7 @@ def check_no_secrets(field: str, text: str) -> None:
         )
 
 
-def check_no_personal_data(
-    field: str, text: str, refuse: Iterable[str] | None = None
-) -> None:
+def check_no_personal_data(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
     """Refuse ``text`` when it holds personal data of a refused kind (``refuse``: the Memory's
     ``policy.personal_data.refuse``; ``None`` means the default, card and government_id)."""
     kinds = find_personal_data(scan_form(text), DEFAULT_REFUSED if refuse is None else refuse)
@@ -172,11 +170,7 @@ def clean_id(value: Any, *, field: str) -> str:
     stored and echoed too — no secret and no personal data of the default refused kinds."""
     if not isinstance(value, str) or not value:
         raise ValidationFailed(details={field: ["Must be a non-empty string."]})
-    if (
-        not value.isascii()
-        or not value.isprintable()
-        or len(value) > settings.STEWARD_MAX_ID_CHARS
-    ):
+    if not value.isascii() or not value.isprintable() or len(value) > settings.STEWARD_MAX_ID_CHARS:
         raise ValidationFailed(
             details={
                 field: [f"Printable ASCII, at most {settings.STEWARD_MAX_ID_CHARS} characters."]

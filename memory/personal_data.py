@@ -69,8 +69,14 @@ _IDS: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
     (re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d])"), cpf.is_valid),
     (re.compile(r"(?<![\w])\d{8}-?[A-Z](?![\w])"), dni.is_valid),
     (re.compile(r"(?<![\w])[XYZ]-?\d{7}-?[A-Z](?![\w])"), nie.is_valid),
-    (re.compile(r"(?<![\w])[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z](?![\w])"), codicefiscale.is_valid),
-    (re.compile(r"(?<![\d])[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])"), nir.is_valid),
+    (
+        re.compile(r"(?<![\w])[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z](?![\w])"),
+        codicefiscale.is_valid,
+    ),
+    (
+        re.compile(r"(?<![\d])[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?![\d])"),
+        nir.is_valid,
+    ),
     (re.compile(r"(?<![\d])[2-9]\d{3} \d{4} \d{4}(?![\d])"), aadhaar.is_valid),
     (re.compile(r"(?<![\d.])\d{4}\.\d{2}\.\d{3}(?![\d.])"), bsn.is_valid),
 )

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import urllib.request
 
 from celery import shared_task
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db.models import F
 from django.utils import timezone
+
+from lib.outbound import post_json
 
 from .models import Notification
 
@@ -22,15 +23,11 @@ def sign(body: bytes) -> str:
 
 
 def post_webhook(url: str, payload: dict[str, object]) -> int:
+    """POST the signed payload; refuses (``lib.outbound.UnsafeDestination``) unless the URL is
+    https and its host resolves, now, to public addresses only."""
     body = json.dumps(payload, sort_keys=True).encode()
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="POST",
-        headers={"Content-Type": "application/json", "X-Steward-Signature": sign(body)},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return int(response.status)
+    headers = {"Content-Type": "application/json", "X-Steward-Signature": sign(body)}
+    return post_json(url, body, headers, timeout=10)
 
 
 @shared_task(name="review.send_notification", bind=True, max_retries=5, default_retry_delay=30)

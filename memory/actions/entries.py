@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,11 +34,13 @@ from ..models import (
     Tier,
     sensitivities_up_to,
 )
+from ..personal_data import refused_kinds
 from ..text import content_hash
 from .common import WriteResult, get_entry, head_of, label_of, require_writer
 from .evidence import (
     EvidenceInput,
     ResolvedEvidence,
+    check_evidence_count,
     clean_evidence,
     dedupe_evidence,
     evidence_inputs_of,
@@ -91,8 +94,10 @@ def clean_new_entry(
     effective_at: Any = None,
     sensitivity: Any = None,
     evidence: Any = None,
+    refuse: Iterable[str] | None = None,
 ) -> NewEntry:
-    """Validate and admit (size limits, secret scan) an add's fields."""
+    """Validate and admit (size limits, secret and personal-data scan; ``refuse``: the
+    Memory's refused personal-data kinds) an add's fields."""
     if kind is None:
         raise ValidationFailed(details={"kind": ["This field is required."]})
     kind = _choice(kind, Kind, "kind", Kind.FACT)
@@ -103,7 +108,7 @@ def clean_new_entry(
     session = clean_id(session_id, field="session_id") if session_id not in (None, "") else ""
     if tier == Tier.SESSION and not session:
         raise ValidationFailed(details={"session_id": ["Session-tier entries need a session_id."]})
-    text = clean_body(body)
+    text = clean_body(body, refuse=refuse)
     items = dedupe_evidence(clean_evidence(evidence))
     return NewEntry(
         body=text,
@@ -150,7 +155,15 @@ def add_entry(
         effective_at=effective_at,
         sensitivity=sensitivity,
         evidence=evidence,
+        refuse=refused_kinds(memory.policy),
     )
+    if new.sensitivity not in sensitivities_up_to(actor.clearance):
+        # The key could not read the entry back: writing above one's clearance is refused.
+        raise Forbidden(
+            f"Your key's clearance is {actor.clearance}; it may not write a "
+            f"{new.sensitivity} entry.",
+            details={"sensitivity": [f"At most {actor.clearance} for this key."]},
+        )
     resolved = resolve_evidence(new.evidence)
     digest = new.content_hash
 
@@ -255,7 +268,7 @@ def revise_entry(
     Locks: the Memory row.
     """
     require_writer(actor)
-    text = clean_body(body)
+    text = clean_body(body, refuse=refused_kinds(memory.policy))
     items = clean_evidence(evidence)
     if expected_version is not None and (
         isinstance(expected_version, bool) or not isinstance(expected_version, int)
@@ -278,6 +291,7 @@ def revise_entry(
             details={"expected_version": expected_version, "head_version": head.version.number}
         )
     union = dedupe_evidence([*evidence_inputs_of(head.version), *items])
+    check_evidence_count(union, field_name="evidence")
     digest = content_hash(entry.kind, text, [i.identity for i in union])
     override_changes = (
         importance_override is not None and importance_override != head.importance_override

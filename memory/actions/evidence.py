@@ -45,19 +45,26 @@ class ResolvedEvidence:
     declaration: SourceDeclaration | None
 
 
-def clean_evidence(raw: Any, *, field_name: str = "evidence") -> list[EvidenceInput]:
-    """Validate a list of ``{source, ref, observed_at?, quote?}`` citations."""
+def check_evidence_count(items: Sequence[Any], *, field_name: str = "evidence") -> None:
+    """413 ``too_large`` past the evidence limit — for a request's list, and for a union a
+    write would store (a revise stores the predecessor's evidence ∪ the new)."""
     from django.conf import settings
 
+    limit = settings.STEWARD_MAX_EVIDENCE
+    if len(items) > limit:
+        raise TooLarge(
+            f"At most {limit} evidence references (this write would store {len(items)}).",
+            details={field_name: [f"At most {limit} references (got {len(items)})."]},
+        )
+
+
+def clean_evidence(raw: Any, *, field_name: str = "evidence") -> list[EvidenceInput]:
+    """Validate a list of ``{source, ref, observed_at?, quote?}`` citations."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise ValidationFailed(details={field_name: ["Must be a list."]})
-    if len(raw) > settings.STEWARD_MAX_EVIDENCE:
-        raise TooLarge(
-            f"At most {settings.STEWARD_MAX_EVIDENCE} evidence references.",
-            details={field_name: [f"At most {settings.STEWARD_MAX_EVIDENCE} references."]},
-        )
+    check_evidence_count(raw, field_name=field_name)
     out: list[EvidenceInput] = []
     for i, item in enumerate(raw):
         where = f"{field_name}[{i}]"

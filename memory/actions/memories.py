@@ -6,8 +6,11 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from lib.outbound import url_problem
+
 from .. import audit
 from ..actors import Actor
+from ..admission import clean_id, clean_text
 from ..exceptions import (
     Forbidden,
     MemoryExists,
@@ -16,6 +19,8 @@ from ..exceptions import (
 from ..models import (
     Memory,
 )
+from ..personal_data import KINDS as PERSONAL_DATA_KINDS
+from ..personal_data import clean_personal_data_policy
 from .writer import lock_memory
 
 POLICY_KEYS = {
@@ -34,6 +39,7 @@ POLICY_KEYS = {
     "jobs",
     "recall_events",
     "half_life_days",
+    "personal_data",
 }
 
 #: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)).
@@ -91,10 +97,25 @@ def clean_policy(policy: Any) -> dict[str, Any]:
                 details={"policy.freshness": ["{alpha: 0..1, half_life_days: > 0}."]}
             )
     url = policy.get("webhook_url")
-    if url not in (None, "") and not (
-        isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) <= 2000
-    ):
-        raise ValidationFailed(details={"policy.webhook_url": ["An http(s) URL."]})
+    if url not in (None, ""):
+        if not isinstance(url, str) or len(url) > 2000:
+            raise ValidationFailed(details={"policy.webhook_url": ["An https URL."]})
+        problem = url_problem(url)
+        if problem:
+            raise ValidationFailed(
+                details={"policy.webhook_url": [f"https to a public address only: {problem}"]}
+            )
+    if "personal_data" in policy:
+        section = clean_personal_data_policy(policy["personal_data"])
+        if section is None:
+            raise ValidationFailed(
+                details={
+                    "policy.personal_data": [
+                        f"{{refuse: [...]}} with kinds from {list(PERSONAL_DATA_KINDS)}."
+                    ]
+                }
+            )
+        policy = {**policy, "personal_data": section}
     return policy
 
 
@@ -151,6 +172,8 @@ def create_memory(*, actor: Actor, slug: str, name: str, policy: Any = None) -> 
     """Create a Memory. Reviewers without a Memory scope, and staff, may."""
     if not (actor.is_staff or (actor.is_reviewer and actor.memory_ids is None)):
         raise Forbidden("Only a reviewer without a Memory scope, or staff, may create a Memory.")
+    slug = clean_id(slug, field="slug")
+    name = clean_text(name, field="name", required=True, limit=200)
     cleaned = clean_policy(policy)
     if Memory.objects.filter(slug=slug).exists():
         raise MemoryExists(f"A memory '{slug}' already exists.")

@@ -17,6 +17,7 @@ from ..models import (
     Revision,
     RevisionKind,
     Tier,
+    sensitivities_up_to,
 )
 from .common import require_writer
 from .writer import Change, lock_memory, write_revision
@@ -30,10 +31,11 @@ class SessionEndResult:
 
 @transaction.atomic(durable=True)
 def end_session(memory: Memory, *, actor: Actor, session_id: Any) -> SessionEndResult:
-    """Retire the session's active session-tier entries with reason ``session_end`` (one
-    revision). Pinned and protected entries are never retired. Ending a session with nothing
-    left to retire writes nothing. After commit, the promotion pass runs for the Memory when its
-    policy enables it (``memory.maintenance.after_session_end``)."""
+    """Retire the session's active session-tier entries *within the actor's clearance* with
+    reason ``session_end`` (one revision): entries the key cannot see are never touched by its
+    writes (API.md). Pinned and protected entries are never retired. Ending a session with
+    nothing left to retire writes nothing. After commit, the promotion pass runs for the Memory
+    when its policy enables it (``memory.maintenance.after_session_end``)."""
     require_writer(actor)
     session = clean_id(session_id, field="session_id")
     memory = lock_memory(memory.pk)
@@ -44,6 +46,7 @@ def end_session(memory: Memory, *, actor: Actor, session_id: Any) -> SessionEndR
             entry__session_id=session,
             entry__tier=Tier.SESSION,
             pinned=False,
+            entry__sensitivity__in=sensitivities_up_to(actor.clearance),
         )
         .exclude(entry__projection__protected=True)
         .select_related("entry")

@@ -34,12 +34,22 @@ def _clean_declaration(raw: Any) -> tuple[str, str]:
     return authority, verification
 
 
+def _may_declare(actor: Actor) -> bool:
+    """Sources are shared by every Memory, so a declaration weighs evidence everywhere: only a
+    reviewer whose key is not limited to some Memories, or staff, may make one. (An agent's own
+    claim can never make its evidence count as attested, and a key scoped to one Memory can
+    neither raise nor weaken the evidence of the others.)"""
+    return actor.is_staff or (actor.is_reviewer and actor.memory_ids is None)
+
+
 def _check_may_declare(actor: Actor, authority: str, verification: str) -> None:
-    # Only a human may raise a source above untrusted/unknown: an agent's own claim can
-    # never make its evidence count as attested.
+    # A new source registered as untrusted and unverified weighs nothing anywhere yet.
     raised = authority != Authority.UNTRUSTED or verification == Verification.VERIFIED
-    if raised and not actor.is_reviewer:
-        raise Forbidden("Only reviewers may declare a source trusted or verified.")
+    if raised and not _may_declare(actor):
+        raise Forbidden(
+            "Only a reviewer without a Memory scope, or staff, may declare a source "
+            "(sources are shared by every Memory)."
+        )
 
 
 @transaction.atomic(durable=True)
@@ -72,11 +82,15 @@ def register_source(
 
 @transaction.atomic(durable=True)
 def declare_source(source: Source, *, actor: Actor, declaration: Any) -> SourceDeclaration:
-    """Append a new declaration version. Existing evidence keeps its snapshot."""
-    if not actor.can_write_entries and not actor.is_reviewer:
-        raise Forbidden("Your role may not declare sources.")
+    """Append a new declaration version. Existing evidence keeps its snapshot.
+
+    Preconditions: a reviewer without a Memory scope, or staff (403 ``forbidden``)."""
+    if not _may_declare(actor):
+        raise Forbidden(
+            "Only a reviewer without a Memory scope, or staff, may declare a source "
+            "(sources are shared by every Memory)."
+        )
     authority, verification = _clean_declaration(declaration)
-    _check_may_declare(actor, authority, verification)
     source = Source.objects.select_for_update().get(pk=source.pk)
     last = source.declarations.order_by("-version").first()
     decl = SourceDeclaration.objects.create(

@@ -393,21 +393,13 @@ def test_webhooks_are_signed(consolidation, rv, monkeypatch):
 
     seen = {}
 
-    class Response:
-        status = 204
+    def fake_post_json(url, body, headers, *, timeout):
+        # The network boundary: the send-time address check and the socket live in post_json.
+        seen["body"] = body
+        seen["signature"] = headers["X-Steward-Signature"]
+        return 204
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            return False
-
-    def fake_urlopen(request, timeout):
-        seen["body"] = request.data
-        seen["signature"] = request.headers["X-steward-signature"]
-        return Response()
-
-    monkeypatch.setattr(tasks.urllib.request, "urlopen", fake_urlopen)
+    monkeypatch.setattr(tasks, "post_json", fake_post_json)
     rv.patch("/api/v1/memories/acme", {"policy": {"webhook_url": "https://hooks.example.com/x"}})
     assert approve(rv, consolidation["proposal"]["id"]).status_code == 200
     key = (settings.WEBHOOK_SIGNING_KEY or settings.SECRET_KEY).encode()

@@ -1,0 +1,174 @@
+"""Secrets and personal data are refused in every stored text field and stored header — also
+when fullwidth letters or invisible characters try to hide them — with 422 and nothing stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import actions
+from memory.admission import check_stored_text, scan_form
+from memory.exceptions import PersonalDataDetected, SecretDetected
+from memory.models import AuditEvent, Entry, Memory, Source
+from proposals.models import IdempotencyKey, Proposal
+from tests.factories import add_via_api
+
+E = "/api/v1/memories/acme/entries"
+AWS = "AKIAIOSFODNN7EXAMPLE"
+GITHUB = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+FULLWIDTH_AWS = "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in AWS)
+DISGUISES = {
+    "plain": AWS,
+    "fullwidth": FULLWIDTH_AWS,
+    "zero_width_space": "AKIA\u200bIOSFODNN7EXAMPLE",
+    "word_joiner": GITHUB[:4] + "\u2060" + GITHUB[4:],
+    "soft_hyphen": "AKIAIOSF\u00adODNN7EXAMPLE",
+    "bidi_override": "\u202eAKIAIOSFODNN7EXAMPLE",
+    "variation_selector": "AKIA\ufe0fIOSFODNN7EXAMPLE",
+    "tag_characters": "AKIA\U000e0041IOSFODNN7EXAMPLE",
+}
+CARD = "4111 1111 1111 1111"
+SSN = "536-90-4399"
+
+
+def test_scan_form_folds_fullwidth_and_drops_invisible_characters():
+    assert scan_form(FULLWIDTH_AWS) == AWS
+    assert scan_form("a\u200bb\u200dc\u2060d\ufeffe") == "abcde"
+    assert scan_form("Grüße, 東京") == "Grüße, 東京"
+
+
+@pytest.mark.parametrize("disguise", sorted(DISGUISES))
+def test_a_disguised_secret_is_still_a_secret(disguise):
+    with pytest.raises(SecretDetected):
+        check_stored_text("body", f"The key is {DISGUISES[disguise]} for CI")
+
+
+@pytest.mark.parametrize("disguise", sorted(DISGUISES))
+def test_a_disguised_secret_in_a_body_is_refused_over_http(api, agent, disguise):
+    r = api.as_(agent).post(E, {"body": f"Use {DISGUISES[disguise]} to deploy", "kind": "fact"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "secret_detected"
+    assert Entry.objects.count() == 0
+
+
+def test_a_secret_as_session_id_is_refused(api, agent):
+    r = api.as_(agent).post(
+        E, {"body": "Working on billing", "kind": "working_note", "tier": "session", "session_id": AWS}
+    )
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
+    r = api.as_(agent).post(f"/api/v1/memories/acme/sessions/{AWS}/end")
+    assert r.status_code == 422, r.text
+    assert not AuditEvent.objects.filter(action="session.ended").exists()
+
+
+def test_a_secret_as_source_name_is_refused(api, agent):
+    r = api.as_(agent).post("/api/v1/sources", {"name": GITHUB, "description": "x"})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
+    assert not Source.objects.filter(name=GITHUB).exists()
+
+
+@pytest.mark.parametrize("name", [f"Team {AWS}", f"Team {FULLWIDTH_AWS}", f"Team AKIA\u200bIOSFODNN7EXAMPLE"])
+def test_a_secret_in_a_memory_name_is_refused(api, staff_reviewer, name):
+    r = api.as_(staff_reviewer).post("/api/v1/memories", {"slug": "leaky", "name": name})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
+    assert not Memory.objects.filter(slug="leaky").exists()
+
+
+def test_a_secret_as_idempotency_key_is_refused_and_not_audited(api, agent):
+    a = api.as_(agent)
+    x = add_via_api(a, "Deploy runs at 02:00 UTC via deploy.sh", dedupe=False)
+    y = add_via_api(a, "Deploys run nightly at 02:00 UTC", dedupe=False)
+    body = {
+        "memory": "acme",
+        "kind": "consolidation",
+        "rationale": "Same schedule twice",
+        "target": {"entry_id": x["entry_id"], "version": 1},
+        "redundant": [{"entry_id": y["entry_id"], "version": 1}],
+        "body": "Deploys run nightly at 02:00 UTC via deploy.sh",
+    }
+    r = a.post("/api/v1/proposals", body, headers={"Idempotency-Key": GITHUB})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
+    assert Proposal.objects.count() == 0 and IdempotencyKey.objects.count() == 0
+    assert not AuditEvent.objects.filter(payload__icontains="ghp_").exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Pay with {CARD}",
+        "Card 4111-1111-1111-1111 on file",
+        "Card ４１１１ １１１１ １１１１ １１１１ on file",
+        "Card 4111\u200b1111\u200b1111\u200b1111 on file",
+        "Amex 3782 822463 10005",
+        f"SSN {SSN}",
+        "CPF 390.533.447-05",
+        "DNI 12345678Z",
+    ],
+)
+def test_cards_and_government_ids_are_refused_by_default(api, agent, text):
+    r = api.as_(agent).post(E, {"body": text, "kind": "fact"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "personal_data_detected"
+    assert "4111" not in r.text and "4399" not in r.text  # the value is never echoed
+    assert Entry.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Build 4111111111111112 failed",  # fails the Luhn check
+        "Ticket 1234567890123456 is closed",
+        "Released at 2024-05-01 12:00:00 on port 8080",
+        "Commit 3f786850e387550fdab836ed7e6dc881de23001b and uuid 550e8400-e29b-41d4-a716-446655440000",
+        "Call +1 650-253-0000 or mail ops@example.com",  # allowed by default
+        "Serial 078-05-1120",  # a number reserved and never issued as an SSN
+    ],
+)
+def test_ordinary_numbers_are_not_personal_data(api, agent, text):
+    r = api.as_(agent).post(E, {"body": text, "kind": "fact"})
+    assert r.status_code == 201, r.text
+
+
+def test_personal_data_in_evidence_and_reasons_is_refused(api, agent):
+    a = api.as_(agent)
+    r = a.post(E, {"body": "Refund issued", "kind": "fact", "evidence": [{"source": "chat", "ref": "m1", "quote": f"card {CARD}"}]})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "personal_data_detected", r.text
+    eid = add_via_api(a, "Refund issued")["entry_id"]
+    r = a.post(f"{E}/{eid}/forget", {"reason": f"customer SSN {SSN}"})
+    assert r.status_code == 422, r.text
+
+
+def test_the_policy_chooses_what_is_refused(api, agent, reviewer):
+    a, rv = api.as_(agent), api.as_(reviewer)
+    assert a.post(E, {"body": "Mail ops@example.com", "kind": "fact"}).status_code == 201
+    r = rv.patch("/api/v1/memories/acme", {"policy": {"personal_data": {"refuse": ["email", "phone"]}}})
+    assert r.status_code == 200, r.text
+    r = a.post(E, {"body": "Mail alice@example.org for access", "kind": "fact"})
+    assert r.status_code == 422 and r.json()["error"]["details"]["body"] == ["personal data detected: email"]
+    r = a.post(E, {"body": "Phone +44 20 7946 0958 on call", "kind": "fact"})
+    assert r.status_code == 422 and "phone" in r.json()["error"]["details"]["body"][0]
+    # Cards are no longer refused in this Memory's bodies: the policy said email and phone only.
+    assert a.post(E, {"body": f"Test card {CARD}", "kind": "fact"}).status_code == 201
+
+
+@pytest.mark.parametrize(
+    "section",
+    [{"refuse": ["iban"]}, {"refuse": "card"}, {"block": ["card"]}, ["card"]],
+)
+def test_personal_data_policy_is_validated(api, reviewer, section):
+    r = api.as_(reviewer).patch("/api/v1/memories/acme", {"policy": {"personal_data": section}})
+    assert r.status_code == 400, r.text
+    assert "policy.personal_data" in r.json()["error"]["details"]
+
+
+def test_a_revise_is_scanned_with_the_memory_policy(memory, agent):
+    entry = actions.add_entry(memory, actor=agent.actor, body="Billing contact pending", kind="fact").entry
+    with pytest.raises(PersonalDataDetected):
+        actions.revise_entry(memory, actor=agent.actor, entry_uid=entry.uid, body=f"Billing card {CARD}")
+    assert entry.versions.count() == 1
+
+
+@pytest.fixture
+def staff_reviewer(memory):
+    from tests.conftest import make_key
+
+    return make_key("platform", "reviewer")
