@@ -52,7 +52,13 @@ def test_a_disguised_secret_in_a_body_is_refused_over_http(api, agent, disguise)
 
 def test_a_secret_as_session_id_is_refused(api, agent):
     r = api.as_(agent).post(
-        E, {"body": "Working on billing", "kind": "working_note", "tier": "session", "session_id": AWS}
+        E,
+        {
+            "body": "Working on billing",
+            "kind": "working_note",
+            "tier": "session",
+            "session_id": AWS,
+        },
     )
     assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
     r = api.as_(agent).post(f"/api/v1/memories/acme/sessions/{AWS}/end")
@@ -66,7 +72,9 @@ def test_a_secret_as_source_name_is_refused(api, agent):
     assert not Source.objects.filter(name=GITHUB).exists()
 
 
-@pytest.mark.parametrize("name", [f"Team {AWS}", f"Team {FULLWIDTH_AWS}", f"Team AKIA\u200bIOSFODNN7EXAMPLE"])
+@pytest.mark.parametrize(
+    "name", [f"Team {AWS}", f"Team {FULLWIDTH_AWS}", "Team AKIA\u200bIOSFODNN7EXAMPLE"]
+)
 def test_a_secret_in_a_memory_name_is_refused(api, staff_reviewer, name):
     r = api.as_(staff_reviewer).post("/api/v1/memories", {"slug": "leaky", "name": name})
     assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
@@ -130,7 +138,14 @@ def test_ordinary_numbers_are_not_personal_data(api, agent, text):
 
 def test_personal_data_in_evidence_and_reasons_is_refused(api, agent):
     a = api.as_(agent)
-    r = a.post(E, {"body": "Refund issued", "kind": "fact", "evidence": [{"source": "chat", "ref": "m1", "quote": f"card {CARD}"}]})
+    r = a.post(
+        E,
+        {
+            "body": "Refund issued",
+            "kind": "fact",
+            "evidence": [{"source": "chat", "ref": "m1", "quote": f"card {CARD}"}],
+        },
+    )
     assert r.status_code == 422 and r.json()["error"]["code"] == "personal_data_detected", r.text
     eid = add_via_api(a, "Refund issued")["entry_id"]
     r = a.post(f"{E}/{eid}/forget", {"reason": f"customer SSN {SSN}"})
@@ -140,10 +155,14 @@ def test_personal_data_in_evidence_and_reasons_is_refused(api, agent):
 def test_the_policy_chooses_what_is_refused(api, agent, reviewer):
     a, rv = api.as_(agent), api.as_(reviewer)
     assert a.post(E, {"body": "Mail ops@example.com", "kind": "fact"}).status_code == 201
-    r = rv.patch("/api/v1/memories/acme", {"policy": {"personal_data": {"refuse": ["email", "phone"]}}})
+    r = rv.patch(
+        "/api/v1/memories/acme", {"policy": {"personal_data": {"refuse": ["email", "phone"]}}}
+    )
     assert r.status_code == 200, r.text
     r = a.post(E, {"body": "Mail alice@example.org for access", "kind": "fact"})
-    assert r.status_code == 422 and r.json()["error"]["details"]["body"] == ["personal data detected: email"]
+    assert r.status_code == 422 and r.json()["error"]["details"]["body"] == [
+        "personal data detected: email"
+    ]
     r = a.post(E, {"body": "Phone +44 20 7946 0958 on call", "kind": "fact"})
     assert r.status_code == 422 and "phone" in r.json()["error"]["details"]["body"][0]
     # Cards are no longer refused in this Memory's bodies: the policy said email and phone only.
@@ -161,9 +180,13 @@ def test_personal_data_policy_is_validated(api, reviewer, section):
 
 
 def test_a_revise_is_scanned_with_the_memory_policy(memory, agent):
-    entry = actions.add_entry(memory, actor=agent.actor, body="Billing contact pending", kind="fact").entry
+    entry = actions.add_entry(
+        memory, actor=agent.actor, body="Billing contact pending", kind="fact"
+    ).entry
     with pytest.raises(PersonalDataDetected):
-        actions.revise_entry(memory, actor=agent.actor, entry_uid=entry.uid, body=f"Billing card {CARD}")
+        actions.revise_entry(
+            memory, actor=agent.actor, entry_uid=entry.uid, body=f"Billing card {CARD}"
+        )
     assert entry.versions.count() == 1
 
 

@@ -88,11 +88,15 @@ def test_the_send_connects_to_the_checked_address(monkeypatch):
     assert seen == [("93.184.216.34", 8443)]
 
 
-def test_a_queued_webhook_is_checked_again_when_sent(api, reviewer, monkeypatch, consolidation_pending):
+def test_a_queued_webhook_is_checked_again_when_sent(
+    api, reviewer, monkeypatch, consolidation_pending
+):
     from review.models import Notification
 
     fake_dns(monkeypatch, {"hooks.example.com": ["93.184.216.34"]})
-    r = api.as_(reviewer).patch("/api/v1/memories/acme", {"policy": {"webhook_url": "https://hooks.example.com/x"}})
+    r = api.as_(reviewer).patch(
+        "/api/v1/memories/acme", {"policy": {"webhook_url": "https://hooks.example.com/x"}}
+    )
     assert r.status_code == 200, r.text
     fake_dns(monkeypatch, {"hooks.example.com": ["10.0.0.7"]})  # DNS changed after the check
     monkeypatch.setattr(outbound, "create_connection", lambda *a, **k: pytest.fail("connected"))

@@ -26,10 +26,24 @@ def confidential_agent(memory):
 def test_ending_a_session_retires_only_what_the_key_can_see(api, public_agent, confidential_agent):
     conf = api.as_(confidential_agent)
     hidden = {
-        s: add_via_api(conf, f"Note {s} on billing", kind="working_note", tier="session", session_id="s1", sensitivity=s)["entry_id"]
+        s: add_via_api(
+            conf,
+            f"Note {s} on billing",
+            kind="working_note",
+            tier="session",
+            session_id="s1",
+            sensitivity=s,
+        )["entry_id"]
         for s in ("internal", "confidential")
     }
-    seen = add_via_api(conf, "Public note on billing", kind="working_note", tier="session", session_id="s1", sensitivity="public")["entry_id"]
+    seen = add_via_api(
+        conf,
+        "Public note on billing",
+        kind="working_note",
+        tier="session",
+        session_id="s1",
+        sensitivity="public",
+    )["entry_id"]
     r = api.as_(public_agent).post("/api/v1/memories/acme/sessions/s1/end")
     assert r.status_code == 200, r.text
     assert r.json()["retired"] == [seen]
@@ -43,7 +57,9 @@ def test_ending_a_session_retires_only_what_the_key_can_see(api, public_agent, c
 
 @pytest.mark.parametrize("sensitivity", ["internal", "confidential", "restricted"])
 def test_a_key_cannot_write_above_its_clearance(api, public_agent, sensitivity):
-    r = api.as_(public_agent).post(E, {"body": "Salary bands for 2025", "kind": "fact", "sensitivity": sensitivity})
+    r = api.as_(public_agent).post(
+        E, {"body": "Salary bands for 2025", "kind": "fact", "sensitivity": sensitivity}
+    )
     assert r.status_code == 403, r.text
     assert r.json()["error"]["code"] == "forbidden"
     assert Entry.objects.count() == 0 and Revision.objects.count() == 0
@@ -57,17 +73,27 @@ def test_a_key_may_write_at_and_below_its_clearance(api, agent):
 
 def test_every_write_on_a_hidden_entry_is_404(api, public_agent, confidential_agent):
     conf = api.as_(confidential_agent)
-    hidden = add_via_api(conf, "Acquisition target is Initech", sensitivity="confidential")["entry_id"]
+    hidden = add_via_api(conf, "Acquisition target is Initech", sensitivity="confidential")[
+        "entry_id"
+    ]
     other = add_via_api(conf, "Acquisition target is Globex", sensitivity="public")["entry_id"]
     pub = api.as_(public_agent)
     attempts = {
         "revise": pub.post(f"{E}/{hidden}/revise", {"body": "Acquisition target is Hooli"}),
         "forget": pub.post(f"{E}/{hidden}/forget", {"reason": "wrong"}),
         "reactivate": pub.post(f"{E}/{hidden}/reactivate", {}),
-        "relation": pub.post("/api/v1/memories/acme/relations", {"kind": "conflicts_with", "from_entry": other, "to_entry": hidden}),
+        "relation": pub.post(
+            "/api/v1/memories/acme/relations",
+            {"kind": "conflicts_with", "from_entry": other, "to_entry": hidden},
+        ),
         "proposal": pub.post(
             "/api/v1/proposals",
-            {"memory": "acme", "kind": "cleanup", "rationale": "stale", "entries": [{"entry_id": hidden, "version": 1}]},
+            {
+                "memory": "acme",
+                "kind": "cleanup",
+                "rationale": "stale",
+                "entries": [{"entry_id": hidden, "version": 1}],
+            },
         ),
     }
     assert {k: r.status_code for k, r in attempts.items()} == dict.fromkeys(attempts, 404)
@@ -86,7 +112,10 @@ def test_revise_enforces_the_evidence_limit_on_the_union(api, agent):
     assert r.json()["error"]["code"] == "too_large"
     assert EntryVersion.objects.filter(entry__uid=eid).count() == 1
     # Up to the limit is fine; re-citing what is already there does not count twice.
-    r = a.post(f"{E}/{eid}/revise", {"body": "Runbook lists every step, checked", "evidence": [*first[:5], *more[:2]]})
+    r = a.post(
+        f"{E}/{eid}/revise",
+        {"body": "Runbook lists every step, checked", "evidence": [*first[:5], *more[:2]]},
+    )
     assert r.status_code == 201, r.text
     assert len(a.get(f"{E}/{eid}").json()["evidence"]) == limit
 
@@ -97,7 +126,11 @@ def test_ten_revises_never_exceed_the_limit(api, agent):
     codes = []
     for n in range(10):
         ev = [{"source": "repo", "ref": f"r{n}-{i}"} for i in range(8)]
-        codes.append(a.post(f"{E}/{eid}/revise", {"body": f"Service list v{n + 1}", "evidence": ev}).status_code)
+        codes.append(
+            a.post(
+                f"{E}/{eid}/revise", {"body": f"Service list v{n + 1}", "evidence": ev}
+            ).status_code
+        )
     assert codes == [201] * 4 + [413] * 6
     assert len(a.get(f"{E}/{eid}").json()["evidence"]) == 32
 
@@ -118,7 +151,9 @@ def scoped_reviewer(memory, other_memory):
         {"authority": "system_attested", "verification": "verified"},
     ],
 )
-def test_only_an_unscoped_reviewer_or_staff_may_declare_a_shared_source(api, agent, scoped_agent, scoped_reviewer, reviewer, declaration):
+def test_only_an_unscoped_reviewer_or_staff_may_declare_a_shared_source(
+    api, agent, scoped_agent, scoped_reviewer, reviewer, declaration
+):
     path = "/api/v1/sources/repo/declarations"
     before = SourceDeclaration.objects.count()
     for key in (agent, scoped_agent, scoped_reviewer):
@@ -135,6 +170,9 @@ def test_an_agent_may_still_register_a_new_untrusted_source(api, scoped_agent):
     assert r.status_code == 201, r.text
     r = api.as_(scoped_agent).post(
         "/api/v1/sources",
-        {"name": "notes2", "declaration": {"authority": "repository_attested", "verification": "verified"}},
+        {
+            "name": "notes2",
+            "declaration": {"authority": "repository_attested", "verification": "verified"},
+        },
     )
     assert r.status_code == 403, r.text
