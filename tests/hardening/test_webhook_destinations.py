@@ -53,7 +53,7 @@ def fake_dns(monkeypatch, answers: dict[str, list[str]]) -> None:
 
 def test_a_name_resolving_to_an_internal_address_is_refused_when_saved(monkeypatch):
     fake_dns(monkeypatch, {"hooks.example.com": ["203.0.113.9", "169.254.169.254"]})
-    assert "non-public" in url_problem("https://hooks.example.com/x")
+    assert "non-public" in (url_problem("https://hooks.example.com/x") or "")
     fake_dns(monkeypatch, {"hooks.example.com": ["93.184.216.34"]})
     assert url_problem("https://hooks.example.com/x") is None
 
