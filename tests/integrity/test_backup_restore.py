@@ -116,9 +116,11 @@ def test_postgres_dump_restores_into_a_fresh_database_that_verifies(
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert f"acme: {revisions} revisions" in checked.stdout
         # The restored copy keeps its append-only guards.
-        with psycopg.connect(url) as restored:
-            with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                restored.execute("TRUNCATE memory_revision CASCADE")
+        with (
+            psycopg.connect(url) as restored,
+            pytest.raises(psycopg.errors.InsufficientPrivilege),
+        ):
+            restored.execute("TRUNCATE memory_revision CASCADE")
     finally:
         admin.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
         admin.close()
