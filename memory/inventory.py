@@ -35,13 +35,12 @@ AUTO_REASONS = ("auto_decay:v1", "session_end")
 class _ByteLength(Func):
     """The UTF-8 byte length of a text column on both backends."""
 
+    function = "octet_length"  # PostgreSQL
     output_field = IntegerField()
 
-    def as_sql(self, compiler: Any, conn: Any, **extra: Any) -> Any:
-        if conn.vendor == "postgresql":
-            return super().as_sql(compiler, conn, function="octet_length", **extra)
-        return super().as_sql(
-            compiler, conn, template="length(CAST(%(expressions)s AS BLOB))", **extra
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler, connection, template="length(CAST(%(expressions)s AS BLOB))", **extra
         )
 
 
