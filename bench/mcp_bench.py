@@ -12,6 +12,8 @@ with its REST twin so both see the same load:
 
 The MCP side is the official ``mcp`` client over Streamable HTTP with one initialized session;
 the REST side is the same HTTP library (httpx2, which the MCP client uses) with the same key.
+A fourth pair sends ``recall`` as one plain JSON-RPC POST to ``/mcp`` (no client SDK), which
+separates the server's share of the difference from the client library's.
 Printed per pair: median and p90 latency in ms and the ratio of medians (target ≤ 1.2).
 
     .venv/bin/python bench/mcp_bench.py                     # SQLite, 300 rounds
@@ -132,9 +134,32 @@ async def measure(args: argparse.Namespace, secret: str, slug: str, entry: str) 
         def note() -> str:
             return f"Benchmark observation number {next(counter)} about the build cache"
 
+        async def raw(name: str, arguments: dict[str, Any]) -> None:
+            # The same tools/call as one plain POST: the server's share without the client SDK.
+            message = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
+            r = await rest.post(
+                f"{base}/mcp",
+                json=message,
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+            assert r.status_code == 200 and not r.json()["result"]["isError"], r.text
+
         pairs: dict[str, tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]]]] = {
             "recall / search": (
                 lambda: tool("recall", {"memory": slug, "query": "deploy target", "limit": 10}),
+                lambda: call(
+                    "POST",
+                    f"/api/v1/memories/{slug}/search",
+                    {"query": "deploy target", "limit": 10},
+                ),
+            ),
+            "recall as plain POST / search": (
+                lambda: raw("recall", {"memory": slug, "query": "deploy target", "limit": 10}),
                 lambda: call(
                     "POST",
                     f"/api/v1/memories/{slug}/search",
@@ -158,7 +183,9 @@ async def measure(args: argparse.Namespace, secret: str, slug: str, entry: str) 
         for i in range(args.warmup + args.rounds):
             for name, (mcp_call, rest_call) in pairs.items():
                 # Alternate which side goes first so neither always follows the other.
-                order = [(0, mcp_call), (1, rest_call)] if i % 2 else [(1, rest_call), (0, mcp_call)]
+                order = (
+                    [(0, mcp_call), (1, rest_call)] if i % 2 else [(1, rest_call), (0, mcp_call)]
+                )
                 for side, fn in order:
                     started = time.perf_counter()
                     await fn()
@@ -166,12 +193,12 @@ async def measure(args: argparse.Namespace, secret: str, slug: str, entry: str) 
                     if i >= args.warmup:
                         timings[name][side].append(elapsed * 1000)
 
-    print(f"{'pair (MCP / REST)':28} {'MCP med':>8} {'p90':>7} {'REST med':>9} {'p90':>7} {'ratio':>6}")
+    print(
+        f"{'pair (MCP / REST)':32} {'MCP med':>8} {'p90':>7} {'REST med':>9} {'p90':>7} {'ratio':>6}"
+    )
     for name, (mcp_ms, rest_ms) in timings.items():
         m, r = statistics.median(mcp_ms), statistics.median(rest_ms)
-        print(
-            f"{name:28} {m:8.2f} {p90(mcp_ms):7.2f} {r:9.2f} {p90(rest_ms):7.2f} {m / r:6.2f}"
-        )
+        print(f"{name:32} {m:8.2f} {p90(mcp_ms):7.2f} {r:9.2f} {p90(rest_ms):7.2f} {m / r:6.2f}")
 
 
 def p90(values: list[float]) -> float:

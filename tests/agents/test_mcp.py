@@ -305,3 +305,25 @@ def test_a_browser_origin_must_be_listed(live_server, agent, transactional_db):
         timeout=30,
     )
     assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
+
+
+def test_the_2026_stateless_protocol_is_served_too(live_server, agent, transactional_db):
+    import anyio
+    import httpx2
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main() -> tuple[str | None, list[str], Any]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {agent.secret}"}, timeout=30)
+        transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
+        async with http, Client(transport, mode="2026-07-28") as client:
+            tools = await client.list_tools()
+            made = await client.call_tool(
+                "remember", {"memory": "acme", "body": "Logs are kept 30 days", "kind": "fact"}
+            )
+            return client.session.protocol_version, [t.name for t in tools.tools], made
+
+    version, names, made = anyio.run(main)
+    assert version == "2026-07-28"
+    assert set(names) == TOOL_NAMES
+    assert ok(made)["created"] is True
