@@ -84,7 +84,16 @@ def plot(figures: Sequence[Figure], path: str) -> None:
         for name, points in figure.series.items():
             xs = [p[0] for p in points]
             ys = [p[1] for p in points]
-            ax.plot(xs, ys, marker="o", label=name)
+            # "off" dashed under "on" solid, so identical series stay visible
+            off = "off" in name
+            ax.plot(
+                xs,
+                ys,
+                marker="s" if off else "o",
+                linestyle="--" if off else "-",
+                linewidth=2.5 if off else 1.5,
+                label=name,
+            )
         ax.set_title(figure.title)
         ax.set_xlabel(figure.x_label)
         ax.set_ylabel(figure.y_label)

@@ -142,6 +142,14 @@ def api(live_server, transactional_db) -> Api:
 
 
 @pytest.fixture(autouse=True)
+def _neutral_new_memory_policy(settings) -> None:
+    # Tests build their Memories with every lifecycle option off unless they say otherwise; the
+    # recommended policy new Memories get in production is tested in
+    # tests/evaluation/test_recommended_policy.py.
+    settings.STEWARD_NEW_MEMORY_POLICY = {}
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     # Users are made in nearly every test; production hashing strength is not under test here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

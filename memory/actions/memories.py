@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from lib.outbound import url_problem
@@ -169,11 +170,19 @@ def _check_int_map(policy: dict[str, Any], key: str, low: int, high: int) -> Non
 
 @transaction.atomic(durable=True)
 def create_memory(*, actor: Actor, slug: str, name: str, policy: Any = None) -> Memory:
-    """Create a Memory. Reviewers without a Memory scope, and staff, may."""
+    """Create a Memory. Reviewers without a Memory scope, and staff, may.
+
+    Without a ``policy`` the Memory starts with the recommended one
+    (``settings.STEWARD_NEW_MEMORY_POLICY``, chosen from ``manage.py evaluate``: see
+    docs/evaluation.md); an explicit policy — ``{}`` included — is taken as given. Existing
+    Memories keep theirs.
+    """
     if not (actor.is_staff or (actor.is_reviewer and actor.memory_ids is None)):
         raise Forbidden("Only a reviewer without a Memory scope, or staff, may create a Memory.")
     slug = clean_id(slug, field="slug")
     name = clean_text(name, field="name", required=True, limit=200)
+    if policy is None:
+        policy = dict(getattr(settings, "STEWARD_NEW_MEMORY_POLICY", {}))
     cleaned = clean_policy(policy)
     if Memory.objects.filter(slug=slug).exists():
         raise MemoryExists(f"A memory '{slug}' already exists.")
