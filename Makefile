@@ -46,5 +46,11 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 
+## The quick benchmark set (figures in docs/benchmarks.md; each script's --help has the full sizes)
+BENCH_PORT ?= 8520
 bench: install
-	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f; done
+	@echo "== bench/search_bench.py --sizes 10000 --queries 100"; $(PY) bench/search_bench.py --sizes 10000 --queries 100
+	@echo "== bench/inbox_bench.py --sizes 100,10000 --repeat 10"; $(PY) bench/inbox_bench.py --sizes 100,10000 --repeat 10
+	@echo "== bench/audit_export_bench.py --events 20000"; $(PY) bench/audit_export_bench.py --events 20000
+	@echo "== bench/maintenance_eval.py"; $(PY) bench/maintenance_eval.py
+	@echo "== bench/mcp_bench.py --rounds 100"; $(PY) bench/mcp_bench.py --rounds 100 --port $(BENCH_PORT)
