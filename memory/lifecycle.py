@@ -144,15 +144,9 @@ def _load(entry_pks: Sequence[int]) -> _Bundle:
     if others:
         states.update(Head.objects.filter(entry_id__in=others).values_list("entry_id", "state"))
     # "+1 when an evidence-backed revise changes current state": a revise of a
-    # current_state entry whose new version brought evidence.
-    state_changes = set(
-        RevisionChange.objects.filter(
-            entry_id__in=entry_pks,
-            revision__kind=RevisionKind.REVISE,
-            entry__current_state=True,
-            to_version__evidence__isnull=False,
-        ).values_list("entry_id", flat=True)
-    )
+    # current_state entry whose new version brought evidence its predecessor did not cite
+    # (the version carries the union, so citing the old evidence again brings nothing).
+    state_changes = _evidence_backed_revises(entry_pks)
     first_recorded = {v.pk: v.revision.recorded_at for v in versions.values()}
     return _Bundle(
         heads,
@@ -165,6 +159,34 @@ def _load(entry_pks: Sequence[int]) -> _Bundle:
         state_changes,
         first_recorded,
     )
+
+
+def _evidence_backed_revises(entry_pks: Sequence[int]) -> set[int]:
+    """Entries with a revise (current_state) that added a citation: two queries."""
+    changes = list(
+        RevisionChange.objects.filter(
+            entry_id__in=entry_pks,
+            revision__kind=RevisionKind.REVISE,
+            entry__current_state=True,
+            from_version__isnull=False,
+            to_version__evidence__isnull=False,
+        )
+        .values_list("entry_id", "from_version_id", "to_version_id")
+        .distinct()
+    )
+    if not changes:
+        return set()
+    version_ids = {v for _, a, b in changes for v in (a, b)}
+    cited: dict[int, set[tuple[int, str]]] = {}
+    for vid, source, ref in Evidence.objects.filter(version_id__in=version_ids).values_list(
+        "version_id", "source_id", "ref"
+    ):
+        cited.setdefault(vid, set()).add((source, ref))
+    return {
+        entry
+        for entry, before, after in changes
+        if cited.get(after, set()) - cited.get(before, set())
+    }
 
 
 def _active(bundle: _Bundle, entry_pk: int) -> bool:

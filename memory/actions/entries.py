@@ -265,9 +265,15 @@ def revise_entry(
 
     Refuses with 409 ``entry_inactive`` when the entry is inactive, 409 ``version_conflict``
     when ``expected_version`` is not the head. Nothing changes → no version, no revision.
-    Locks: the Memory row.
+    ``importance_override`` is a reviewer's decision (reviewers and staff; anyone else 403),
+    recorded as an explicit override on the revision; a reviewer key may change only that,
+    not the text. Locks: the Memory row.
     """
-    require_writer(actor)
+    if importance_override is not None:
+        if not actor.is_reviewer:
+            raise Forbidden("Only reviewers may override an entry's importance.")
+    else:
+        require_writer(actor)
     text = clean_body(body, refuse=refused_kinds(memory.policy))
     items = clean_evidence(evidence)
     if expected_version is not None and (
@@ -298,6 +304,8 @@ def revise_entry(
     )
     if digest == head.version.content_hash and not override_changes:
         return WriteResult(entry, head.version, None, created=False, reason="no_change")
+    if digest != head.version.content_hash and not actor.can_write_entries:
+        raise Forbidden("Reviewers may override importance but not rewrite an entry.")
     change = Change(entry=entry, state_reason=head.state_reason)
     if digest != head.version.content_hash:
         change.new_body = NewBody(text, digest, resolve_evidence(union), head.version.effective_at)
@@ -305,7 +313,13 @@ def revise_entry(
     if override_changes:
         change.attributes = {"importance_override": importance_override}
     from_number = head.version.number
-    revision = write_revision(memory, actor=actor, kind=RevisionKind.REVISE, changes=[change])
+    revision = write_revision(
+        memory,
+        actor=actor,
+        kind=RevisionKind.REVISE,
+        changes=[change],
+        reason=f"importance_override:{importance_override}" if override_changes else "",
+    )
     head.refresh_from_db()
     audit.record(
         "entry.revised",

@@ -556,7 +556,7 @@ def test_the_database_refuses_to_update_a_run(memory, system):
 def test_run_items_never_name_entries_above_the_readers_clearance(memory, agent, system):
     from tests.conftest import make_key
 
-    secret = note(memory, agent.actor, "Confidential old note", sensitivity="confidential")
+    secret = note(memory, system, "Confidential old note", sensitivity="confidential")
     plain = note(memory, agent.actor, "Internal old note")
     run = maintenance.run_decay_scan(memory, actor=system, now=timezone.now() + LATER)
     assert {i["entry_id"] for i in run.items} == {secret.uid, plain.uid}

@@ -39,7 +39,7 @@ REPO = [{"source": "repo", "ref": "ADR-1"}]
 CHAT = [{"source": "chat", "ref": "msg-1"}]
 
 
-def test_importance_seed_and_caps(memory, me):
+def test_importance_seed_and_caps(memory, me, staff):
     decision = remember(memory, me, "We chose Postgres", kind="decision", evidence=REPO).entry
     weak_decision = remember(memory, me, "We chose Redis", kind="decision", evidence=CHAT).entry
     note = remember(memory, me, "Tried a flaky fix", kind="working_note").entry
@@ -67,9 +67,53 @@ def test_importance_seed_and_caps(memory, me):
     )
     assert projection(fact).importance == 2  # evidence-backed revise of current state: +1
     actions.revise_entry(
-        memory, actor=me, entry_uid=note.uid, body="Tried a flaky fix twice", importance_override=3
+        memory,
+        actor=staff,
+        entry_uid=note.uid,
+        body="Tried a flaky fix once",
+        importance_override=3,
     )
     assert projection(note).importance == 3
+
+
+def test_only_reviewers_override_importance(memory, me, reviewer, staff):
+    from memory.exceptions import Forbidden
+    from memory.models import Revision
+
+    weak = remember(memory, me, "A weak note", kind="working_note").entry
+    with pytest.raises(Forbidden):
+        actions.revise_entry(
+            memory, actor=me, entry_uid=weak.uid, body="A weak note", importance_override=3
+        )
+    assert projection(weak).importance == 0
+    actions.revise_entry(
+        memory, actor=reviewer.actor, entry_uid=weak.uid, body="A weak note", importance_override=3
+    )
+    assert projection(weak).importance == 3
+    last = Revision.objects.filter(memory=memory).last()
+    assert last is not None and last.reason == "importance_override:3"
+    with pytest.raises(Forbidden):  # a reviewer key overrides, it does not rewrite
+        actions.revise_entry(
+            memory,
+            actor=reviewer.actor,
+            entry_uid=weak.uid,
+            body="Another text",
+            importance_override=2,
+        )
+
+
+def test_the_plus_one_needs_new_evidence(memory, me):
+    fact = remember(memory, me, "Deploy target eu-2", current_state=True, evidence=REPO).entry
+    actions.revise_entry(memory, actor=me, entry_uid=fact.uid, body="Deploy target eu-3")
+    assert projection(fact).importance == 1  # a revise citing nothing new earns nothing
+    actions.revise_entry(
+        memory,
+        actor=me,
+        entry_uid=fact.uid,
+        body="Deploy target eu-4",
+        evidence=[{"source": "repo", "ref": "deploy.yml"}],
+    )
+    assert projection(fact).importance == 2
 
 
 def test_evidence_strength_provenance_and_time(memory, me):
