@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from lib.api import ActorApiView, StrictSerializer, parse
 from lib.errors import Forbidden
 
-from . import actions
+from . import actions, recall_events
 from .actors import STAFF, Actor
 from .context_pack import (
     DEFAULT_BUDGET,
@@ -108,6 +108,8 @@ class SearchApi(ActorApiView):
             trace=want_trace,
         )
         hits = scrub([hit_out(h) for h in result.hits], memory_pk=memory.pk, actor=actor)
+        # Queued for the fold (no write here), when the policy enables recall events.
+        recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
         body: dict[str, Any] = {"hits": hits}
         if want_trace:
             body["trace"] = result.trace.as_dict()
@@ -140,6 +142,7 @@ class ContextPackApi(ActorApiView):
             view=data["view"],
             intent=data.get("intent"),
         )
+        recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
         return Response(
             {
                 "text": pack.text,

@@ -135,3 +135,12 @@ def schedule_maintenance() -> list[list[Any]]:
             maintenance.check_job(job).task.delay(memory.pk, dry_run=False)
             queued.append([memory.slug, job])
     return queued
+
+
+@shared_task(name="memory.fold_recall_events")
+def fold_recall_events(events: list[list[Any]]) -> int:
+    """Fold recall events (``[memory_id, entry, actor_id, iso_time]``) into the projection;
+    throttled per entry × actor, so a redelivery counts nothing twice within the window."""
+    from . import recall_events
+
+    return recall_events.fold(events)
