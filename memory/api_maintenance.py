@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery.result import EagerResult
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -87,7 +88,9 @@ class MaintenanceStartApi(ActorApiView):
             actor=tasks.actor_to_primitive(actor),
             correlation_id=current_correlation_id(),
         )
-        if not result.ready():
+        # With a broker the run is queued: no result backend is configured, so the result is
+        # never asked for (``ready()`` would raise); in the embedded mode it has finished.
+        if not isinstance(result, EagerResult):
             body: dict[str, Any] = {
                 "run": None,
                 "task_id": result.id,
