@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory import actions
+from memory.actors import Actor
 from memory.models import Entry, LifecycleProjection
 from memory.search import search
 
@@ -30,8 +31,10 @@ def corpus(memory, agent):
         op = step["op"]
         if op == "add":
             extra = {k: v for k, v in step.items() if k not in ("op", "as", "body", "kind")}
+            # A key writes at most at its own clearance: restricted rows come from the system.
+            writer = Actor.system() if extra.get("sensitivity") == "restricted" else me
             result = actions.add_entry(
-                memory, actor=me, body=step["body"], kind=step["kind"], **extra
+                memory, actor=writer, body=step["body"], kind=step["kind"], **extra
             )
             aliases[step["as"]] = result.entry
         elif op == "revise":

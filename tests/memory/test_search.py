@@ -116,7 +116,9 @@ def test_chinese_query_recalls_a_chinese_entry(memory, me):
 
 
 def test_entries_above_the_key_clearance_are_filtered_before_fusion(memory, me):
-    remember(memory, me, "Root password rotation happens monthly", sensitivity="restricted")
+    remember(
+        memory, Actor.system(), "Root password rotation happens monthly", sensitivity="restricted"
+    )
     visible = remember(memory, me, "Password rotation policy is documented").entry
     result = search(memory, actor=me, query="password rotation", trace=True)
     assert ids(result) == [visible.uid]
@@ -333,7 +335,7 @@ def test_search_validates_its_inputs(memory, me):
 
 def test_system_actor_sees_restricted_entries(memory, me):
     hidden = remember(
-        memory, me, "Root password rotation happens monthly", sensitivity="restricted"
+        memory, Actor.system(), "Root password rotation happens monthly", sensitivity="restricted"
     ).entry
     assert ids(search(memory, actor=Actor.system(), query="rotation")) == [hidden.uid]
     assert Validity.CURRENT == "current"
