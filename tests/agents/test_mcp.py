@@ -327,3 +327,40 @@ def test_the_2026_stateless_protocol_is_served_too(live_server, agent, transacti
     assert version == "2026-07-28"
     assert set(names) == TOOL_NAMES
     assert ok(made)["created"] is True
+
+
+def test_mcp_has_the_rest_throttles():
+    from agents.views import McpApi
+    from memory.api import EntryListCreateApi
+    from memory.api_recall import SearchApi
+
+    assert McpApi.throttle_classes == EntryListCreateApi.throttle_classes
+    assert McpApi.throttle_classes == SearchApi.throttle_classes
+
+
+def test_a_throttled_key_gets_429_in_the_envelope(mcp, agent, monkeypatch, live_server):
+    from django.core.cache import cache
+    from rest_framework.throttling import SimpleRateThrottle
+
+    from agents.views import McpApi
+
+    class TwoPerMinute(SimpleRateThrottle):
+        rate = "2/min"
+
+        def get_cache_key(self, request, view):
+            return f"test-mcp-throttle-{request.auth.prefix}"
+
+    cache.clear()
+    monkeypatch.setattr(McpApi, "throttle_classes", [TwoPerMinute])
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {agent.secret}",
+    }
+    codes = [
+        requests.post(f"{live_server.url}/mcp", json=message, headers=headers, timeout=30)
+        for _ in range(3)
+    ]
+    assert [r.status_code for r in codes] == [200, 200, 429]
+    assert codes[2].json()["error"]["code"] == "throttled"
+    assert int(codes[2].headers["Retry-After"]) > 0
