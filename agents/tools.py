@@ -17,7 +17,7 @@ from rest_framework import serializers
 
 from lib.api import StrictSerializer
 from lib.errors import ValidationFailed
-from memory import actions
+from memory import actions, recall_events
 from memory.actors import Actor
 from memory.api import _versions_of, write_result_out
 from memory.api_recall import ContextPackIn, SearchIn, _require_reader, hit_out
@@ -152,7 +152,9 @@ def recall(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
         view=data["view"],
         intent=data.get("intent"),
     )
-    return {"hits": scrub([hit_out(h) for h in result.hits], memory_pk=memory.pk, actor=actor)}
+    hits = scrub([hit_out(h) for h in result.hits], memory_pk=memory.pk, actor=actor)
+    recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
+    return {"hits": hits}
 
 
 def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -161,6 +163,7 @@ def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     pack = build_context_pack(
         memory, actor=actor, query=data["query"], byte_budget=data["byte_budget"]
     )
+    recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
     return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}
 
 

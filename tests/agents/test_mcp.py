@@ -364,3 +364,20 @@ def test_a_throttled_key_gets_429_in_the_envelope(mcp, agent, monkeypatch, live_
     assert [r.status_code for r in codes] == [200, 200, 429]
     assert codes[2].json()["error"]["code"] == "throttled"
     assert int(codes[2].headers["Retry-After"]) > 0
+
+
+def test_recall_over_mcp_counts_as_a_recall_like_rest(mcp, agent, memory):
+    from django.contrib.auth.models import User
+
+    from memory import actions, recall_events
+    from memory.actors import Actor
+    from memory.models import LifecycleProjection
+    from tests.factories import remember
+
+    recall_events.flush()
+    entry = remember(memory, agent.actor, "The deploy target is eu-2").entry
+    founder = Actor.for_user(User.objects.get(username="founder"))
+    actions.update_memory_policy(memory, actor=founder, policy={"recall_events": True})
+    ok(mcp.as_(agent).call("recall", memory="acme", query="deploy target"))
+    recall_events.flush()
+    assert LifecycleProjection.objects.get(entry=entry).recall_count == 1
