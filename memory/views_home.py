@@ -1,0 +1,170 @@
+"""Browser pages of a Memory's health: the Memory home (inventory with charts and the alert),
+the maintenance run list and a run page with Dry run / Apply for reviewers.
+
+Reviewers, auditors and staff may read (403 otherwise; a Memory out of scope is 404); only
+reviewers and staff may start a run. The figures come from ``memory.inventory`` (aggregate
+queries); run items naming entries above the reader's clearance are left out exactly as over
+the API (``api_maintenance.run_out``). Charts are drawn by the vendored Chart.js from data in a
+``json_script``; every figure is also in a table, so the page works without JavaScript.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_safe
+
+from lib.auth import actor_from_request
+from lib.errors import DomainError, NotFound
+from lib.pagination import keyset_page
+
+from . import actions, inventory, maintenance
+from .actors import Actor
+from .api_maintenance import run_out
+from .api_recall import may_see_trace
+from .models import HeadState, MaintenanceRun, Memory, RevisionChange
+
+#: Days shown in the active / inactive over time chart.
+HISTORY_DAYS = 90
+#: Jobs a reviewer can start from the pages.
+PAGE_JOBS = ("near_duplicates", "contradictions", "promotion", "capacity", "l1", "rebuild")
+
+
+def _reader(request: HttpRequest, slug: str) -> tuple[Actor, Memory]:
+    actor = actor_from_request(request)
+    if not may_see_trace(actor):
+        raise PermissionDenied("Only reviewers, auditors and staff may read a Memory's health.")
+    try:
+        return actor, actions.get_memory(actor, slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+def active_over_time(memory: Memory, days: int = HISTORY_DAYS) -> list[dict[str, Any]]:
+    """Active and inactive entry counts at the end of each of the last ``days`` days with a
+    change, replayed from revision changes (one aggregate query)."""
+    rows = (
+        RevisionChange.objects.filter(revision__memory_id=memory.pk)
+        .annotate(day=TruncDate("revision__recorded_at"))
+        .values("day", "from_state", "to_state")
+        .annotate(n=Count("pk"))
+        .order_by("day")
+    )
+    active = inactive = 0
+    series: dict[str, tuple[int, int]] = {}
+    for r in rows:
+        if r["from_state"] == r["to_state"]:
+            continue
+        if r["from_state"] == HeadState.ACTIVE:
+            active -= r["n"]
+        elif r["from_state"] == HeadState.INACTIVE:
+            inactive -= r["n"]
+        if r["to_state"] == HeadState.ACTIVE:
+            active += r["n"]
+        else:
+            inactive += r["n"]
+        series[str(r["day"])] = (active, inactive)
+    cutoff = str((timezone.now() - timedelta(days=days)).date())
+    return [
+        {"day": day, "active": a, "inactive": i} for day, (a, i) in series.items() if day >= cutoff
+    ]
+
+
+@login_required
+@require_safe
+def memory_home(request: HttpRequest, slug: str) -> HttpResponse:
+    actor, memory = _reader(request, slug)
+    figures = inventory.inventory(memory)
+    charts = {
+        "history": active_over_time(memory),
+        "importance": figures["importance"],
+        "auto": figures["auto_deactivations"],
+        "pending": figures["pending_proposals"],
+        "findings": {
+            "duplicate_of": figures["near_duplicates"]["duplicate_of"],
+            "near_duplicate_of": figures["near_duplicates"]["near_duplicate_of"],
+            "conflicts_with": figures["conflicts"],
+        },
+    }
+    runs = list(MaintenanceRun.objects.for_memory(memory).order_by("-pk")[:5])
+    return render(
+        request,
+        "memory/home.html",
+        {
+            "memory": memory,
+            "inv": figures,
+            "charts": charts,
+            "runs": runs,
+            "can_run": actor.is_reviewer,
+            "jobs": PAGE_JOBS,
+            "nav": "memory",
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def maintenance_runs(request: HttpRequest, slug: str) -> HttpResponse:
+    actor, memory = _reader(request, slug)
+    if request.method == "POST":
+        return _start(request, actor, memory)
+    qs = MaintenanceRun.objects.for_memory(memory).select_related("memory")
+    job = request.GET.get("job", "")
+    if job:
+        qs = qs.filter(job=job)
+    rows, cursor = keyset_page(qs, request.GET, descending=True)
+    return render(
+        request,
+        "memory/maintenance.html",
+        {
+            "memory": memory,
+            "runs": rows,
+            "next_cursor": cursor,
+            "job": job,
+            "jobs": PAGE_JOBS,
+            "can_run": actor.is_reviewer,
+            "nav": "memory",
+        },
+    )
+
+
+def _start(request: HttpRequest, actor: Actor, memory: Memory) -> HttpResponse:
+    if not actor.is_reviewer:
+        raise PermissionDenied("Only reviewers and staff may run maintenance.")
+    job = request.POST.get("job", "")
+    dry_run = request.POST.get("mode") != "apply"
+    try:
+        run = maintenance.run_job(memory, actor=actor, job=job, dry_run=dry_run)
+    except DomainError as exc:
+        messages.error(request, f"{job}: {exc.message}")
+        return redirect("memory-maintenance", slug=memory.slug)
+    return redirect("memory-maintenance-run", slug=memory.slug, pk=run.pk)
+
+
+@login_required
+@require_safe
+def maintenance_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    actor, memory = _reader(request, slug)
+    run = MaintenanceRun.objects.for_memory(memory).select_related("memory").filter(pk=pk).first()
+    if run is None:
+        raise Http404(f"No maintenance run {pk} in this Memory.")
+    return render(
+        request,
+        "memory/run.html",
+        {
+            "memory": memory,
+            "run": run,
+            "out": run_out(run, actor),
+            "can_run": actor.is_reviewer,
+            "nav": "memory",
+        },
+    )
