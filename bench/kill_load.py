@@ -225,6 +225,7 @@ class Processes:
             cwd=ROOT,
             env=self.env,
             start_new_session=True,
+            stdout=subprocess.DEVNULL,
         )
 
     def start_worker(self) -> None:
@@ -247,6 +248,7 @@ class Processes:
             cwd=ROOT,
             env=self.env,
             start_new_session=True,
+            stdout=subprocess.DEVNULL,
         )
 
     def wait_web(self, timeout: float = 30) -> None:
