@@ -4,9 +4,14 @@
   PostgreSQL via psycopg 3.
 - ``CELERY_BROKER_URL``: unset means tasks run eagerly in-process.
 - ``SECRET_KEY``, ``DEBUG``, ``ALLOWED_HOSTS``.
+- ``HTTPS=true`` behind TLS: HSTS, secure cookies and the SSL redirect (each also switchable on its
+  own: ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SESSION_COOKIE_SECURE``, …).
+- ``CACHE_URL`` (``redis://…``): a shared cache, so throttling counts across processes.
+- ``THROTTLE_KEY_RATE`` / ``THROTTLE_ANON_RATE``: API rates (``600/min`` and ``20/min``).
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -41,6 +46,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "csp",
+    "axes",
     "memory",
     "proposals",
     "review",
@@ -51,6 +58,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "lib.middleware.RefuseNulMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -59,6 +68,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "lib.correlation.CorrelationIdMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised during login into the 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -100,9 +111,72 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out user/address pair before any password is checked.
+    "lib.lockout.LoginLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Browser login lockout (API.md "Throttling"): 10 failures in 15 minutes per user and address.
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_USE_ATTEMPT_EXPIRATION = True  # a failure counts for the cool-off window, then expires
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "lib.throttling.client_address"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/review/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+# --- Transport security ---------------------------------------------------------------------
+# ``HTTPS=true`` switches every one of these on; each can also be set on its own.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if HTTPS else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    # Only behind a proxy that sets (and strips client-sent) X-Forwarded-Proto.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp): our own origin only — no inline script or style, no CDN.
+# htmx is vendored and its indicator styles are in app.css; the Swagger UI is the split view
+# whose initialiser is a script file; images may be data: URIs (the Swagger UI's icons).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# --- Cache ----------------------------------------------------------------------------------
+# Throttle counters live here: set CACHE_URL to a Redis URL when more than one process serves.
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["CACHE_URL"],
+        }
+        if os.environ.get("CACHE_URL")
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 # --- I18n / time ----------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -122,12 +196,28 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["lib.parsers.StrictJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "lib.negotiation.StrictFormatNegotiation",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "lib.throttling.KeyRateThrottle",
+        "lib.throttling.AddressRateThrottle",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "lib.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
+# API.md "Throttling": per key (or browser user), and per client address for no or a bad key.
+# Read on every request by lib.throttling, so tests may change them.
+STEWARD_THROTTLE_RATES = {
+    "key": os.environ.get("THROTTLE_KEY_RATE", "600/min"),
+    "anon": os.environ.get("THROTTLE_ANON_RATE", "20/min"),
+}
+# Trusted proxies in front of us that append to X-Forwarded-For; 0 = the socket address alone, so a
+# client cannot pick its own throttle bucket with a forged header (lib.throttling.client_address).
+STEWARD_PROXY_COUNT = int(os.environ.get("PROXY_COUNT", "0"))
+# JSON bodies nesting deeper than this are refused with 400 ``invalid`` (lib.parsers).
+STEWARD_MAX_JSON_DEPTH = 32
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Steward API",
     "DESCRIPTION": "Agents write and recall memories and propose maintenance; reviewers decide.",

@@ -2,9 +2,9 @@
 
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
-from lib.views import api_not_found, home
+from lib.views import ApiDocsView, api_not_found, home
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("memory.urls")),
@@ -12,7 +12,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("audit.api_urls")),
     path("", include("review.engine_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("docs/", ApiDocsView.as_view(url_name="schema"), name="api-docs"),
 ]
 
 urlpatterns = [
@@ -21,6 +21,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include(api_v1)),
     path("api/<path:rest>", api_not_found),
+    path("api/", api_not_found),
     path("", include("agents.urls")),
     path("", include("audit.urls")),
     path("", include("memory.web_urls")),

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from .auth import actor_from_request
 from .errors import ValidationFailed
+from .throttling import ThrottleFirstMixin
 
 
 class StrictSerializer(serializers.Serializer):
@@ -49,8 +50,8 @@ def _as_details(errors: Any) -> dict[str, Any]:
     return out
 
 
-class ActorApiView(APIView):
-    """Base for our API views: exposes the acting :class:`Actor`."""
+class ActorApiView(ThrottleFirstMixin, APIView):
+    """Base for our API views: exposes the acting :class:`Actor`; throttles before permissions."""
 
     def actor(self, request: Request) -> Any:
         return actor_from_request(request)

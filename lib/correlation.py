@@ -1,7 +1,11 @@
 """A correlation id shared by every record one request or job writes.
 
-The middleware takes ``X-Request-ID`` when the caller sends a sane one, otherwise makes one, and
-echoes it back. Actions read :func:`current_correlation_id`; Celery tasks open their own scope.
+Correlation ids are made by the server, never taken from the caller: an agent sending
+``X-Request-ID`` must not be able to make its audit events look part of another request. The
+middleware makes one per request and returns it as ``X-Request-ID``; a sane client-supplied
+``X-Request-ID`` is only echoed back, untrusted and unstored, as ``X-Client-Request-ID`` so a client
+can match its own logs. Actions read :func:`current_correlation_id`; Celery tasks open their own
+scope.
 """
 
 from __future__ import annotations
@@ -48,7 +52,9 @@ class CorrelationIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get("X-Request-ID", "")
-        with correlation_scope(incoming if _VALID.match(incoming) else None) as cid:
+        with correlation_scope() as cid:
             response = self.get_response(request)
             response["X-Request-ID"] = cid
+            if _VALID.match(incoming):
+                response["X-Client-Request-ID"] = incoming
             return response

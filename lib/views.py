@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import server_error as html_server_error
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from .errors import json_error
 
@@ -12,7 +16,8 @@ def home(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect("/review/" if request.user.is_authenticated else "/accounts/login/")
 
 
-def api_not_found(request: HttpRequest, rest: str) -> HttpResponse:
+@csrf_exempt  # any method on an unknown API path is a JSON 404, never Django's CSRF page
+def api_not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
     return json_error("not_found", f"No API endpoint at /api/{rest}.", 404)
 
 
@@ -20,3 +25,10 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if request.path.startswith("/api/"):
         return json_error("server_error", "An unexpected error occurred.", 500)
     return html_server_error(request)
+
+
+@method_decorator(csp_update({"style-src": ["'unsafe-inline'"]}), name="dispatch")
+class ApiDocsView(SpectacularSwaggerSplitView):
+    """The Swagger UI, vendored. The split view serves its initialiser as a script file, so
+    ``script-src 'self'`` holds; the UI sets inline styles as it renders, so this one page adds
+    ``'unsafe-inline'`` to ``style-src`` (styles only: scripts stay our own files)."""

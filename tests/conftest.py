@@ -189,3 +189,10 @@ def _flush_lifts_erase_guard():
     BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
     yield
     BaseDatabaseOperations.execute_sql_flush = original  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _generous_throttle_rates(settings) -> None:
+    # The suite makes thousands of API calls from one address; production rates are under test
+    # only in tests/hardening/test_throttling.py, which lowers them again.
+    settings.STEWARD_THROTTLE_RATES = {"key": "100000/min", "anon": "100000/min"}

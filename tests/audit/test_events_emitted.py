@@ -1,6 +1,7 @@
 """Every memory action, driven over real HTTP, writes exactly its documented audit events with
-the right actor, and every record of one request shares the request's correlation id (the
-``X-Request-ID`` the caller sent, echoed back — or a generated one).
+the right actor, and every record of one request shares the request's correlation id (made by
+the server and returned as ``X-Request-ID``; a caller's own ``X-Request-ID`` is only echoed back
+as ``X-Client-Request-ID`` and never recorded).
 
 The documented events (``docs/audit.md``):
 
@@ -50,10 +51,12 @@ def rid() -> str:
 
 
 def send(client, method: str, path: str, body=None, expect=(200, 201)):
-    cid = rid()
-    r = client.request(method, path, json=body, headers={"X-Request-ID": cid})
+    sent = rid()
+    r = client.request(method, path, json=body, headers={"X-Request-ID": sent})
     assert r.status_code in expect, (r.status_code, r.text)
-    assert r.headers["X-Request-ID"] == cid
+    cid = r.headers["X-Request-ID"]
+    assert cid != sent and r.headers["X-Client-Request-ID"] == sent
+    assert not events(sent)
     return cid, r
 
 

@@ -1,0 +1,63 @@
+"""Every /api/ response is JSON in the envelope, and correlation ids are the server's own."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.audit.conftest import logged_in
+from tests.factories import add_via_api
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/nope", "/api/v1/memories/acme/nope/", "/api/nope", "/api/"]
+)
+def test_an_unknown_api_path_is_a_json_404_for_any_method(api, agent, method, path):
+    r = api.as_(agent).request(method, path, json={"x": 1})
+    assert r.status_code == 404, (method, path, r.status_code, r.text[:200])
+    assert r.json()["error"]["code"] == "not_found"
+
+
+def test_an_unknown_api_path_is_a_json_404_for_a_browser_session_without_csrf(reviewer):
+    client: Client = logged_in("rita")
+    client.handler.enforce_csrf_checks = True
+    r = client.post("/api/v1/does-not-exist", data="{}", content_type="application/json")
+    assert r.status_code == 404, r.content[:200]
+    assert r.json()["error"]["code"] == "not_found"
+
+
+def test_an_unknown_format_is_a_400_in_the_envelope(api, auditor):
+    for path in ("/api/v1/audit/events?format=xml", "/api/v1/memories/acme?format=yaml"):
+        r = api.as_(auditor).get(path)
+        assert r.status_code == 400, (path, r.status_code, r.text[:200])
+        body = r.json()["error"]
+        assert body["code"] == "invalid" and "format" in body["details"], r.text
+
+
+def test_the_json_format_still_works(api, auditor):
+    assert api.as_(auditor).get("/api/v1/memories/acme?format=json").status_code == 200
+
+
+def test_a_client_request_id_never_becomes_the_correlation_id(api, agent, auditor):
+    from memory.models import AuditEvent
+
+    r = api.as_(agent).post(
+        "/api/v1/memories/acme/entries",
+        {"body": "Who made this request?", "kind": "fact"},
+        headers={"X-Request-ID": "someone-elses-request"},
+    )
+    assert r.status_code == 201, r.text
+    server_id = r.headers["X-Request-ID"]
+    assert server_id != "someone-elses-request"
+    assert r.headers["X-Client-Request-ID"] == "someone-elses-request"
+    ids = set(AuditEvent.objects.values_list("correlation_id", flat=True))
+    assert "someone-elses-request" not in ids
+    assert server_id in ids
+
+
+def test_every_request_gets_its_own_correlation_id(api, agent):
+    add_via_api(api.as_(agent), "one")
+    a = api.as_(agent).get("/api/v1/memories/acme", headers={"X-Request-ID": "same"})
+    b = api.as_(agent).get("/api/v1/memories/acme", headers={"X-Request-ID": "same"})
+    assert a.headers["X-Request-ID"] != b.headers["X-Request-ID"]
