@@ -204,7 +204,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "lib.errors.api_exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "lib.schema.StewardAutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 # API.md "Throttling": per key (or browser user), and per client address for no or a bad key.
@@ -218,6 +218,8 @@ STEWARD_THROTTLE_RATES = {
 STEWARD_PROXY_COUNT = int(os.environ.get("PROXY_COUNT", "0"))
 # JSON bodies nesting deeper than this are refused with 400 ``invalid`` (lib.parsers).
 STEWARD_MAX_JSON_DEPTH = 32
+# Success bodies of every operation, per app (lib.schema).
+STEWARD_OPENAPI_RESPONSES = ["memory.openapi", "proposals.openapi", "review.openapi"]
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Steward API",
     "DESCRIPTION": "Agents write and recall memories and propose maintenance; reviewers decide.",
@@ -228,6 +230,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several inputs have a field named ``kind``; each choice set gets its own name.
+    "ENUM_NAME_OVERRIDES": {
+        "EntryKindEnum": "memory.models.Kind",
+        "ProposalKindEnum": "proposals.models.ProposalKind",
+    },
 }
 # Request bodies above this are refused with 413 ``too_large`` before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024

@@ -29,4 +29,5 @@ urlpatterns = [
     path("", include("review.inbox_urls")),
 ]
 
+handler404 = "lib.views.not_found"
 handler500 = "lib.views.server_error"

@@ -6,6 +6,7 @@ from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
+from django.views.defaults import page_not_found as html_page_not_found
 from django.views.defaults import server_error as html_server_error
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
@@ -19,6 +20,14 @@ def home(request: HttpRequest) -> HttpResponse:
 @csrf_exempt  # any method on an unknown API path is a JSON 404, never Django's CSRF page
 def api_not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
     return json_error("not_found", f"No API endpoint at /api/{rest}.", 404)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """404 for a path no route matches: JSON under /api/ (even where the catch-all route cannot
+    match, e.g. a path with a newline), Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return json_error("not_found", "No API endpoint at this path.", 404)
+    return html_page_not_found(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -19,6 +19,11 @@ def test_an_unknown_api_path_is_a_json_404_for_any_method(api, agent, method, pa
     assert r.json()["error"]["code"] == "not_found"
 
 
+def test_an_api_path_no_route_can_match_is_a_json_404(api, agent):
+    r = api.as_(agent).post("/api/v1/memories/acme/entries/a%0Ab/revise", json={"body": "x"})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", r.text[:200]
+
+
 def test_an_unknown_api_path_is_a_json_404_for_a_browser_session_without_csrf(reviewer):
     client: Client = logged_in("rita")
     client.handler.enforce_csrf_checks = True

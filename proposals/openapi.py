@@ -1,0 +1,70 @@
+"""The response bodies of the proposal API, for the OpenAPI document (see ``memory.openapi``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers as s
+
+from memory.openapi import ActorOut, ok
+
+Null: dict[str, Any] = {"allow_null": True}
+
+
+class PreState(s.Serializer):
+    version = s.IntegerField()
+    state = s.CharField()
+    content_hash = s.CharField()
+
+
+class TargetOut(s.Serializer):
+    role = s.CharField()
+    entry_id = s.CharField(**Null)
+    kind = s.CharField()
+    sensitivity = s.CharField()
+    session_id = s.CharField(**Null)
+    pre_state = PreState()
+    body = s.CharField(allow_blank=True)
+
+
+class DecisionOut(s.Serializer):
+    decided_by = s.CharField(**Null)
+    decided_by_label = s.CharField(**Null)
+    decided_at = s.DateTimeField(**Null)
+    rejection_reason = s.CharField(**Null)
+    comment = s.CharField(**Null)
+
+
+class ProposalOut(s.Serializer):
+    id = s.IntegerField()
+    memory = s.CharField()
+    kind = s.CharField()
+    status = s.CharField()
+    status_reason = s.CharField(**Null)
+    rationale = s.CharField(allow_blank=True)
+    evidence = s.JSONField()
+    policy_version = s.CharField(**Null)
+    payload = s.JSONField()
+    targets = TargetOut(many=True)
+    verification = s.JSONField(help_text="{similarity?, lost_details: [...], checks: [...]}")
+    submitted_by = ActorOut()
+    created_at = s.DateTimeField()
+    status_changed_at = s.DateTimeField(**Null)
+    stale_revision = s.IntegerField(**Null)
+    decision = DecisionOut()
+
+
+class ProposalPage(s.Serializer):
+    items = ProposalOut(many=True)
+    next_cursor = s.CharField(**Null)
+
+
+RESPONSES: dict[tuple[str, str], dict[int, Any]] = {
+    ("ProposalListSubmitApi", "get"): {200: ProposalPage},
+    ("ProposalListSubmitApi", "post"): {
+        201: ok(ProposalOut, "A new pending proposal."),
+        200: ok(ProposalOut, "The same Idempotency-Key and body again: the original proposal."),
+    },
+    ("ProposalDetailApi", "get"): {200: ProposalOut},
+    ("ProposalWithdrawApi", "post"): {200: ProposalOut},
+}
