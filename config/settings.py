@@ -219,7 +219,12 @@ STEWARD_PROXY_COUNT = int(os.environ.get("PROXY_COUNT", "0"))
 # JSON bodies nesting deeper than this are refused with 400 ``invalid`` (lib.parsers).
 STEWARD_MAX_JSON_DEPTH = 32
 # Success bodies of every operation, per app (lib.schema).
-STEWARD_OPENAPI_RESPONSES = ["memory.openapi", "proposals.openapi", "review.openapi"]
+STEWARD_OPENAPI_RESPONSES = [
+    "memory.openapi",
+    "proposals.openapi",
+    "review.openapi",
+    "audit.openapi",
+]
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Steward API",
     "DESCRIPTION": "Agents write and recall memories and propose maintenance; reviewers decide.",

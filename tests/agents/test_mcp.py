@@ -133,7 +133,8 @@ def test_remember_revise_recall_history_round_trip(mcp, api, agent):
     assert rest == current
 
 
-def test_writes_are_audited_with_the_key_and_the_request_id(mcp, agent):
+def test_writes_are_audited_with_the_key_and_a_server_made_request_id(mcp, agent):
+    """A client's X-Request-ID never becomes the correlation id (the server makes its own)."""
     client = mcp.as_(agent, **{"X-Request-ID": "mcp-trace-0001"})
     created = ok(client.call("remember", memory="acme", body="Backups run at 03:00", kind="fact"))
     forgotten = ok(
@@ -141,11 +142,14 @@ def test_writes_are_audited_with_the_key_and_the_request_id(mcp, agent):
     )
     assert forgotten["state"] == "inactive"
     revisions = Revision.objects.filter(number__in=[created["revision"], forgotten["revision"]])
-    assert [(r.kind, r.actor_id, r.correlation_id) for r in revisions.order_by("number")] == [
-        ("add", agent.actor.id, "mcp-trace-0001"),
-        ("forget", agent.actor.id, "mcp-trace-0001"),
+    assert [(r.kind, r.actor_id) for r in revisions.order_by("number")] == [
+        ("add", agent.actor.id),
+        ("forget", agent.actor.id),
     ]
-    events = AuditEvent.objects.filter(correlation_id="mcp-trace-0001")
+    ids = [r.correlation_id for r in revisions]
+    assert all(ids) and "mcp-trace-0001" not in ids and len(set(ids)) == 2
+    assert not AuditEvent.objects.filter(correlation_id="mcp-trace-0001").exists()
+    events = AuditEvent.objects.filter(correlation_id__in=ids)
     assert {e.action for e in events} >= {"entry.forgotten"}
     assert {e.actor_id for e in events} == {agent.actor.id}
 

@@ -50,6 +50,7 @@ OUTSIDE = {
     "accounts/": "Django's login, logout and password views: a user's own session and password",
     "admin/": "Django admin refuses non-staff users with a redirect to its login (tested below)",
     "api/<path:rest>": "answers 404 for every path that is not an API endpoint",
+    "mcp": "MCP takes API keys only (a browser session gets 401); tests/agents and the matrix",
 }
 
 _PARAM = re.compile(r"<(?:(?P<conv>[^>:]+):)?(?P<name>[^>]+)>")
