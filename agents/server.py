@@ -218,9 +218,10 @@ class McpLoop:
     @classmethod
     def get(cls) -> McpLoop:
         with cls._lock:
-            if cls._instance is None or cls._instance.pid != os.getpid():
-                cls._instance = McpLoop()
-            return cls._instance
+            current = cls._instance
+            if current is None or current.pid != os.getpid() or not current._thread.is_alive():
+                current = cls._instance = McpLoop()
+            return current
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
