@@ -11,6 +11,7 @@ from .entries import add_entry, forget_entry, pin_entry, reactivate_entry, revis
 from .evidence import (
     EvidenceInput,
     ResolvedEvidence,
+    check_evidence_count,
     clean_evidence,
     dedupe_evidence,
     evidence_inputs_of,
@@ -33,6 +34,7 @@ __all__ = [
     "SessionEndResult",
     "WriteResult",
     "add_entry",
+    "check_evidence_count",
     "clean_evidence",
     "clean_policy",
     "create_memory",

@@ -19,7 +19,14 @@ from typing import Any
 
 from rest_framework import serializers
 
-from memory.actions import Change, NewBody, NewRelation, evidence_inputs_of, resolve_evidence
+from memory.actions import (
+    Change,
+    NewBody,
+    NewRelation,
+    check_evidence_count,
+    evidence_inputs_of,
+    resolve_evidence,
+)
 from memory.admission import clean_body
 from memory.dedupe import thresholds
 from memory.models import HeadState, Memory, RelationKind, RevisionKind, sensitivities_up_to
@@ -78,6 +85,7 @@ class Consolidation(ProposalKindSpec):
     ) -> dict[str, Any]:
         target = by_role[TargetRole.TARGET][0]
         redundant = by_role[TargetRole.REDUNDANT]
+        check_union_limit([target, *redundant], draft)
         _, tau_similar = thresholds(memory)
         verify.score_pairs(report, target.text(), [r.text() for r in redundant])
         similar = (report.similarity or 0) >= tau_similar
@@ -178,3 +186,15 @@ def _check_kinds_and_sensitivity(
 
 
 KIND = Consolidation()
+
+
+def check_union_limit(resolved: list[Resolved], draft: Draft) -> None:
+    """The evidence an approval would store — the union of the entries' head evidence and the
+    proposal's — must stay within the evidence limit (413 ``too_large`` at submission)."""
+    check_evidence_count(
+        union(
+            *(evidence_inputs_of(r.head.version) for r in resolved),
+            [e.input for e in draft.evidence],
+        ),
+        field_name="evidence",
+    )

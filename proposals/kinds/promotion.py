@@ -52,6 +52,7 @@ from .base import (
     ResultPane,
     refs_of,
 )
+from .consolidation import check_union_limit
 
 
 class PromotionIn(ProposalCommonIn):
@@ -83,6 +84,7 @@ class Promotion(ProposalKindSpec):
         report: verify.Report,
     ) -> dict[str, Any]:
         notes = by_role[TargetRole.NOTE]
+        check_union_limit(notes, draft)
         wrong = {
             r.ref.path: [
                 f"Entry '{r.entry.uid}' is a {r.entry.kind}; promotion takes working notes."

@@ -176,3 +176,35 @@ def test_an_agent_may_still_register_a_new_untrusted_source(api, scoped_agent):
         },
     )
     assert r.status_code == 403, r.text
+
+
+def test_a_consolidation_whose_evidence_union_passes_the_limit_is_refused(api, agent):
+    from proposals.models import Proposal
+
+    a = api.as_(agent)
+    x = add_via_api(
+        a,
+        "Runbook step list A",
+        evidence=[{"source": "repo", "ref": f"a{i}"} for i in range(20)],
+        dedupe=False,
+    )
+    y = add_via_api(
+        a,
+        "Runbook step list B",
+        evidence=[{"source": "chat", "ref": f"b{i}"} for i in range(20)],
+        dedupe=False,
+    )
+    r = a.post(
+        "/api/v1/proposals",
+        {
+            "memory": "acme",
+            "kind": "consolidation",
+            "rationale": "One runbook",
+            "target": {"entry_id": x["entry_id"], "version": 1},
+            "redundant": [{"entry_id": y["entry_id"], "version": 1}],
+            "body": "Runbook step list A and B",
+        },
+    )
+    assert r.status_code == 413, r.text
+    assert r.json()["error"]["code"] == "too_large"
+    assert Proposal.objects.count() == 0
