@@ -39,7 +39,7 @@ MAX_PER_READ = 32
 #: Events kept waiting in the embedded buffer at most (the oldest are dropped beyond it).
 BUFFER_MAX = 10_000
 #: Seconds after a read before the embedded fold runs.
-FOLD_DELAY = 0.5
+FOLD_DELAY = 2.0
 #: One counted recall per entry and actor per this many seconds.
 THROTTLE_SECONDS = 600
 #: Events folded per transaction.
