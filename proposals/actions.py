@@ -34,7 +34,7 @@ from lib.correlation import current_correlation_id
 from memory import audit
 from memory.actions import clean_evidence, get_memory, lock_memory, resolve_evidence
 from memory.actors import SYSTEM, Actor
-from memory.admission import check_stored_text, clean_text
+from memory.admission import check_no_secrets, clean_text
 from memory.dedupe import thresholds
 from memory.exceptions import EntryInactive
 from memory.models import Entry, Head, HeadState, Memory, Revision
@@ -94,7 +94,7 @@ def _clean_idempotency_key(value: Any) -> str | None:
             details={"Idempotency-Key": ["Printable ASCII, at most 128 characters."]}
         )
     # Stored with the proposal's idempotency record and copied into its audit payload.
-    check_stored_text("Idempotency-Key", value)
+    check_no_secrets("Idempotency-Key", value)
     return value
 
 
