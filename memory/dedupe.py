@@ -1,6 +1,6 @@
 """The bounded near-duplicate check at admission (DESIGN.md §7) and the similarity it uses.
 
-On every add (unless the caller passes ``dedupe=false``) :func:`check_admission` takes at most
+On every add (unless the caller passes ``dedupe=false``) :func:`find_near_duplicates` takes at most
 :data:`MAX_CANDIDATES` lexical candidates among the Memory's *active* entries
 (``memory.search.lexical_candidates``) and scores each against the new body:
 
@@ -125,25 +125,42 @@ class Finding:
         return out
 
 
+@dataclass(frozen=True)
+class Admission:
+    """What the near-duplicate check found for a body, computed before the Memory lock."""
+
+    method: str
+    findings: list[Finding]
+
+
 def find_near_duplicates(
     memory: Memory,
     *,
     actor: Actor,
-    entry: Entry,
     body: str,
     near_duplicate_of: Any = None,
-) -> list[Finding]:
+    entry: Entry | None = None,
+) -> Admission:
     """Score ``body`` against at most :data:`MAX_CANDIDATES` active entries of ``memory``
     (plus the entry an agent claimed, if any) and keep those at or above ``tau_similar``.
 
     Only entries within the actor's clearance are considered, so the answer never reveals an
-    entry the caller could not read. Reads only; best first, ties by entry id.
+    entry the caller could not read. Reads only, takes no lock (the add runs it before the
+    Memory lock: candidate query, embeddings and scoring are the slow part of an add); best
+    first, ties by entry id. ``entry`` (already stored) is never its own candidate.
     """
     from .search import lexical_candidates
 
     tau_same, tau_similar = thresholds(memory)
-    pks = list(
-        lexical_candidates(memory.pk, body, limit=MAX_CANDIDATES, exclude_entry_pks=[entry.pk])
+    method, scores_of = similarity_method()
+    # Lexically, a text sharing too few terms cannot reach tau_similar: the candidate query
+    # may leave it out (same findings). Embeddings can score any text, so not for cosine.
+    pks = lexical_candidates(
+        memory.pk,
+        body,
+        limit=MAX_CANDIDATES,
+        exclude_entry_pks=[entry.pk] if entry is not None else [],
+        min_jaccard=tau_similar if method == "lexical" else 0.0,
     )
     claim_uid = near_duplicate_of if isinstance(near_duplicate_of, str) else None
     heads = Head.objects.filter(
@@ -152,14 +169,13 @@ def find_near_duplicates(
         entry__sensitivity__in=sensitivities_up_to(actor.clearance),
     ).select_related("entry", "version")
     claimed_head = None
-    if claim_uid and claim_uid != entry.uid:
+    if claim_uid and (entry is None or claim_uid != entry.uid):
         claimed_head = heads.filter(entry__uid=claim_uid).first()
     rows = list(heads.filter(entry_id__in=pks)) if pks else []
     if claimed_head is not None and claimed_head.entry_id not in {h.entry_id for h in rows}:
         rows.append(claimed_head)
     if not rows:
-        return []
-    _, scores_of = similarity_method()
+        return Admission(method, [])
     scores = scores_of(body, [h.version.body for h in rows])
     findings = [
         Finding(
@@ -175,30 +191,30 @@ def find_near_duplicates(
         if score >= tau_similar
     ]
     findings.sort(key=lambda f: (-f.score, f.entry.pk))
-    return findings
+    return Admission(method, findings)
 
 
-def check_admission(
-    memory: Memory,
-    *,
-    actor: Actor,
-    entry: Entry,
-    body: str,
-    near_duplicate_of: Any = None,
+def record_admission(
+    memory: Memory, *, actor: Actor, entry: Entry, admission: Admission
 ) -> list[dict[str, Any]]:
-    """The admission check of a freshly added entry: record ``duplicate_of`` /
-    ``near_duplicate_of`` observations from the new entry to what it resembles and return
+    """Record the findings of a freshly added entry: ``duplicate_of`` / ``near_duplicate_of``
+    observations from the new entry to what it resembles; returns
     ``[{entry_id, score, relation, claimed?}]`` for the add response.
 
-    Precondition: called by ``add_entry`` inside its transaction, holding the Memory lock.
-    Writes relations (no revision, heads and projection untouched) and one audit event.
+    Precondition: called by ``add_entry`` inside its transaction, holding the Memory lock. A
+    finding whose entry stopped being active since the check is dropped (one query). Writes
+    relations (no revision, heads and projection untouched) and one audit event.
     """
-    findings = find_near_duplicates(
-        memory, actor=actor, entry=entry, body=body, near_duplicate_of=near_duplicate_of
-    )
-    if not findings:
+    found = admission.findings
+    if found:
+        still = set(
+            Head.objects.filter(
+                entry_id__in=[f.entry.pk for f in found], state=HeadState.ACTIVE
+            ).values_list("entry_id", flat=True)
+        )
+        found = [f for f in found if f.entry.pk in still]
+    if not found:
         return []
-    method, _ = similarity_method()
     Relation.objects.bulk_create(
         [
             Relation(
@@ -208,19 +224,19 @@ def check_admission(
                 to_entry=f.entry,
                 authoritative=False,
                 score=round_score(f.score),
-                evidence=[{"method": method, "claimed": f.claimed}],
+                evidence=[{"method": admission.method, "claimed": f.claimed}],
                 created_by=actor.id,
             )
-            for f in findings
+            for f in found
         ]
     )
-    out = [f.as_dict() for f in findings]
+    out = [f.as_dict() for f in found]
     audit.record(
         "relation.observed",
         actor=actor,
         memory=memory,
-        label=f"{entry.uid} resembles {len(findings)} entr{'y' if len(findings) == 1 else 'ies'}",
-        entry_ids=[entry.uid, *(f.entry.uid for f in findings)],
-        payload={"near_duplicates": out, "method": method},
+        label=f"{entry.uid} resembles {len(found)} entr{'y' if len(found) == 1 else 'ies'}",
+        entry_ids=[entry.uid, *(f.entry.uid for f in found)],
+        payload={"near_duplicates": out, "method": admission.method},
     )
     return out

@@ -5,10 +5,12 @@ inside the same transaction, it calls the hooks registered here; ``proposals`` r
 listeners in ``AppConfig.ready()``. These are not signals: the list is explicit, ordered and
 called synchronously by the revision writer and the add action.
 
-- ``heads_changed(memory, revision, entry_pks)``: after a revision has changed the heads of
-  ``entry_pks`` (pending proposals touching them become stale).
-- ``entry_admitted(memory, entry, version, actor, near_duplicates)``: after an add, with the
-  near-duplicate findings (a duplicate files a consolidation proposal).
+- ``heads_changed(memory, revision, entry_pks)``: after a revision has changed the existing
+  heads of ``entry_pks`` (pending proposals touching them become stale); heads the revision
+  created are not listed, nothing can refer to them yet.
+- ``entry_admitted(memory, actor, result, dedupe, near_duplicate_of)``: after an add has
+  committed, in its own transaction, with the near-duplicate findings in ``result`` (a
+  duplicate files a consolidation proposal). A failure there never undoes the write.
 
 Read-only providers (queried by L1 maintenance and the inventory, no writes):
 

@@ -338,17 +338,11 @@ def refresh(entry_pks: Iterable[int]) -> None:
     pks = set(entry_pks)
     pks |= neighbours(pks)
     rows = derive(pks)
-    existing = set(
-        LifecycleProjection.objects.filter(entry_id__in=[r.entry_id for r in rows]).values_list(
-            "entry_id", flat=True
+    if rows:
+        # One upsert: new rows inserted, existing ones overwritten.
+        LifecycleProjection.objects.bulk_create(
+            rows, update_conflicts=True, unique_fields=["entry"], update_fields=UPDATE_FIELDS
         )
-    )
-    new = [r for r in rows if r.entry_id not in existing]
-    old = [r for r in rows if r.entry_id in existing]
-    if new:
-        LifecycleProjection.objects.bulk_create(new)
-    if old:
-        LifecycleProjection.objects.bulk_update(old, UPDATE_FIELDS)
 
 
 UPDATE_FIELDS = [

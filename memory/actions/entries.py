@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,7 +15,7 @@ from django.utils.dateparse import parse_datetime
 from .. import audit, hooks
 from ..actors import Actor
 from ..admission import clean_body, clean_id, clean_text
-from ..dedupe import check_admission
+from ..dedupe import Admission, find_near_duplicates, record_admission
 from ..exceptions import (
     EntryInactive,
     EntryStateConflict,
@@ -64,6 +65,9 @@ def _clean_datetime(value: Any, field_name: str) -> datetime | None:
     if parsed is None:
         raise ValidationFailed(details={field_name: ["Not an ISO 8601 datetime."]})
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,6 @@ def clean_new_entry(
     )
 
 
-@transaction.atomic(durable=True)
 def add_entry(
     memory: Memory,
     *,
@@ -143,7 +146,11 @@ def add_entry(
     Effects: a new entry with version 1 and an ``add`` revision; or, when kind + normalized body
     + evidence equal an *active* entry, nothing (``created=False``). A body equal to an inactive
     entry makes a new entry: a write never reactivates implicitly.
-    Locks: the Memory row.
+
+    Steps: admission (validation, secret scan, evidence resolution) and the near-duplicate check
+    (candidate query, embeddings, scoring) run before any lock; then one durable transaction
+    holds the Memory lock for the exact-duplicate check, the write and the observations; then
+    the system's proposal intake runs in its own transaction — the write always proceeds.
     """
     require_writer(actor)
     new = clean_new_entry(
@@ -165,29 +172,57 @@ def add_entry(
             details={"sensitivity": [f"At most {actor.clearance} for this key."]},
         )
     resolved = resolve_evidence(new.evidence)
-    digest = new.content_hash
+    admission = (
+        find_near_duplicates(
+            memory, actor=actor, body=new.body, near_duplicate_of=near_duplicate_of
+        )
+        if dedupe
+        else None
+    )
+    result = _write_entry(memory, actor, new, resolved, admission)
+    if result.created:
+        _after_admission(memory, actor, result, dedupe=dedupe, near_duplicate_of=near_duplicate_of)
+    return result
 
+
+@transaction.atomic(durable=True)
+def _write_entry(
+    memory: Memory,
+    actor: Actor,
+    new: NewEntry,
+    resolved: list[ResolvedEvidence],
+    admission: Admission | None,
+) -> WriteResult:
+    """Under the Memory lock: the exact-duplicate no-op, the entry and its observations."""
+    digest = new.content_hash
     memory = lock_memory(memory.pk)
     existing = _active_duplicate(memory, actor, digest)
     if existing is not None:
         return existing
     result = _create_entry(memory, actor, new, resolved, digest)
-    if dedupe:
-        result.near_duplicates = check_admission(
-            memory,
-            actor=actor,
-            entry=result.entry,
-            body=new.body,
-            near_duplicate_of=near_duplicate_of,
+    if admission is not None:
+        result.near_duplicates = record_admission(
+            memory, actor=actor, entry=result.entry, admission=admission
         )
-    hooks.entry_admitted(
-        memory=memory,
-        actor=actor,
-        result=result,
-        dedupe=dedupe,
-        near_duplicate_of=near_duplicate_of,
-    )
     return result
+
+
+def _after_admission(
+    memory: Memory, actor: Actor, result: WriteResult, *, dedupe: bool, near_duplicate_of: Any
+) -> None:
+    """The listeners of an admitted entry (the system's consolidation intake), after the write
+    committed, each in its own transaction: a failure there never undoes the write."""
+    try:
+        with transaction.atomic():
+            hooks.entry_admitted(
+                memory=memory,
+                actor=actor,
+                result=result,
+                dedupe=dedupe,
+                near_duplicate_of=near_duplicate_of,
+            )
+    except Exception:
+        log.exception("entry_admitted listener failed for %s", result.entry.uid)
 
 
 def _active_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | None:
@@ -230,14 +265,13 @@ def _create_entry(
         sensitivity=new.sensitivity,
         current_state=new.current_state,
     )
-    body = NewBody(new.body, digest, resolved, new.effective_at)
-    revision = write_revision(
-        memory,
-        actor=actor,
-        kind=RevisionKind.ADD,
-        changes=[Change(entry=entry, new_body=body, restart_interval=True)],
+    change = Change(
+        entry=entry,
+        new_body=NewBody(new.body, digest, resolved, new.effective_at),
+        restart_interval=True,
     )
-    head = Head.objects.select_related("version").get(entry=entry)
+    revision = write_revision(memory, actor=actor, kind=RevisionKind.ADD, changes=[change])
+    assert change.result_version is not None
     audit.record(
         "entry.added",
         actor=actor,
@@ -247,7 +281,7 @@ def _create_entry(
         entry_ids=[entry.uid],
         payload={"kind": new.kind, "tier": new.tier, "version": 1, "content_hash": digest},
     )
-    return WriteResult(entry=entry, version=head.version, revision=revision, created=True)
+    return WriteResult(entry=entry, version=change.result_version, revision=revision, created=True)
 
 
 @transaction.atomic(durable=True)

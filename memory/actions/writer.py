@@ -61,6 +61,8 @@ class Change:
     # Restores a recorded interval start exactly (compensation); wins over restart_interval.
     interval_started_at: datetime | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
+    #: Set by the writer: the version the head points at after the revision.
+    result_version: EntryVersion | None = field(default=None, init=False, compare=False)
 
 
 @dataclass
@@ -110,6 +112,7 @@ def write_revision(
         proposal_id=proposal_id,
         operation_id=operation_id,
     )
+    # Entries whose existing head moved (new heads are not listed: nothing can refer to them).
     head_changed = _apply_changes(memory, revision, changes, now)
     touched = {c.entry.pk for c in changes}
     touched |= _apply_relations(memory, revision, actor, relations, retire)
@@ -143,7 +146,7 @@ _HEAD_FIELDS = [
 def _apply_changes(
     memory: Memory, revision: Revision, changes: Sequence[Change], now: datetime
 ) -> list[int]:
-    """Create the versions, the change rows and the heads; the pks whose head moved."""
+    """Create the versions, the change rows and the heads; the pks whose existing head moved."""
     heads = {
         h.entry_id: h
         for h in Head.objects.filter(entry_id__in=[c.entry.pk for c in changes]).select_related(
@@ -170,10 +173,11 @@ def _apply_changes(
                 attributes=change.attributes,
             )
         )
+        change.result_version = to_version
         if head is None:
+            # A head created by this revision: no pending proposal can touch it yet.
             head = Head(entry=change.entry, memory=memory, interval_started_at=now)
             new_heads.append(head)
-            head_changed.append(change.entry.pk)
         else:
             if head.version_id != to_version.pk or head.state != change.to_state:
                 head_changed.append(change.entry.pk)

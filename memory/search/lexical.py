@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -12,7 +14,45 @@ from ..models import (
     Sensitivity,
     Validity,
 )
+from ..text import tokenize
 from .common import ACTIVE, CURRENT, HEADS, Candidate, admission_floor, query_terms
+
+#: Seconds the lexeme frequencies read from ``pg_stats`` are reused within a process.
+STATS_TTL = 300.0
+_stats: dict[str, Any] = {"at": -STATS_TTL, "freq": {}}
+
+
+def _lexeme_frequencies() -> dict[str, float]:
+    """PostgreSQL's own estimate of each common lexeme's share of rows (``ANALYZE`` of the
+    stored tsvector); lexemes outside the list are rarer than every lexeme in it."""
+    now = time.monotonic()
+    if now - _stats["at"] >= STATS_TTL:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+                "WHERE tablename = 'memory_entryversion' AND attname = 'search_vector'"
+            )
+            row = cursor.fetchone()
+        elems, freqs = (row or (None, None))[:2]
+        _stats["freq"] = dict(zip(elems or [], freqs or [], strict=False))
+        _stats["at"] = now
+    return _stats["freq"]  # type: ignore[no-any-return]
+
+
+def prefilter_terms(terms: Sequence[str], floor: int) -> list[str]:
+    """The terms the full-text index is asked for: any ``n - floor + 1`` of the ``n`` terms.
+
+    Exact by the pigeonhole principle: a text containing none of them contains at most
+    ``floor - 1`` terms, so it is below the floor anyway. The rarest terms (PostgreSQL's
+    lexeme statistics) are chosen, so a common word does not pull in most of the Memory; the
+    statistics only decide speed, never the result.
+    """
+    keep = len(terms) - max(floor, 1) + 1
+    if keep >= len(terms):
+        return list(terms)
+    freq = _lexeme_frequencies()
+    ranked = sorted(range(len(terms)), key=lambda i: (freq.get(terms[i], 0.0), i))
+    return [terms[i] for i in sorted(ranked[:keep])]
 
 
 def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, list[Any]]:
@@ -29,7 +69,7 @@ def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, 
     """
     if connection.vendor == "postgresql":
         hits = " + ".join("(v.search_vector @@ %s::tsquery)::int" for _ in terms)
-        query = " | ".join(f"'{t}'" for t in terms)
+        query = " | ".join(f"'{t}'" for t in prefilter_terms(terms, floor))
         sql = (
             f"SELECT v.id AS id, ({hits}) AS matched FROM memory_entryversion v "
             "WHERE v.search_vector @@ %s::tsquery AND v.memory_id = %s"
@@ -56,16 +96,19 @@ def lexical_channel(
     limit: int,
     sensitivities: Sequence[str] | None = None,
     exclude_entry_pks: Iterable[int] = (),
+    min_matched: int = 0,
 ) -> list[Candidate]:
     """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
 
     ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY); ``sensitivities`` (when given) is
     the caller's clearance, applied in the same query so nothing above it is ever ranked. One
-    query, whatever the size of the Memory.
+    query, whatever the size of the Memory (plus, at most every ``STATS_TTL`` seconds per
+    process on PostgreSQL, one read of the lexeme statistics). ``min_matched`` raises the
+    admission floor for a caller that can discard texts with fewer matching terms anyway.
     """
     if not terms or limit <= 0:
         return []
-    floor = admission_floor(len(terms))
+    floor = max(admission_floor(len(terms)), min_matched)
     scored, params = _scored_sql(memory_pk, terms, floor)
     joins = ""
     where = ["v.memory_id = %s", "m.matched >= %s"]
@@ -107,19 +150,40 @@ def lexical_channel(
 
 
 def lexical_candidates(
-    memory_pk: int, text: str, *, limit: int = 20, exclude_entry_pks: Iterable[int] = ()
+    memory_pk: int,
+    text: str,
+    *,
+    limit: int = 20,
+    exclude_entry_pks: Iterable[int] = (),
+    min_jaccard: float = 0.0,
 ) -> list[int]:
     """Pks of entries whose *active head version* matches ``text`` lexically, best first.
 
     Uses the admission floor of DESIGN.md §6; at most ``limit`` results; never padded. For the
     bounded near-duplicate check at admission (DESIGN.md §7): no clearance filter (the check is
-    the system's, scoped to the Memory), and nothing is written.
+    the system's, scoped to the Memory), and nothing is written. With ``min_jaccard``, texts
+    that cannot reach that Jaccard similarity of distinct tokens are left out (they would be
+    discarded by the caller anyway): the candidates that remain are the same, found faster.
     """
+    terms = query_terms(text)
     found = lexical_channel(
         memory_pk,
-        query_terms(text),
+        terms,
         view=ACTIVE,
         limit=limit,
         exclude_entry_pks=exclude_entry_pks,
+        min_matched=jaccard_min_matched(len(set(tokenize(text))), len(terms), min_jaccard),
     )
     return [c.entry_pk for c in found]
+
+
+def jaccard_min_matched(n_tokens: int, n_terms: int, tau: float) -> int:
+    """Fewest query terms a text must contain to reach Jaccard ``tau`` with the query text.
+
+    Jaccard(A, B) = |A∩B| / |A∪B| ≥ tau needs |A∩B| ≥ tau·|A| (|A∪B| ≥ |A|, A the query's
+    ``n_tokens`` distinct tokens); at most ``n_tokens - n_terms`` of them are not among the
+    searched terms (the term cap), so the matched terms number at least the difference.
+    """
+    if tau <= 0 or n_tokens <= 0:
+        return 0
+    return max(0, math.ceil(tau * n_tokens - 1e-9) - (n_tokens - n_terms))

@@ -1,0 +1,228 @@
+"""Write-path throughput benchmark (not a test): ``POST /entries`` against a trivial GET.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/steward_write_bench \\
+        .venv/bin/python bench/write_bench.py --port 8200
+    .venv/bin/python bench/write_bench.py --profile 200     # where an add's time goes
+
+Builds (once per database) a Memory of 10,000 entries with the bulk builder of
+``bench/search_bench.py``, issues an agent key scoped to it, and starts gunicorn on 127.0.0.1
+(``--workers`` sync workers) over the same database. Then, in the same run and against the same
+server, ``--clients`` concurrent clients (threads, one keep-alive session each) do for
+``--seconds`` each:
+
+1. ``GET /api/v1/memories/<slug>`` — a trivial authenticated read (key lookup, scope, one row);
+2. ``POST /api/v1/memories/<slug>/entries`` — a fresh body each time drawn from the Memory's own
+   vocabulary, so the near-duplicate check has real lexical candidates to score.
+
+Prints requests/s and p50/p95 latency of each and the write/read throughput ratio.
+``--profile N`` instead runs N adds in-process through the same API view under cProfile and
+prints the functions by cumulative time (no server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steward_write_bench")
+
+
+def ensure_database(url: str) -> None:
+    """Create the PostgreSQL database named in ``url`` when it does not exist yet."""
+    if not url.startswith("postgres"):
+        return
+    import psycopg
+
+    base, name = url.rsplit("/", 1)
+    with psycopg.connect(f"{base}/postgres", autocommit=True, connect_timeout=5) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+ensure_database(os.environ["DATABASE_URL"])
+
+import django  # noqa: E402
+
+django.setup()
+
+import requests  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from search_bench import build, vocabulary, zipf_words  # noqa: E402
+
+from memory.keys import issue_api_key  # noqa: E402
+from memory.models import Entry  # noqa: E402
+
+SIZE = 10_000
+SLUG = f"bench-{SIZE}"
+
+
+def body_maker(seed: int) -> Callable[[], dict[str, str]]:
+    rng = random.Random(seed)
+    vocab = vocabulary(random.Random(SIZE))
+
+    def make() -> dict[str, str]:
+        words = zipf_words(rng, vocab, rng.randint(8, 25))
+        text = " ".join(words).capitalize() + f". Note {rng.getrandbits(48):x}."
+        return {"body": text, "kind": "fact"}
+
+    return make
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
+
+
+def wait_ready(url: str, headers: dict[str, str], proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("gunicorn exited before it was ready")
+        try:
+            if requests.get(url, headers=headers, timeout=10).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    raise SystemExit("gunicorn did not answer within 60 s")
+
+
+def drive(
+    clients: int, seconds: float, call: Callable[[requests.Session, int], int]
+) -> tuple[float, list[float], dict[int, int]]:
+    """``clients`` threads call ``call(session, i)`` for ``seconds``; (rps, latencies, codes)."""
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    codes: dict[int, int] = {}
+    lock = threading.Lock()
+    start = threading.Barrier(clients + 1)
+    stop_at = [0.0]
+
+    def worker(i: int) -> None:
+        session = requests.Session()
+        start.wait()
+        while time.monotonic() < stop_at[0]:
+            t0 = time.perf_counter()
+            status = call(session, i)
+            latencies[i].append((time.perf_counter() - t0) * 1000.0)
+            with lock:
+                codes[status] = codes.get(status, 0) + 1
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    stop_at[0] = time.monotonic() + seconds
+    began = time.monotonic()
+    start.wait()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - began
+    flat = [x for per in latencies for x in per]
+    return len(flat) / elapsed, flat, codes
+
+
+def profile(n: int, secret: str) -> None:
+    from django.test import Client
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", HTTP_HOST="127.0.0.1")
+    make = body_maker(seed=int(time.time()))
+    url = f"/api/v1/memories/{SLUG}/entries"
+    for _ in range(5):
+        client.post(url, make(), content_type="application/json")
+    profiler = cProfile.Profile()
+    t0 = time.perf_counter()
+    profiler.enable()
+    for _ in range(n):
+        r = client.post(url, make(), content_type="application/json")
+        assert r.status_code == 201, r.content
+    profiler.disable()
+    per = (time.perf_counter() - t0) * 1000.0 / n
+    print(f"{n} adds in-process: {per:.1f} ms per add (wall, under the profiler)")
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(45)
+    print(out.getvalue())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8200)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    print(f"backend: {connection.vendor} ({connection.settings_dict['NAME']})")
+    memory = build(SLUG, SIZE, seed=SIZE)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")  # as autovacuum would have after a bulk load
+    _, secret = issue_api_key(name="write-bench", role="agent", memory_slugs=[SLUG])
+    print(f"memory {SLUG}: {Entry.objects.filter(memory=memory).count()} entries")
+    if args.profile:
+        profile(args.profile, secret)
+        return
+    connection.close()
+
+    headers = {"Authorization": f"Bearer {secret}"}
+    base = f"http://127.0.0.1:{args.port}/api/v1/memories/{SLUG}"
+    cmd = [
+        str(Path(sys.executable).with_name("gunicorn")),
+        "config.wsgi",
+        "--bind",
+        f"127.0.0.1:{args.port}",
+        "--workers",
+        str(args.workers),
+        "--log-level",
+        "warning",
+    ]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy())
+    try:
+        wait_ready(base, headers, proc)
+        makers = [body_maker(seed=1000 * i + int(time.time())) for i in range(args.clients)]
+
+        def read(session: requests.Session, i: int) -> int:
+            return session.get(base, headers=headers, timeout=30).status_code
+
+        def write(session: requests.Session, i: int) -> int:
+            r = session.post(f"{base}/entries", json=makers[i](), headers=headers, timeout=30)
+            return r.status_code
+
+        drive(args.clients, 2.0, read)  # warm every worker
+        results: dict[str, float] = {}
+        for name, call in (("GET memory", read), ("POST entries", write)):
+            rps, lat, codes = drive(args.clients, args.seconds, call)
+            results[name] = rps
+            print(
+                f"{name:13s} {rps:7.1f} req/s  p50 {statistics.median(lat):6.1f} ms  "
+                f"p95 {pct(lat, 0.95):6.1f} ms  n={len(lat)}  status={dict(sorted(codes.items()))}"
+            )
+        ratio = results["POST entries"] / results["GET memory"]
+        print(
+            f"ratio POST/GET: {ratio:.3f}  ({args.clients} clients, {args.workers} gunicorn "
+            f"workers, {args.seconds:.0f} s each, {os.cpu_count()} CPUs)"
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
