@@ -7,8 +7,8 @@
 Builds (once per database) a Memory of 10,000 entries with the bulk builder of
 ``bench/search_bench.py``, issues an agent key scoped to it, and starts gunicorn on 127.0.0.1
 (``--workers`` sync workers) over the same database. Then, in the same run and against the same
-server, ``--clients`` concurrent clients (threads, one keep-alive session each) do for
-``--seconds`` each:
+server, ``--clients`` concurrent clients (threads, one keep-alive session each) do, in
+``--rounds`` alternating rounds totalling ``--seconds`` per side:
 
 1. ``GET /api/v1/memories/<slug>`` — a trivial authenticated read (key lookup, scope, one row);
 2. ``POST /api/v1/memories/<slug>/entries`` — a fresh body each time drawn from the Memory's own
@@ -164,7 +164,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8200)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--clients", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seconds", type=float, default=30.0, help="per side, all rounds")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     args = parser.parse_args()
 
@@ -206,18 +207,27 @@ def main() -> None:
             return r.status_code
 
         drive(args.clients, 2.0, read)  # warm every worker
+        # Alternating rounds, so a change in the machine's load weighs on both sides alike.
+        totals: dict[str, tuple[int, float, list[float], dict[int, int]]] = {}
+        for _ in range(args.rounds):
+            for name, call in (("GET memory", read), ("POST entries", write)):
+                rps, lat, codes = drive(args.clients, args.seconds / args.rounds, call)
+                n, secs, all_lat, all_codes = totals.get(name, (0, 0.0, [], {}))
+                for code, count in codes.items():
+                    all_codes[code] = all_codes.get(code, 0) + count
+                totals[name] = (n + len(lat), secs + len(lat) / rps, all_lat + lat, all_codes)
         results: dict[str, float] = {}
-        for name, call in (("GET memory", read), ("POST entries", write)):
-            rps, lat, codes = drive(args.clients, args.seconds, call)
-            results[name] = rps
+        for name, (n, secs, lat, codes) in totals.items():
+            results[name] = n / secs
             print(
-                f"{name:13s} {rps:7.1f} req/s  p50 {statistics.median(lat):6.1f} ms  "
-                f"p95 {pct(lat, 0.95):6.1f} ms  n={len(lat)}  status={dict(sorted(codes.items()))}"
+                f"{name:13s} {n / secs:7.1f} req/s  p50 {statistics.median(lat):6.1f} ms  "
+                f"p95 {pct(lat, 0.95):6.1f} ms  n={n}  status={dict(sorted(codes.items()))}"
             )
         ratio = results["POST entries"] / results["GET memory"]
         print(
             f"ratio POST/GET: {ratio:.3f}  ({args.clients} clients, {args.workers} gunicorn "
-            f"workers, {args.seconds:.0f} s each, {os.cpu_count()} CPUs)"
+            f"workers, {args.rounds} alternating rounds, {args.seconds:.0f} s each side, "
+            f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})"
         )
     finally:
         proc.send_signal(signal.SIGTERM)
