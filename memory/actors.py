@@ -5,7 +5,7 @@ Every action takes ``actor=`` explicitly; nothing reads a global "current user".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .models import ActorType, ApiRole, Sensitivity
@@ -29,7 +29,6 @@ class Actor:
     on_behalf_of: str = ""
     key_pk: str | None = None
     user_pk: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @classmethod
     def system(cls, label: str = "system") -> Actor:

@@ -10,11 +10,12 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lib.api import ActorApiView, parse
+from lib.api import parse
 from lib.errors import NotFound, ValidationFailed
 from lib.pagination import keyset_page
 
 from . import actions
+from .api_base import MemoryApiView
 from .models import (
     Entry,
     EntryVersion,
@@ -44,7 +45,6 @@ from .serializers import (
     source_out,
     version_out,
 )
-from .visibility import scrub
 
 TAG_MEM = ["memories"]
 TAG_ENTRIES = ["entries"]
@@ -68,7 +68,7 @@ def write_result_out(result: actions.WriteResult) -> dict[str, Any]:
 # --- Memories and sources -------------------------------------------------------------------
 
 
-class MemoryCreateApi(ActorApiView):
+class MemoryCreateApi(MemoryApiView):
     @extend_schema(tags=TAG_MEM, request=MemoryCreateIn, summary="Create a Memory")
     def post(self, request: Request) -> Response:
         data = parse(MemoryCreateIn, request)
@@ -76,7 +76,7 @@ class MemoryCreateApi(ActorApiView):
         return Response(memory_out(memory), status=status.HTTP_201_CREATED)
 
 
-class MemoryDetailApi(ActorApiView):
+class MemoryDetailApi(MemoryApiView):
     @extend_schema(tags=TAG_MEM, summary="Read a Memory")
     def get(self, request: Request, slug: str) -> Response:
         memory = actions.get_memory(self.actor(request), slug)
@@ -98,7 +98,7 @@ def _source_or_404(name: str) -> Source:
     return source
 
 
-class SourceCreateApi(ActorApiView):
+class SourceCreateApi(MemoryApiView):
     @extend_schema(tags=["sources"], request=SourceCreateIn, summary="Register a source")
     def post(self, request: Request) -> Response:
         data = parse(SourceCreateIn, request)
@@ -109,7 +109,7 @@ class SourceCreateApi(ActorApiView):
         )
 
 
-class SourceDetailApi(ActorApiView):
+class SourceDetailApi(MemoryApiView):
     @extend_schema(tags=["sources"], summary="Read a source and its declaration history")
     def get(self, request: Request, name: str) -> Response:
         self.actor(request)
@@ -119,7 +119,7 @@ class SourceDetailApi(ActorApiView):
         )
 
 
-class SourceDeclareApi(ActorApiView):
+class SourceDeclareApi(MemoryApiView):
     @extend_schema(tags=["sources"], request=DeclarationIn, summary="Append a declaration version")
     def post(self, request: Request, name: str) -> Response:
         actor = self.actor(request)
@@ -140,7 +140,7 @@ class SourceDeclareApi(ActorApiView):
 # --- Entries --------------------------------------------------------------------------------
 
 
-class EntryListCreateApi(ActorApiView):
+class EntryListCreateApi(MemoryApiView):
     @extend_schema(
         tags=TAG_ENTRIES,
         summary="List entries (cursor pagination)",
@@ -173,9 +173,7 @@ class EntryListCreateApi(ActorApiView):
             qs = qs.filter(projection__validity=filters["validity"])
         rows, cursor = keyset_page(qs, request.query_params)
         items = [entry_out(e, e.head, getattr(e, "projection", None)) for e in rows]
-        return Response(
-            {"items": scrub(items, memory_pk=memory.pk, actor=actor), "next_cursor": cursor}
-        )
+        return Response({"items": items, "next_cursor": cursor})
 
     @extend_schema(tags=TAG_ENTRIES, request=EntryCreateIn, summary="Remember (add an entry)")
     def post(self, request: Request, slug: str) -> Response:
@@ -197,17 +195,17 @@ def _entry_detail(actor: Any, memory: Memory, uid: str) -> Entry:
     return entry
 
 
-class EntryDetailApi(ActorApiView):
+class EntryDetailApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, summary="Read an entry with its lifecycle annotation")
     def get(self, request: Request, slug: str, entry_id: str) -> Response:
         actor = self.actor(request)
         memory = actions.get_memory(actor, slug)
         entry = _entry_detail(actor, memory, entry_id)
         body = entry_out(entry, entry.head, getattr(entry, "projection", None))
-        return Response(scrub(body, memory_pk=memory.pk, actor=actor))
+        return Response(body)
 
 
-class EntryReviseApi(ActorApiView):
+class EntryReviseApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=EntryReviseIn, summary="Revise an entry")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
         actor = self.actor(request)
@@ -218,7 +216,7 @@ class EntryReviseApi(ActorApiView):
         return Response(write_result_out(result), status=201 if changed else 200)
 
 
-class EntryForgetApi(ActorApiView):
+class EntryForgetApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=ReasonIn, summary="Forget (retire) an entry")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
         actor = self.actor(request)
@@ -228,7 +226,7 @@ class EntryForgetApi(ActorApiView):
         return Response(write_result_out(result) | {"state": "inactive"})
 
 
-class EntryReactivateApi(ActorApiView):
+class EntryReactivateApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=OptionalReasonIn, summary="Reactivate an entry")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
         actor = self.actor(request)
@@ -238,7 +236,7 @@ class EntryReactivateApi(ActorApiView):
         return Response(write_result_out(result) | {"state": "active"})
 
 
-class EntryPinApi(ActorApiView):
+class EntryPinApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=PinIn, summary="Pin or unpin an entry (reviewers)")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
         actor = self.actor(request)
@@ -268,7 +266,7 @@ def _versions_of(entry: Entry) -> list[EntryVersion]:
     )
 
 
-class EntryVersionsApi(ActorApiView):
+class EntryVersionsApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, summary="All versions of an entry, oldest first")
     def get(self, request: Request, slug: str, entry_id: str) -> Response:
         actor = self.actor(request)
@@ -281,10 +279,10 @@ class EntryVersionsApi(ActorApiView):
             for i, v in enumerate(versions)
         ]
         body = {"entry_id": entry.uid, "state": head.state, "items": items}
-        return Response(scrub(body, memory_pk=memory.pk, actor=actor))
+        return Response(body)
 
 
-class EntryVersionDetailApi(ActorApiView):
+class EntryVersionDetailApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, summary="One exact historical version")
     def get(self, request: Request, slug: str, entry_id: str, number: int) -> Response:
         actor = self.actor(request)
@@ -297,10 +295,10 @@ class EntryVersionDetailApi(ActorApiView):
             raise NotFound(f"Entry '{entry.uid}' has no version {number}.")
         successor = next((v for v in versions if v.number == number + 1), None)
         body = {"entry_id": entry.uid, **version_out(found[0], head, successor)}
-        return Response(scrub(body, memory_pk=memory.pk, actor=actor))
+        return Response(body)
 
 
-class SessionEndApi(ActorApiView):
+class SessionEndApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=None, summary="End a session")
     def post(self, request: Request, slug: str, session_id: str) -> Response:
         actor = self.actor(request)
@@ -315,7 +313,7 @@ class SessionEndApi(ActorApiView):
         )
 
 
-class RelationCreateApi(ActorApiView):
+class RelationCreateApi(MemoryApiView):
     @extend_schema(
         tags=TAG_ENTRIES, request=RelationIn, summary="Record a conflicts_with observation"
     )
@@ -356,7 +354,7 @@ def _revisions(memory: Memory) -> Any:
     )
 
 
-class RevisionListApi(ActorApiView):
+class RevisionListApi(MemoryApiView):
     @extend_schema(
         tags=TAG_REV,
         summary="Revisions after since_revision (exclusive), ascending",
@@ -383,15 +381,13 @@ class RevisionListApi(ActorApiView):
         return Response(
             {
                 "head": memory.head,
-                "items": scrub(
-                    [revision_out(r, actor) for r in rows], memory_pk=memory.pk, actor=actor
-                ),
+                "items": [revision_out(r, actor) for r in rows],
                 "next_since_revision": rows[-1].number if more else None,
             }
         )
 
 
-class RevisionDetailApi(ActorApiView):
+class RevisionDetailApi(MemoryApiView):
     @extend_schema(tags=TAG_REV, summary="One revision with its changes")
     def get(self, request: Request, slug: str, number: int) -> Response:
         actor = self.actor(request)
@@ -399,7 +395,7 @@ class RevisionDetailApi(ActorApiView):
         revision = _revisions(memory).filter(number=number).first()
         if revision is None:
             raise NotFound(f"No revision {number} in memory '{memory.slug}'.")
-        return Response(scrub(revision_out(revision, actor), memory_pk=memory.pk, actor=actor))
+        return Response(revision_out(revision, actor))
 
 
 class UnprocessableRevision(ValidationFailed):

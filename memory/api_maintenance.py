@@ -19,11 +19,12 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lib.api import ActorApiView, StrictSerializer, parse
+from lib.api import StrictSerializer, parse
 from lib.correlation import current_correlation_id
 from lib.pagination import keyset_page
 
 from . import actions, inventory, maintenance, tasks
+from .api_base import MemoryApiView
 from .exceptions import Forbidden
 from .models import MaintenanceRun
 from .visibility import hidden_uids
@@ -66,7 +67,7 @@ def run_out(run: MaintenanceRun, actor: Any) -> dict[str, Any]:
     }
 
 
-class MaintenanceStartApi(ActorApiView):
+class MaintenanceStartApi(MemoryApiView):
     @extend_schema(
         tags=TAG,
         request=MaintenanceRunIn,
@@ -112,7 +113,7 @@ class MaintenanceStartApi(ActorApiView):
         )
 
 
-class MaintenanceRunListApi(ActorApiView):
+class MaintenanceRunListApi(MemoryApiView):
     @extend_schema(tags=TAG, summary="A Memory's maintenance runs, newest first (cursor pages)")
     def get(self, request: Request, slug: str) -> Response:
         actor = self.actor(request)
@@ -144,14 +145,14 @@ class MaintenanceRunListApi(ActorApiView):
         )
 
 
-class MaintenanceRunDetailApi(ActorApiView):
+class MaintenanceRunDetailApi(MemoryApiView):
     @extend_schema(tags=TAG, summary="Read a maintenance run")
     def get(self, request: Request, pk: int) -> Response:
         actor = self.actor(request)
         return Response(run_out(maintenance.get_run(actor, pk), actor))
 
 
-class InventoryApi(ActorApiView):
+class InventoryApi(MemoryApiView):
     @extend_schema(tags=TAG, summary="A Memory's inventory and alerts")
     def get(self, request: Request, slug: str) -> Response:
         return Response(inventory.inventory_for(self.actor(request), slug))

@@ -14,11 +14,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lib.api import ActorApiView, StrictSerializer, parse
+from lib.api import StrictSerializer, parse
 from lib.errors import Forbidden
 
 from . import actions, recall_events
 from .actors import STAFF, Actor
+from .api_base import MemoryApiView
 from .context_pack import (
     DEFAULT_BUDGET,
     DEFAULT_CANDIDATES,
@@ -29,7 +30,6 @@ from .context_pack import (
 )
 from .models import ApiRole
 from .search import Hit, search
-from .visibility import scrub
 
 TAGS = ["recall"]
 VIEW_CHOICES = [("current", "current"), ("history", "history")]
@@ -80,7 +80,7 @@ def _require_reader(actor: Actor) -> None:
         raise Forbidden("Your role may not recall memories.")
 
 
-class SearchApi(ActorApiView):
+class SearchApi(MemoryApiView):
     @extend_schema(
         tags=TAGS,
         request=SearchIn,
@@ -107,7 +107,7 @@ class SearchApi(ActorApiView):
             intent=data.get("intent"),
             trace=want_trace,
         )
-        hits = scrub([hit_out(h) for h in result.hits], memory_pk=memory.pk, actor=actor)
+        hits = [hit_out(h) for h in result.hits]
         # Queued for the fold (no write here), when the policy enables recall events.
         recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
         body: dict[str, Any] = {"hits": hits}
@@ -116,7 +116,7 @@ class SearchApi(ActorApiView):
         return Response(body)
 
 
-class ContextPackApi(ActorApiView):
+class ContextPackApi(MemoryApiView):
     @extend_schema(
         tags=TAGS,
         request=ContextPackIn,

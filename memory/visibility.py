@@ -1,25 +1,39 @@
-"""Keeping entries above a reader's clearance out of every response.
+"""Keeping entries above a reader's clearance out of every response: the one place that
+decides redaction for memory objects.
 
-Lifecycle annotations and reasons name other entries (``conflicts_with:e_…``,
-``superseded_by:e_…``, ``consolidated_into:e_…``, ``successor_entry``). An entry the reader may
-not see must not be named to them: :func:`scrub` replaces such ids with ``(hidden)`` in a
-response payload, with at most one query whatever the payload's size (none when the payload
-references no other entry).
+Which rows a reader may see is decided by the querysets (``Entry.objects.visible_to``, the
+channels' clearance filter). What those rows *say* about other entries is decided here:
+lifecycle annotations and reasons name other entries (``conflicts_with:e_…``,
+``superseded_by:e_…``, ``consolidated_into:e_…``, ``successor_entry``), and an entry the reader
+may not see must not be named to them.
+
+- :func:`redact_hits` redacts search hits where they are made (``memory.search.search``), so
+  every consumer — REST, the Context Pack, pages, recall previews, agent tools — gets hits that
+  are already safe.
+- :func:`scrub` redacts a response payload; ``memory.api_base.MemoryApiView`` applies it to
+  every memory REST response, so no view calls it by hand.
+
+Each costs at most one query whatever the size (none when nothing references another entry, or
+when the reader's clearance hides nothing).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .actors import Actor
-from .models import Entry, sensitivities_up_to
+from .models import Entry, Sensitivity, sensitivities_up_to
+
+if TYPE_CHECKING:
+    from .search import Hit
 
 ENTRY_UID = re.compile(r"\be_[0-9a-f]{16}\b")
 HIDDEN = "(hidden)"
 
 
-def _collect(data: Any, found: set[str]) -> None:
+def _collect(data: Any, found: set[str], own: set[str] | None = None) -> None:
     if isinstance(data, str):
         found.update(ENTRY_UID.findall(data))
     elif isinstance(data, dict):
@@ -27,10 +41,12 @@ def _collect(data: Any, found: set[str]) -> None:
             # An item's own ``entry_id`` is visible by construction (it was selected by
             # clearance); only references to *other* entries need checking.
             if key != "entry_id":
-                _collect(value, found)
+                _collect(value, found, own)
+            elif own is not None and isinstance(value, str):
+                own.add(value)
     elif isinstance(data, list | tuple):
         for value in data:
-            _collect(value, found)
+            _collect(value, found, own)
 
 
 def _replace(data: Any, hidden: set[str]) -> Any:
@@ -46,20 +62,46 @@ def _replace(data: Any, hidden: set[str]) -> Any:
     return data
 
 
-def hidden_uids(memory_pk: int, uids: set[str], actor: Actor) -> set[str]:
-    """The subset of ``uids`` in the Memory that are above ``actor``'s clearance."""
-    if not uids:
+def hidden_uids(
+    memory_pk: int | None, uids: set[str], actor: Actor, *, memory_slug: str | None = None
+) -> set[str]:
+    """The subset of ``uids`` in the Memory (by pk or slug) above ``actor``'s clearance."""
+    if not uids or actor.clearance == Sensitivity.values[-1]:
         return set()
+    scope: dict[str, Any] = (
+        {"memory_id": memory_pk} if memory_pk is not None else {"memory__slug": memory_slug}
+    )
     return set(
-        Entry.objects.filter(memory_id=memory_pk, uid__in=uids)
+        Entry.objects.filter(uid__in=uids, **scope)
         .exclude(sensitivity__in=sensitivities_up_to(actor.clearance))
         .values_list("uid", flat=True)
     )
 
 
-def scrub(data: Any, *, memory_pk: int, actor: Actor) -> Any:
+def scrub(
+    data: Any, *, memory_pk: int | None = None, memory_slug: str | None = None, actor: Actor
+) -> Any:
     """``data`` with every entry id the actor may not see replaced (a bare id becomes null)."""
     found: set[str] = set()
-    _collect(data, found)
-    hidden = hidden_uids(memory_pk, found, actor)
+    own: set[str] = set()
+    _collect(data, found, own)
+    # Ids the payload itself lists as its items (a Context Pack's text names its own items).
+    hidden = hidden_uids(memory_pk, found - own, actor, memory_slug=memory_slug)
     return _replace(data, hidden) if hidden else data
+
+
+def redact_hits(hits: Sequence[Hit], *, memory_pk: int, actor: Actor) -> list[Hit]:
+    """The hits with every other entry the actor may not see removed from what they say: the
+    body, the validity reason (``(hidden)`` in place of the id) and the successor (null)."""
+    found: set[str] = set()
+    for hit in hits:
+        _collect([hit.body, hit.validity_reason, hit.successor_entry or ""], found)
+    hidden = hidden_uids(memory_pk, found, actor)
+    if not hidden:
+        return list(hits)
+    for hit in hits:
+        hit.body = _replace(hit.body, hidden) or ""
+        hit.validity_reason = _replace(hit.validity_reason, hidden) or ""
+        if hit.successor_entry in hidden:
+            hit.successor_entry = None
+    return list(hits)

@@ -21,6 +21,7 @@ from ..ranking import (
     has_current_intent,
     quality_votes,
 )
+from ..visibility import redact_hits
 from .common import CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
 from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
@@ -48,7 +49,9 @@ def search(
     """Recall from ``memory`` for ``actor`` (scope already checked by the caller).
 
     Read-only: never writes, never locks. A fixed number of queries: the channels (one each),
-    the pool rows (one), and — only when ``trace`` is asked — the validity-filter counts (two).
+    the pool rows (one), the redaction of ids above the actor's clearance (one, only when a hit
+    names another entry), and — only when ``trace`` is asked — the validity-filter counts (two).
+    The hits are redacted for ``actor`` (``memory.visibility.redact_hits``).
     """
     check_request(view=view, intent=intent, limit=limit)
     if reranker is None:
@@ -71,7 +74,7 @@ def search(
         else {}
     )
     return SearchResult(
-        hits=ordered[:limit],
+        hits=redact_hits(ordered[:limit], memory_pk=memory.pk, actor=actor),
         trace=build_trace(
             view=view,
             limit=limit,
