@@ -92,6 +92,7 @@ def world(api, memory, agent, reviewer, auditor) -> dict[str, Any]:
     if r.status_code == 202:
         run = r.json()["run"]
         world["segments"]["runs"] = run["id"] if isinstance(run, dict) else run
+        world["segments"]["maintenance"] = world["segments"]["runs"]  # the run's page
     return world
 
 
