@@ -29,7 +29,7 @@ from memory.visibility import scrub
 from proposals import actions as proposal_actions
 from proposals.models import Proposal
 from proposals.selectors import get_proposal, proposal_json
-from proposals.serializers import KIND_SERIALIZERS
+from proposals.serializers import KIND_SERIALIZERS, parse_submission
 
 from .schema import serializer_schema
 
@@ -173,7 +173,7 @@ def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     if not submission.get("memory"):
         submission["memory"] = memory_of(actor, None).slug
     result = proposal_actions.submit_proposal(
-        actor=actor, data=submission, idempotency_key=idempotency_key
+        actor=actor, submission=parse_submission(submission), idempotency_key=idempotency_key
     )
     proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
     return proposal_json(actor, proposal) | {"created": result.created}

@@ -16,7 +16,7 @@ from memory.actions import get_memory
 from . import actions
 from .models import Proposal
 from .selectors import get_proposal, proposal_json, visible_proposals
-from .serializers import ProposalListQuery, ProposalSubmitIn, WithdrawIn
+from .serializers import ProposalListQuery, ProposalSubmitIn, WithdrawIn, parse_submission
 
 TAGS = ["proposals"]
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -78,7 +78,7 @@ class ProposalListSubmitApi(ActorApiView):
         actor = self.actor(request)
         result = actions.submit_proposal(
             actor=actor,
-            data=request.data,
+            submission=parse_submission(request.data),
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
         proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)

@@ -19,8 +19,8 @@ from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.models import Memory, Source
 
-from .actions import submit_proposal
 from .models import IdempotencyKey, Proposal
+from .requests import submit_request
 
 
 def _entry(memory: Memory, agent: Actor, body: str, **kw: Any) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def load_demo_proposals(memory: Memory, *, agent_actor: Actor) -> list[Proposal]
     slug = memory.slug
 
     def submit(name: str, data: dict[str, Any]) -> Proposal:
-        return submit_proposal(
+        return submit_request(
             actor=agent, data={"memory": slug, **data}, idempotency_key=_key(memory, name)
         ).proposal
 

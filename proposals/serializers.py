@@ -2,8 +2,9 @@
 
 Each kind's schema lives in its module (``proposals.kinds``); shared pieces in ``proposals.inputs``.
 
-:func:`parse_submission` is the one shape check of a submission; ``submit_proposal`` calls it so
-every caller (API, system near-duplicate check, demo, scripts) is held to the same shape. Domain
+:func:`parse_submission` is the one shape check of a submission: the API, the maintenance passes,
+the demo and scripts parse here and hand the typed :class:`~proposals.kinds.Submission` to
+``proposals.actions.submit_proposal``. Domain
 rules (entries, heads, bodies, sessions) live in ``proposals.actions`` and ``proposals.verify``.
 """
 
@@ -18,7 +19,7 @@ from lib.api import StrictSerializer
 from lib.errors import ValidationFailed
 
 from .inputs import ProposalCommonIn
-from .kinds import KINDS
+from .kinds import KINDS, Submission, request_hash
 from .models import Proposal, ProposalKind, ProposalStatus, ProposalTarget
 
 KIND_SERIALIZERS: dict[str, type[ProposalCommonIn]] = {
@@ -32,9 +33,10 @@ ProposalSubmitIn = PolymorphicProxySerializer(
 )
 
 
-def parse_submission(data: Any) -> tuple[str, dict[str, Any]]:
+def parse_submission(data: Any) -> Submission:
     """Check the shape of a submission for its ``kind``; 400 ``invalid`` with field details
-    (unknown fields, fields of another kind, wrong types) otherwise."""
+    (unknown fields, fields of another kind, wrong types) otherwise. The request hash is taken
+    over the request as sent (an ``Idempotency-Key`` names that exact request)."""
     if not isinstance(data, dict):
         raise ValidationFailed(details={"non_field_errors": ["Expected a JSON object."]})
     kind = data.get("kind")
@@ -48,7 +50,7 @@ def parse_submission(data: Any) -> tuple[str, dict[str, Any]]:
         raise ValidationFailed(
             "The request has invalid fields.", details=_details(serializer.errors)
         )
-    return str(kind), dict(serializer.validated_data)
+    return Submission(str(kind), dict(serializer.validated_data), request_hash(data))
 
 
 def _details(errors: Any) -> Any:

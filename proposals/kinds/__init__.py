@@ -19,6 +19,8 @@ from .base import (
     Ref,
     Resolved,
     ResultPane,
+    Submission,
+    request_hash,
 )
 
 KINDS: dict[str, ProposalKindSpec] = {
@@ -49,5 +51,7 @@ __all__ = [
     "Ref",
     "Resolved",
     "ResultPane",
+    "Submission",
     "kind_of",
+    "request_hash",
 ]

@@ -11,6 +11,9 @@ the operation's derived-view impact) and how the proposal page shows its result
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,6 +25,27 @@ from .. import verify
 from ..models import Proposal, ProposalTarget
 
 # --- Intake -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A submission that passed its kind's schema: ``fields`` is the validated request (memory,
+    kind, common and kind fields); ``request_hash`` identifies the request for idempotency."""
+
+    kind: str
+    fields: Mapping[str, Any]
+    request_hash: str
+
+    @classmethod
+    def of(cls, kind: str, fields: Mapping[str, Any]) -> Submission:
+        """A submission the server builds itself (already in its validated form)."""
+        return cls(str(kind), fields, request_hash(fields))
+
+
+def request_hash(data: Any) -> str:
+    """SHA-256 over the canonical JSON of a request (key order does not matter)."""
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -374,7 +374,7 @@ class Pass:
     ) -> int | None:
         """File one proposal through the intake (unless a dry run, or one exists already).
         Completes ``item`` with the action taken and appends it. Returns the proposal id."""
-        from ..actions import submit_proposal
+        from ..requests import submit_request
 
         if self.report_existing(kind, entry_pks, item):
             return None
@@ -391,7 +391,7 @@ class Pass:
             self.add_item(item)
             return None
         try:
-            result = submit_proposal(
+            result = submit_request(
                 actor=self.filer, data={"memory": self.memory.slug, "kind": kind, **data}
             )
         except DuplicateProposal as exc:

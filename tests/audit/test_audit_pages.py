@@ -345,7 +345,7 @@ def test_timeline_shows_the_newest_events_and_links_to_the_rest(
 
 def _approved_consolidations(memory, agent, reviewer, n: int) -> str:
     """n approved consolidations into one target entry; returns the target's id."""
-    from proposals.actions import submit_proposal
+    from proposals.requests import submit_request
     from review.actions import approve_proposal
     from tests.audit.conftest import in_request
 
@@ -363,7 +363,7 @@ def _approved_consolidations(memory, agent, reviewer, n: int) -> str:
         ).entry.uid
         version = i + 1
         proposal = in_request(
-            submit_proposal,
+            submit_request,
             actor=agent.actor,
             data={
                 "memory": memory.slug,

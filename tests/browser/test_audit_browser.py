@@ -82,7 +82,7 @@ def test_auditor_follows_a_consolidation_from_the_log_to_the_operation_and_both_
     page, memory, agent, reviewer, auditor
 ):
     from memory import actions
-    from proposals.actions import submit_proposal
+    from proposals.requests import submit_request
     from review.actions import approve_proposal
     from tests.audit.conftest import in_request
 
@@ -103,7 +103,7 @@ def test_auditor_follows_a_consolidation_from_the_log_to_the_operation_and_both_
         dedupe=False,
     ).entry.uid
     proposal = in_request(
-        submit_proposal,
+        submit_request,
         actor=agent.actor,
         data={
             "memory": "acme",

@@ -15,8 +15,8 @@ from django.db import connection
 from lib.append_only import drop_sql, install_sql
 from memory import actions
 from memory.models import Head, LifecycleProjection, Revision
-from proposals.actions import submit_proposal
 from proposals.models import Proposal
+from proposals.requests import submit_request
 from review.actions import approve_proposal, compensate_operation, reject_proposal
 from review.integrity import verify_memory
 from tests.factories import remember
@@ -47,7 +47,7 @@ def pair(memory, agent, text: str):
 
 
 def consolidate(memory, agent, a, b, text: str) -> Proposal:
-    return submit_proposal(
+    return submit_request(
         actor=agent.actor,
         data={
             "memory": memory.slug,

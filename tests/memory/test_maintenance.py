@@ -34,7 +34,7 @@ from memory.models import (
     RevisionChange,
     RevisionKind,
 )
-from proposals.actions import submit_proposal
+from proposals.requests import submit_request
 from tests.factories import add_via_api, remember
 
 LATER = timedelta(days=200)  # past the seed long-tier window (180 days)
@@ -243,7 +243,7 @@ def test_an_entry_with_an_inbound_authoritative_relation_is_not_a_candidate(
 
 def test_an_entry_under_a_pending_proposal_is_not_a_candidate(memory, agent, control):
     touched = note(memory, agent.actor, "Note a cleanup proposal touches")
-    submit_proposal(
+    submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -415,7 +415,7 @@ def test_inventory_figures(memory, agent, system):
     kept = remember(memory, agent.actor, "Inventory fact that stays", kind="fact").entry
     enable(memory)
     maintenance.run_decay_scan(memory, actor=system, dry_run=False, now=timezone.now() + LATER)
-    submit_proposal(
+    submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -572,7 +572,7 @@ def test_a_proposal_filed_after_the_scan_protects_its_entry_under_the_lock(memor
     now = timezone.now() + LATER
     scan = maintenance.decay_candidates(Memory.objects.get(pk=memory.pk), now)
     assert uids(scan) == {control.uid}
-    submit_proposal(
+    submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",

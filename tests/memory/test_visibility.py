@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from lib.pagination import encode_cursor
 from memory import actions
 from memory.actors import Actor
-from proposals.actions import submit_proposal
+from proposals.requests import submit_request
 from review import actions as review
 from tests.conftest import make_key
 
@@ -46,7 +46,7 @@ def _restricted_cleanup(memory):
         sensitivity="restricted",
         dedupe=False,
     )
-    p = submit_proposal(
+    p = submit_request(
         actor=high.actor,
         data={
             "memory": "acme",

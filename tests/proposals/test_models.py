@@ -11,9 +11,9 @@ from django.db import IntegrityError, transaction
 from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.models import AppendOnlyError, Head, RevisionKind
-from proposals.actions import submit_proposal
 from proposals.exceptions import IllegalTransition
 from proposals.models import TRANSITIONS, Proposal, ProposalStatus, ProposalTarget
+from proposals.requests import submit_request
 from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def proposal(memory, agent) -> Proposal:
     x = remember(memory, agent.actor, "Old cache note", kind="working_note", dedupe=False)
-    return submit_proposal(
+    return submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -91,7 +91,7 @@ def test_the_revision_applying_a_proposal_does_not_make_that_proposal_stale(
     """The approval engine passes ``proposal_id`` to the writer; only *other* pending proposals
     touching the same entries go stale."""
     entry = proposal.targets.get().entry
-    other = submit_proposal(
+    other = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -142,7 +142,7 @@ def test_the_purge_task_deletes_only_expired_keys(memory, agent):
         x = remember(
             memory, agent.actor, f"Note {i} about caches", kind="working_note", dedupe=False
         )
-        submit_proposal(
+        submit_request(
             actor=agent.actor,
             idempotency_key=f"k{i}",
             data={

@@ -139,13 +139,13 @@ def test_entries_above_the_writer_clearance_are_never_reported(api, a):
 
 
 def test_the_write_proceeds_even_when_the_proposal_is_refused(a, monkeypatch):
-    from proposals import actions
+    from proposals.actions import system
     from proposals.exceptions import NoopRewrite
 
     def refuse(**kwargs):
         raise NoopRewrite()
 
-    monkeypatch.setattr(actions, "submit_in_transaction", refuse)
+    monkeypatch.setattr(system, "submit_in_transaction", refuse)
     old = add_via_api(a, "Use PostgreSQL advisory locks for leader election")
     r = a.post(E, {"body": "Use PostgreSQL advisory locks for leader election.", "kind": "fact"})
     assert r.status_code == 201, r.text

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from memory import actions
 from memory.actors import Actor
 from memory.models import Head, LifecycleProjection
-from proposals.actions import submit_proposal
+from proposals.requests import submit_request
 from review import actions as review
 from review.exceptions import AlreadyDecided, NotFound
 from tests.conftest import make_key
@@ -79,7 +79,7 @@ def test_promotion_compensation_restores_inactive_notes_as_inactive(memory, agen
     )
     actions.end_session(memory, actor=agent.actor, session_id="s1")
     assert Head.objects.get(entry=n1.entry).state == "inactive"
-    p = submit_proposal(
+    p = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -108,7 +108,7 @@ def test_same_person_cannot_supply_two_of_the_required_approvals(memory, agent, 
         memory, actor=reviewer.actor, policy={"approvals_required": {"cleanup": 2}}
     )
     e = add(memory, agent.actor, "old scratch note", kind="working_note")
-    p = submit_proposal(
+    p = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -131,7 +131,7 @@ def test_low_clearance_reviewer_cannot_compensate_restricted_operation(
 ):
     high = make_key("high", "agent", clearance="restricted")
     e = add(memory, high.actor, "secret-ish scratch", kind="working_note", sensitivity="restricted")
-    p = submit_proposal(
+    p = submit_request(
         actor=high.actor,
         data={
             "memory": "acme",
@@ -152,7 +152,7 @@ def test_supersession_compensation_restores_old_head_exactly(memory, agent, revi
     old = add(memory, agent.actor, "Deploy target is eu-2", current_state=True).entry
     new = add(memory, agent.actor, "Deploy target is eu-3 since March", current_state=True).entry
     before = snap([old, new])
-    p = submit_proposal(
+    p = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -173,7 +173,7 @@ def test_consolidation_compensation_restores_heads_exactly(memory, agent, review
     a = add(memory, agent.actor, "Backups run at 03:00 UTC").entry
     b = add(memory, agent.actor, "Backups run nightly at 03:00 UTC").entry
     before = snap([a, b])
-    p = submit_proposal(
+    p = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -195,7 +195,7 @@ def test_pending_consolidation_into_a_newly_superseded_entry_goes_stale(memory, 
     o = add(memory, agent.actor, "Build cache lives on host cache-1 port 6379").entry
     r = add(memory, agent.actor, "Build cache on cache-1 port 6379 needs VPN").entry
     s = add(memory, agent.actor, "Build cache moved to cache-2 port 6380").entry
-    p_merge = submit_proposal(
+    p_merge = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -206,7 +206,7 @@ def test_pending_consolidation_into_a_newly_superseded_entry_goes_stale(memory, 
             "body": "Build cache lives on host cache-1 port 6379 and needs VPN",
         },
     ).proposal
-    p_sup = submit_proposal(
+    p_sup = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",

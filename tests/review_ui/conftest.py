@@ -12,8 +12,8 @@ from django.test import Client
 
 from memory import actions as memory_actions
 from memory.models import Memory
-from proposals.actions import submit_proposal
 from proposals.models import Proposal
+from proposals.requests import submit_request
 
 # The shared Playwright fixtures of tests/browser: ``browser`` (Debian's Chromium, one per module),
 # ``page`` (a fresh context at 1280 px, ``base_url`` = the live server) and ``login``.
@@ -80,7 +80,7 @@ def consolidate(
         b or f"Deploys {n} run nightly at 02:00 UTC",
         evidence=evidence_b if evidence_b is not None else [{"source": "chat", "ref": f"msg-{n}"}],
     )
-    result = submit_proposal(
+    result = submit_request(
         actor=actor,
         data={
             "memory": memory.slug,

@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from memory.demo import DEMO_PASSWORD, load_demo
-from proposals.actions import submit_proposal
+from proposals.requests import submit_request
 from tests.review_ui.conftest import consolidate, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -176,7 +176,7 @@ def _demo_proposals() -> list[int]:
             "body": "On-call rotates weekly; pages go to the on-call channel.",
         },
     ):
-        made.append(submit_proposal(actor=agent, data={"memory": slug, **data}).proposal.pk)
+        made.append(submit_request(actor=agent, data={"memory": slug, **data}).proposal.pk)
     return made
 
 

@@ -206,6 +206,26 @@ def test_two_required_approvals_through_the_browser(rita, ravi, memory, proposal
     assert Revision.objects.filter(proposal_id=proposal.pk).count() == 1
 
 
+def test_reviewer_who_approved_with_a_key_sees_no_approve_form_in_the_browser(
+    rita, reviewer, memory, proposal
+):
+    """A key and its owner are one person: after rita's key approved, rita's browser session
+    is told she approved, without an Approve form (and a second approval is refused)."""
+    from memory.actions import update_memory_policy
+    from review import actions as review_actions
+
+    update_memory_policy(
+        memory, actor=_actor("rita"), policy={"approvals_required": {"consolidation": 2}}
+    )
+    result = review_actions.approve_proposal(proposal.pk, actor=reviewer.actor)
+    assert result.approvals == 1 and result.revision is None
+    html = rita.get(f"/review/proposals/{proposal.pk}/").content.decode()
+    assert "You approved this proposal; it waits for another reviewer." in html
+    assert ">Approve</button>" not in html
+    again = rita.post(approve_url(proposal.pk), {})
+    assert again.status_code == 409 and b"Already decided" in again.content
+
+
 # --- Reject ------------------------------------------------------------------------------------
 
 

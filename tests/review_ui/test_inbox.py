@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.models import Entry
-from proposals.actions import submit_proposal
 from proposals.models import Proposal
+from proposals.requests import submit_request
 from proposals.selectors import visible_proposals
 from review import actions, claims
 from review.inbox import COUNT_CAP
@@ -35,7 +35,7 @@ def cleanup(memory, actor, n: int = 2):
     entries = [
         add(memory, actor, f"Scratch note {next(_notes)} about nothing much") for _ in range(n)
     ]
-    return submit_proposal(
+    return submit_request(
         actor=actor,
         data={
             "memory": memory.slug,

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.search import search
-from proposals.actions import submit_proposal
+from proposals.requests import submit_request
 from review import actions, pages
 from review.recall_preview import MAX_PREVIEWS, recall_preview
 from tests.review_ui.conftest import add, consolidate
@@ -82,7 +82,7 @@ def test_entry_links_go_to_the_timeline(rita, proposal):
 
 def test_supersession_with_a_new_successor_shows_old_and_successor(rita, memory, agent):
     old = add(memory, agent.actor, "Logs are kept 30 days in Loki.")
-    p = submit_proposal(
+    p = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -103,7 +103,7 @@ def test_cleanup_lists_the_entries_without_a_result_pane(rita, memory, agent):
         add(memory, agent.actor, f"Scratch note {i} on the build cache", kind="working_note")
         for i in range(3)
     ]
-    p = submit_proposal(
+    p = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -186,7 +186,7 @@ def test_preview_of_a_consolidation_matches_recall_after_approval(memory, agent,
 def test_preview_of_a_supersession_matches_recall_after_approval(memory, agent):
     old = add(memory, agent.actor, "The staging database is db-stage-3.")
     add(memory, agent.actor, "The staging database has nightly snapshots.")
-    p = submit_proposal(
+    p = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -216,7 +216,7 @@ def test_preview_of_a_promotion_and_a_cleanup_match_recall_after_approval(memory
         tier="session",
         session_id="s2",
     )
-    promo = submit_proposal(
+    promo = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -229,7 +229,7 @@ def test_preview_of_a_promotion_and_a_cleanup_match_recall_after_approval(memory
     ).proposal
     _after_matches_real_recall(memory, promo, acknowledge=actions.lost_detail_names(promo))
     ids = [add(memory, agent.actor, f"Scratch note {i} about the build cache") for i in range(3)]
-    clean = submit_proposal(
+    clean = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",
@@ -258,7 +258,7 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
     with django_assert_max_num_queries(3 + 4 + 2 * MAX_PREVIEWS):
         page_of(rita, lossy.pk)
     ids = [add(memory, agent.actor, f"Build cache note number {i}") for i in range(12)]
-    big = submit_proposal(
+    big = submit_request(
         actor=agent.actor,
         data={
             "memory": "acme",

@@ -1,16 +1,9 @@
-"""Actions of proposal intake: the only code that writes proposals (DESIGN.md §9).
+"""Proposal intake: the only code that creates proposals (DESIGN.md §9).
 
-- :func:`submit_proposal` — shape, visibility, pre-state, verification, the one-open rule and
-  idempotency, then one proposal with its exact pre-state. Nothing about memory changes: no
-  revision, no head, no projection, no recall change (approval is the only way a proposal
-  writes a revision — that is the review app's job).
-- :func:`withdraw_proposal` — the submitter takes back a pending proposal.
-- :func:`mark_stale_for_heads` — registered on ``memory.hooks.on_heads_changed``: when a revision
-  changes an affected entry's head, every pending proposal touching it becomes ``stale`` in the
-  same transaction, naming that revision.
-- :func:`file_duplicate_consolidation` — registered on ``memory.hooks.on_entry_admitted``: a new
-  entry at or above ``tau_same`` of an existing one gets a consolidation proposal filed by the
-  ``system`` actor through the same intake.
+:func:`submit_proposal` — visibility, pre-state, the kind's verification, the one-open rule and
+idempotency, then one proposal with its exact pre-state. Nothing about memory changes: no
+revision, no head, no projection, no recall change (approval is the only way a proposal writes
+a revision — that is the review app's job).
 
 Lock order, as everywhere: the Memory row, then proposal rows, then entry heads. Submissions
 take the Memory lock so that checking the heads and inserting the proposal cannot interleave
@@ -19,12 +12,10 @@ with a write that changes those heads (whose staleness hook would otherwise miss
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -33,16 +24,14 @@ from django.utils import timezone
 from lib.correlation import current_correlation_id
 from memory import audit
 from memory.actions import clean_evidence, get_memory, lock_memory, resolve_evidence
-from memory.actors import SYSTEM, Actor
+from memory.actors import Actor
 from memory.admission import check_no_secrets, clean_text
-from memory.dedupe import thresholds
 from memory.exceptions import EntryInactive
-from memory.models import Entry, Head, HeadState, Memory, Revision
+from memory.models import Entry, Head, HeadState, Memory
 
-from . import hooks, verify
-from .evidence import evidence_json
-from .exceptions import (
-    DomainError,
+from .. import hooks, verify
+from ..evidence import evidence_json
+from ..exceptions import (
     DuplicateProposal,
     Forbidden,
     IdempotencyKeyReused,
@@ -51,34 +40,24 @@ from .exceptions import (
     TooLarge,
     ValidationFailed,
 )
-from .kinds import Draft, Ref, Resolved, kind_of
-from .models import (
+from ..kinds import Draft, Ref, Resolved, Submission, kind_of
+from ..models import (
     IDEMPOTENCY_TTL_HOURS,
     MAX_AFFECTED_ENTRIES,
     IdempotencyKey,
     Proposal,
-    ProposalKind,
     ProposalStatus,
     ProposalTarget,
     affected_key,
 )
-from .serializers import parse_submission
 
 log = logging.getLogger(__name__)
-
-
-# --- Submission -------------------------------------------------------------------------------
 
 
 @dataclass
 class SubmitResult:
     proposal: Proposal
     created: bool  # False: an idempotent replay returned the original proposal
-
-
-def _request_hash(data: Any) -> str:
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _clean_idempotency_key(value: Any) -> str | None:
@@ -243,23 +222,29 @@ def _recheck_heads_locked(kind: str, resolved: Sequence[Resolved]) -> None:
 
 
 @transaction.atomic(durable=True)
-def submit_proposal(*, actor: Actor, data: Any, idempotency_key: str | None = None) -> SubmitResult:
+def submit_proposal(
+    *, actor: Actor, submission: Submission, idempotency_key: str | None = None
+) -> SubmitResult:
     """Submit an L2 proposal (API.md "Proposals").
 
-    Preconditions: ``data`` is the request object (``memory``, ``kind``, common and kind fields).
+    Preconditions: ``submission`` passed its kind's schema (``proposals.serializers.
+    parse_submission``; unknown fields and wrong types were refused there with 400).
     Effects: one pending proposal, its pre-state targets, an idempotency record (when a key is
     given) and a ``proposal.submitted`` audit event — or nothing, with a precise error:
-    400 ``invalid`` (shape, kinds), 404 ``not_found`` (memory, entries), 409 ``stale_proposal`` /
-    ``entry_inactive`` / ``duplicate_proposal`` / ``idempotency_key_reused``, 413 ``too_large``,
+    400 ``invalid`` (evidence, duplicate references), 404 ``not_found`` (memory, entries),
+    409 ``stale_proposal`` / ``entry_inactive`` / ``duplicate_proposal`` /
+    ``idempotency_key_reused``, 413 ``too_large``,
     422 ``noop_rewrite`` / ``insufficient_sessions`` / ``secret_detected``.
     Same key + same body → the original proposal (``created=False``), whatever its status now.
     Locks: the Memory row (after all text checks and verification).
     """
-    return submit_in_transaction(actor=actor, data=data, idempotency_key=idempotency_key)
+    return submit_in_transaction(
+        actor=actor, submission=submission, idempotency_key=idempotency_key
+    )
 
 
 def submit_in_transaction(
-    *, actor: Actor, data: Any, idempotency_key: str | None = None
+    *, actor: Actor, submission: Submission, idempotency_key: str | None = None
 ) -> SubmitResult:
     """The intake itself, for callers already inside a transaction (the system's near-duplicate
     check during an add, which holds the Memory lock). :func:`submit_proposal` is the entry
@@ -267,12 +252,12 @@ def submit_in_transaction(
     if not actor.can_write_entries:
         raise Forbidden("Your role may not submit proposals.")
     key = _clean_idempotency_key(idempotency_key)
-    request_hash = _request_hash(data)
+    request_hash = submission.request_hash
     if key is not None:
         replay = _replay(actor, key, request_hash)
         if replay is not None:
             return replay
-    kind, parsed = parse_submission(data)
+    kind, parsed = submission.kind, dict(submission.fields)
     memory = get_memory(actor, parsed["memory"])
     draft = _clean(kind, parsed)
     resolved = _resolve(actor, memory, draft.refs)
@@ -392,167 +377,3 @@ def purge_idempotency_keys(*, now: Any = None) -> int:
     """Delete idempotency records past their expiry (they are honoured ≥ 24 h). Idempotent."""
     deleted, _ = IdempotencyKey.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return int(deleted)
-
-
-# --- Withdraw ---------------------------------------------------------------------------------
-
-
-@transaction.atomic(durable=True)
-def withdraw_proposal(proposal: Proposal, *, actor: Actor, reason: Any = None) -> Proposal:
-    """The submitter (same key, its owner, or the same user) withdraws a pending proposal.
-
-    403 ``forbidden`` for anyone else; 409 ``already_decided`` once it is not pending.
-    Locks: the Memory row, then the proposal row.
-    """
-    why = clean_text(reason, field="reason")
-    lock_memory(proposal.memory_id)
-    proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
-    if not proposal.is_self(actor):
-        raise Forbidden("Only the submitter may withdraw a proposal.")
-    fields = proposal.transition_to(ProposalStatus.WITHDRAWN, reason=why)
-    proposal.save(update_fields=fields)
-    audit.record(
-        "proposal.withdrawn",
-        actor=actor,
-        memory=proposal.memory,
-        label=f"{proposal.kind} #{proposal.pk}",
-        proposal_id=proposal.pk,
-        entry_ids=list(proposal.targets.values_list("entry__uid", flat=True)),
-        payload={"reason": why},
-    )
-    return proposal
-
-
-# --- Hooks (registered in ProposalsConfig.ready) ----------------------------------------------
-
-
-def _revision_actor(revision: Revision) -> Actor:
-    return Actor(
-        type=revision.actor_type,
-        id=revision.actor_id,
-        label=revision.actor_label,
-        role=SYSTEM,
-        on_behalf_of=revision.on_behalf_of,
-    )
-
-
-def mark_stale_for_heads(memory: Memory, revision: Revision, entry_pks: list[int]) -> None:
-    """Every pending proposal touching ``entry_pks`` becomes ``stale`` with ``revision``.
-
-    Called by the revision writer inside its transaction, under the Memory lock, after the heads
-    changed. The proposal a revision applies (``revision.proposal_id``) is left to its approver.
-    Locks: the proposal rows (after the Memory row).
-    """
-    if not entry_pks:
-        return
-    qs = Proposal.objects.pending().filter(memory=memory).touching(entry_pks)
-    if revision.proposal_id is not None:
-        qs = qs.exclude(pk=revision.proposal_id)
-    proposals = list(qs.select_for_update().order_by("pk"))
-    if not proposals:
-        return
-    touched: dict[int, list[str]] = {}
-    for pid, uid in (
-        ProposalTarget.objects.filter(proposal__in=proposals, entry_id__in=entry_pks)
-        .order_by("proposal_id", "position")
-        .values_list("proposal_id", "entry__uid")
-    ):
-        touched.setdefault(pid, []).append(uid)
-    actor = _revision_actor(revision)
-    for proposal in proposals:
-        uids = touched.get(proposal.pk, [])
-        mark_stale(
-            proposal,
-            memory=memory,
-            revision=revision,
-            actor=actor,
-            reason=f"revision {revision.number} ({revision.kind}) changed {', '.join(uids)}",
-            at=revision.recorded_at,
-            label=f"{proposal.kind} #{proposal.pk}",
-            entry_ids=uids,
-            payload={"revision": revision.number, "revision_kind": revision.kind},
-        )
-
-
-def mark_stale(
-    proposal: Proposal,
-    *,
-    memory: Memory,
-    revision: Revision,
-    actor: Actor,
-    reason: str,
-    label: str,
-    entry_ids: list[str],
-    payload: dict[str, Any],
-    at: datetime | None = None,
-) -> None:
-    """``proposal`` (locked, pending) becomes ``stale``, naming the ``revision`` that moved an
-    affected entry, with a ``proposal.stale`` audit event. The caller holds the Memory and
-    proposal locks; used by the staleness hook and by approval's own pre-state check."""
-    fields = proposal.transition_to(ProposalStatus.STALE, reason=reason, at=at)
-    proposal.stale_revision = revision
-    proposal.save(update_fields=[*fields, "stale_revision"])
-    audit.record(
-        "proposal.stale",
-        actor=actor,
-        memory=memory,
-        label=label,
-        revision=revision,
-        proposal_id=proposal.pk,
-        entry_ids=entry_ids,
-        payload=payload,
-    )
-
-
-def file_duplicate_consolidation(
-    *,
-    memory: Memory,
-    actor: Actor,
-    result: Any,
-    dedupe: bool = True,
-    near_duplicate_of: Any = None,
-    **_hook_kwargs: Any,
-) -> None:
-    """After an add: a new entry at or above ``tau_same`` of an existing one gets a consolidation
-    proposal (target: the existing entry with its own body, redundant: the new entry) filed by
-    the ``system`` actor through the same intake. Sets ``result.proposal_id``.
-
-    Never fails the write: a refusal (e.g. a proposal already open for the pair) is logged and
-    the savepoint leaves nothing behind; an open duplicate's id is reported instead.
-    """
-    if not dedupe or not getattr(result, "created", False):
-        return
-    duplicates = [d for d in result.near_duplicates if d.get("relation") == "duplicate_of"]
-    if not duplicates:
-        return
-    best = duplicates[0]
-    target = (
-        Entry.objects.for_memory(memory)
-        .filter(uid=best["entry_id"])
-        .select_related("head__version")
-        .first()
-    )
-    if target is None:
-        return
-    tau_same, _ = thresholds(memory)
-    data: dict[str, Any] = {
-        "memory": memory.slug,
-        "kind": ProposalKind.CONSOLIDATION.value,
-        "rationale": (
-            f"Near-duplicate found on add: {result.entry.uid} scores {best['score']} against "
-            f"{target.uid} (tau_same {tau_same})."
-        ),
-        "target": {"entry_id": target.uid, "version": target.head.version.number},
-        "redundant": [{"entry_id": result.entry.uid, "version": result.version.number}],
-        "body": target.head.version.body,
-    }
-    try:
-        with transaction.atomic():
-            filed = submit_in_transaction(actor=Actor.system("near-duplicate check"), data=data)
-    except DuplicateProposal as exc:
-        result.proposal_id = exc.details.get("proposal")
-        return
-    except DomainError as exc:
-        log.info("no consolidation proposal for %s: %s", result.entry.uid, exc.message)
-        return
-    result.proposal_id = filed.proposal.pk

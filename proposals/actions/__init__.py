@@ -1,0 +1,23 @@
+"""Actions of proposals: the only code that writes proposals (DESIGN.md §9).
+
+- ``intake``: :func:`submit_proposal` (and :func:`submit_in_transaction` for callers inside a
+  memory write), :func:`purge_idempotency_keys`;
+- ``status``: :func:`withdraw_proposal`, :func:`mark_stale` and the staleness hook
+  :func:`mark_stale_for_heads`;
+- ``system``: :func:`file_duplicate_consolidation`, the near-duplicate check's proposal.
+"""
+
+from .intake import SubmitResult, purge_idempotency_keys, submit_in_transaction, submit_proposal
+from .status import mark_stale, mark_stale_for_heads, withdraw_proposal
+from .system import file_duplicate_consolidation
+
+__all__ = [
+    "SubmitResult",
+    "file_duplicate_consolidation",
+    "mark_stale",
+    "mark_stale_for_heads",
+    "purge_idempotency_keys",
+    "submit_in_transaction",
+    "submit_proposal",
+    "withdraw_proposal",
+]

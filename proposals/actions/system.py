@@ -1,0 +1,81 @@
+"""Proposals the system files itself inside a memory write.
+
+:func:`file_duplicate_consolidation` is registered on ``memory.hooks.on_entry_admitted``: a new
+entry at or above ``tau_same`` of an existing one gets a consolidation proposal filed by the
+``system`` actor through the same intake.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+
+from memory.actors import Actor
+from memory.dedupe import thresholds
+from memory.models import Entry, Memory
+
+from ..exceptions import DomainError, DuplicateProposal
+from ..kinds import Submission
+from ..models import ProposalKind
+from .intake import submit_in_transaction
+
+log = logging.getLogger(__name__)
+
+
+def file_duplicate_consolidation(
+    *,
+    memory: Memory,
+    actor: Actor,
+    result: Any,
+    dedupe: bool = True,
+    near_duplicate_of: Any = None,
+    **_hook_kwargs: Any,
+) -> None:
+    """After an add: a new entry at or above ``tau_same`` of an existing one gets a consolidation
+    proposal (target: the existing entry with its own body, redundant: the new entry) filed by
+    the ``system`` actor through the same intake. Sets ``result.proposal_id``.
+
+    Never fails the write: a refusal (e.g. a proposal already open for the pair) is logged and
+    the savepoint leaves nothing behind; an open duplicate's id is reported instead.
+    """
+    if not dedupe or not getattr(result, "created", False):
+        return
+    duplicates = [d for d in result.near_duplicates if d.get("relation") == "duplicate_of"]
+    if not duplicates:
+        return
+    best = duplicates[0]
+    target = (
+        Entry.objects.for_memory(memory)
+        .filter(uid=best["entry_id"])
+        .select_related("head__version")
+        .first()
+    )
+    if target is None:
+        return
+    tau_same, _ = thresholds(memory)
+    data: dict[str, Any] = {
+        "memory": memory.slug,
+        "kind": ProposalKind.CONSOLIDATION.value,
+        "rationale": (
+            f"Near-duplicate found on add: {result.entry.uid} scores {best['score']} against "
+            f"{target.uid} (tau_same {tau_same})."
+        ),
+        "target": {"entry_id": target.uid, "version": target.head.version.number},
+        "redundant": [{"entry_id": result.entry.uid, "version": result.version.number}],
+        "body": target.head.version.body,
+    }
+    try:
+        with transaction.atomic():
+            filed = submit_in_transaction(
+                actor=Actor.system("near-duplicate check"),
+                submission=Submission.of(ProposalKind.CONSOLIDATION, data),
+            )
+    except DuplicateProposal as exc:
+        result.proposal_id = exc.details.get("proposal")
+        return
+    except DomainError as exc:
+        log.info("no consolidation proposal for %s: %s", result.entry.uid, exc.message)
+        return
+    result.proposal_id = filed.proposal.pk
