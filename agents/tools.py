@@ -28,6 +28,7 @@ from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn, version_o
 from memory.visibility import scrub
 from proposals import actions as proposal_actions
 from proposals.models import Proposal
+from proposals.permissions import require_submitter
 from proposals.selectors import get_proposal, proposal_json
 from proposals.serializers import KIND_SERIALIZERS, parse_submission
 
@@ -168,6 +169,7 @@ def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    require_submitter(actor)
     submission = dict(data)
     idempotency_key = submission.pop("idempotency_key", None)
     if not submission.get("memory"):

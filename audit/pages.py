@@ -29,10 +29,11 @@ from memory.models import (
     sensitivities_up_to,
 )
 from proposals.selectors import visible_proposals
+from review.compare import DiffSegment as Segment
+from review.compare import word_diff
 from review.models import Decision
 
-from .diffs import Segment, word_diff
-from .events import audit_events, redact
+from .events import AuditEventQuerySet, audit_events, redact
 
 #: Audit events shown on an entry timeline (newest); the log pages through all of them.
 TIMELINE_EVENTS = 200
@@ -108,29 +109,7 @@ def entry_timeline(actor: Actor, memory: Memory, uid: str) -> Timeline:
         raise NotFound(f"No entry '{uid}' in memory '{memory.slug}'.")
     head = entry.head
     projection = getattr(entry, "projection", None)
-    versions = list(
-        EntryVersion.objects.filter(entry=entry)
-        .select_related("revision")
-        .prefetch_related(
-            Prefetch(
-                "evidence",
-                queryset=Evidence.objects.select_related("source").order_by("position"),
-            )
-        )
-        .order_by("number")
-    )
-    version_views: list[VersionView] = []
-    previous: EntryVersion | None = None
-    for v in versions:
-        version_views.append(
-            VersionView(
-                version=v,
-                evidence=list(v.evidence.all()),
-                diff=word_diff(previous.body, v.body) if previous is not None else None,
-                is_head=v.pk == head.version_id,
-            )
-        )
-        previous = v
+    version_views = _versions(entry, head)
     changes = list(
         RevisionChange.objects.filter(entry=entry)
         .select_related("revision", "from_version", "to_version")
@@ -147,19 +126,7 @@ def entry_timeline(actor: Actor, memory: Memory, uid: str) -> Timeline:
     # The newest events only (the log pages through the rest); the links of all of them.
     newest = list(touching.order_by("-id")[: TIMELINE_EVENTS + 1])
     events = redact(list(reversed(newest[:TIMELINE_EVENTS])), actor)
-    links = set(
-        touching.exclude(proposal_id__isnull=True, operation_id__isnull=True)
-        .values_list("proposal_id", "operation_id")
-        .distinct()
-    )
-    proposal_ids = sorted(
-        {p for p, _ in links if p}
-        | {c.revision.proposal_id for c in changes if c.revision.proposal_id}
-    )
-    operation_ids = sorted(
-        {o for _, o in links if o}
-        | {c.revision.operation_id for c in changes if c.revision.operation_id}
-    )
+    proposal_ids, operation_ids = _linked_records(touching, changes)
     declarations_now = current_declarations(
         ev.source_id for vv in version_views for ev in vv.evidence
     )
@@ -181,6 +148,54 @@ def entry_timeline(actor: Actor, memory: Memory, uid: str) -> Timeline:
         operation_ids=operation_ids,
         declarations_now=declarations_now,
     )
+
+
+def _versions(entry: Entry, head: Head) -> list[VersionView]:
+    """Every version oldest first, with its evidence and the word diff from its predecessor."""
+    versions = list(
+        EntryVersion.objects.filter(entry=entry)
+        .select_related("revision")
+        .prefetch_related(
+            Prefetch(
+                "evidence",
+                queryset=Evidence.objects.select_related("source").order_by("position"),
+            )
+        )
+        .order_by("number")
+    )
+    views: list[VersionView] = []
+    previous: EntryVersion | None = None
+    for v in versions:
+        views.append(
+            VersionView(
+                version=v,
+                evidence=list(v.evidence.all()),
+                diff=word_diff(previous.body, v.body) if previous is not None else None,
+                is_head=v.pk == head.version_id,
+            )
+        )
+        previous = v
+    return views
+
+
+def _linked_records(
+    touching: AuditEventQuerySet, changes: Sequence[RevisionChange]
+) -> tuple[list[int], list[int]]:
+    """Proposal and operation ids named by the entry's events (all of them) and revisions."""
+    links = set(
+        touching.exclude(proposal_id__isnull=True, operation_id__isnull=True)
+        .values_list("proposal_id", "operation_id")
+        .distinct()
+    )
+    proposal_ids = sorted(
+        {p for p, _ in links if p}
+        | {c.revision.proposal_id for c in changes if c.revision.proposal_id}
+    )
+    operation_ids = sorted(
+        {o for _, o in links if o}
+        | {c.revision.operation_id for c in changes if c.revision.operation_id}
+    )
+    return proposal_ids, operation_ids
 
 
 def lifecycle_intervals(changes: Sequence[RevisionChange]) -> list[Interval]:

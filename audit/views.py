@@ -94,23 +94,34 @@ def audit_log(request: HttpRequest, actor: Actor) -> HttpResponse:
 def entry_timeline(request: HttpRequest, actor: Actor, slug: str, entry_id: str) -> HttpResponse:
     """``/memories/<slug>/entries/<entry_id>/``: versions with word diffs, lifecycle intervals,
     relations, evidence snapshots, proposals and decisions, and every audit event about it."""
-    try:
-        memory = pages.get_visible_memory(actor, slug)
-        timeline = pages.entry_timeline(actor, memory, entry_id)
-    except DomainError as exc:
-        return _not_found(request, exc)
-    return render(request, "audit/timeline.html", {"nav": "audit", "t": timeline})
+    return _memory_page(
+        request, actor, slug, "audit/timeline.html", "t", pages.entry_timeline, entry_id
+    )
 
 
 @audit_page
 def revision_detail(request: HttpRequest, actor: Actor, slug: str, number: int) -> HttpResponse:
     """``/memories/<slug>/revisions/<n>/``: who, when, why, and each change before → after."""
+    return _memory_page(
+        request, actor, slug, "audit/revision.html", "p", pages.revision_page, number
+    )
+
+
+def _memory_page(
+    request: HttpRequest,
+    actor: Actor,
+    slug: str,
+    template: str,
+    name: str,
+    build: Callable[[Actor, Memory, Any], Any],
+    key: Any,
+) -> HttpResponse:
+    """A page about one record of a visible Memory; 404 for anything the actor cannot see."""
     try:
-        memory = pages.get_visible_memory(actor, slug)
-        page = pages.revision_page(actor, memory, number)
+        page = build(actor, pages.get_visible_memory(actor, slug), key)
     except DomainError as exc:
         return _not_found(request, exc)
-    return render(request, "audit/revision.html", {"nav": "audit", "p": page})
+    return render(request, template, {"nav": "audit", name: page})
 
 
 def _not_found(request: HttpRequest, exc: DomainError) -> HttpResponse:

@@ -9,12 +9,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lib.api import ActorApiView, parse
-from lib.errors import Forbidden, ValidationFailed
+from lib.errors import ValidationFailed
 from lib.pagination import keyset_page
 from memory.actions import get_memory
 
 from . import actions
 from .models import Proposal
+from .permissions import require_reader, require_submitter
 from .selectors import get_proposal, proposal_json, visible_proposals
 from .serializers import ProposalListQuery, ProposalSubmitIn, WithdrawIn, parse_submission
 
@@ -45,8 +46,7 @@ class ProposalListSubmitApi(ActorApiView):
     )
     def get(self, request: Request) -> Response:
         actor = self.actor(request)
-        if not actor.can_read:
-            raise Forbidden("Your role may not read proposals.")
+        require_reader(actor)
         query = ProposalListQuery(data=request.query_params.dict())
         if not query.is_valid():
             raise ValidationFailed(
@@ -76,6 +76,7 @@ class ProposalListSubmitApi(ActorApiView):
     )
     def post(self, request: Request) -> Response:
         actor = self.actor(request)
+        require_submitter(actor)
         result = actions.submit_proposal(
             actor=actor,
             submission=parse_submission(request.data),

@@ -18,8 +18,9 @@ from django.db.models import QuerySet
 from memory.actors import Actor
 from memory.visibility import ENTRY_UID, scrub
 
-from .exceptions import Forbidden, NotFound
+from .exceptions import NotFound
 from .models import Proposal, ProposalQuerySet
+from .permissions import require_reader
 from .serializers import proposal_out
 
 
@@ -34,8 +35,7 @@ def get_proposal(
     """Proposal ``proposal_id`` if the actor may read proposals and see this one; 404 otherwise
     (other Memories and entries above the actor's clearance do not exist for it). ``queryset``
     (built on :func:`visible_proposals`) chooses what is loaded with it."""
-    if not actor.can_read:
-        raise Forbidden("Your role may not read proposals.")
+    require_reader(actor)
     qs = queryset if queryset is not None else visible_proposals(actor).with_detail()
     proposal = qs.filter(pk=proposal_id).first()
     if proposal is None:

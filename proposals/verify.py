@@ -201,10 +201,13 @@ def extract_details(text: str) -> list[Detail]:
 def detail_present(detail: str, text: str) -> bool:
     """Whether ``detail`` occurs in ``text`` as a whole token sequence (case-insensitive): "3"
     is not present in "30" nor in "3.11", "deploy.sh" is present in "scripts/deploy.sh"."""
-    pattern = re.compile(
-        r"(?<![\w])" + re.escape(detail.casefold()) + r"(?![\w]|[.,]\d)", re.UNICODE
-    )
+    pattern = detail_pattern(detail.casefold())
     return bool(pattern.search(unicodedata.normalize("NFC", text).casefold()))
+
+
+def detail_pattern(detail: str, flags: int = 0) -> re.Pattern[str]:
+    """``detail`` as a whole token sequence: not inside a longer word, number or version."""
+    return re.compile(r"(?<![\w])" + re.escape(detail) + r"(?![\w]|[.,]\d)", re.UNICODE | flags)
 
 
 @dataclass

@@ -1,11 +1,14 @@
-"""Word-level comparison for the proposal page: inputs → result, with lost details marked.
+"""Word-level comparison: the proposal page's inputs → result with lost details marked, and the
+audit pages' version-to-version word diff.
 
-Texts are cut into word tokens (runs of letters/digits/underscore, each CJK character on its own,
-single punctuation marks); whitespace only separates. The stdlib's
-:class:`difflib.SequenceMatcher` aligns the case-folded token lists. The output is a list of
-:class:`Segment` — plain text with flags — which the templates render inside ``<del>``, ``<ins>``
-and ``<mark>`` with Django's auto-escaping: nothing here builds HTML, so entry text such as
-``<script>`` can only ever appear as text.
+Texts are cut into word tokens (runs of letters/digits/underscore, each CJK character on its own —
+a Chinese or Japanese sentence has no spaces —, single punctuation marks). The stdlib's
+:class:`difflib.SequenceMatcher` aligns the token lists.
+
+For the proposal page whitespace only separates and the lists are compared case-folded. The
+output is a list of :class:`Segment` — plain text with flags — which the templates render inside
+``<del>``, ``<ins>`` and ``<mark>`` with Django's auto-escaping: nothing here builds HTML, so
+entry text such as ``<script>`` can only ever appear as text.
 
 - :func:`annotate_input` marks, in one input, the words the result drops (``removed``) and the
   verified lost details (``lost``: the exact spans the reviewer must acknowledge).
@@ -13,6 +16,11 @@ and ``<mark>`` with Django's auto-escaping: nothing here builds HTML, so entry t
 - :func:`inline_diff` is the classic one-text diff (``removed`` then ``added`` segments).
 
 Concatenating the segments' text always gives the original text back.
+
+For the audit pages (:func:`word_diff`) whitespace runs are tokens too and case counts: the
+result is a list of :class:`DiffSegment` ``(op, text)`` with ``op`` in ``equal``, ``delete``,
+``insert``; the ``equal`` and ``delete`` segments give the old text back, ``equal`` and
+``insert`` the new one.
 """
 
 from __future__ import annotations
@@ -23,8 +31,12 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from proposals.verify import detail_pattern
+
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]", re.UNICODE)
+_WORD = rf"[{_CJK}]|[^\W{_CJK}]+"
+_TOKEN = re.compile(rf"{_WORD}|[^\w\s]", re.UNICODE)
+_TOKEN_OR_SPACE = re.compile(rf"{_WORD}|\s+|[^\w\s]", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -84,10 +96,7 @@ def lost_spans(text: str, details: Iterable[str]) -> list[tuple[int, int]]:
     for detail in details:
         if not detail:
             continue
-        pattern = re.compile(
-            r"(?<![\w])" + re.escape(unicodedata.normalize("NFC", detail)) + r"(?![\w]|[.,]\d)",
-            re.IGNORECASE | re.UNICODE,
-        )
+        pattern = detail_pattern(unicodedata.normalize("NFC", detail), re.IGNORECASE)
         spans.extend(m.span() for m in pattern.finditer(text))
     return spans
 
@@ -171,3 +180,50 @@ def inline_diff(old: str, new: str) -> list[Segment]:
             text = text + " "
         out[i] = Segment(text, removed=True)
     return out
+
+
+# --- The audit pages' word diff -----------------------------------------------------------------
+
+EQUAL = "equal"
+DELETE = "delete"
+INSERT = "insert"
+
+
+@dataclass(frozen=True)
+class DiffSegment:
+    op: str
+    text: str
+
+
+def tokens(text: str) -> list[str]:
+    """The word and whitespace tokens of ``text``; joined they give ``text`` back exactly."""
+    return _TOKEN_OR_SPACE.findall(text)
+
+
+def word_diff(old: str, new: str) -> list[DiffSegment]:
+    """Segments turning ``old`` into ``new``, word by word (adjacent same-op runs merged)."""
+    a, b = tokens(old), tokens(new)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    out: list[DiffSegment] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            _push(out, EQUAL, "".join(a[i1:i2]))
+            continue
+        if tag in ("delete", "replace"):
+            _push(out, DELETE, "".join(a[i1:i2]))
+        if tag in ("insert", "replace"):
+            _push(out, INSERT, "".join(b[j1:j2]))
+    return out
+
+
+def _push(out: list[DiffSegment], op: str, text: str) -> None:
+    if not text:
+        return
+    if out and out[-1].op == op:
+        out[-1] = DiffSegment(op, out[-1].text + text)
+    else:
+        out.append(DiffSegment(op, text))
+
+
+def changed(segments: list[DiffSegment]) -> bool:
+    return any(s.op != EQUAL for s in segments)

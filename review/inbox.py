@@ -88,26 +88,31 @@ def parse_filter(params: Mapping[str, str], memories: Sequence[Memory]) -> Inbox
             errors["memory"] = [f"No memory '{slug}' you can see."]
         else:
             f.memory, f.memory_id = found.slug, found.pk
-    kind = (params.get("kind") or "").strip()
-    if kind:
-        if kind in KINDS:
-            f.kind = kind
-        else:
-            errors["kind"] = [f"One of {', '.join(KINDS)}."]
-    status = (params.get("status") or "").strip()
-    if status:
-        if status in STATUS_CHOICES:
-            f.status = status
-        else:
-            errors["status"] = [f"One of {', '.join(STATUS_CHOICES)}."]
-    sort = (params.get("sort") or "").strip()
-    if sort:
-        if sort in SORTS:
-            f.sort = sort
-        else:
-            errors["sort"] = ["oldest or newest."]
+    f.kind = _choice(params, "kind", KINDS, f.kind, errors, f"One of {', '.join(KINDS)}.")
+    f.status = _choice(
+        params, "status", STATUS_CHOICES, f.status, errors, f"One of {', '.join(STATUS_CHOICES)}."
+    )
+    f.sort = _choice(params, "sort", SORTS, f.sort, errors, "oldest or newest.")
     f.errors = errors
     return f
+
+
+def _choice(
+    params: Mapping[str, str],
+    name: str,
+    allowed: Sequence[str],
+    default: str,
+    errors: dict[str, list[str]],
+    message: str,
+) -> str:
+    """``params[name]`` when it is one of ``allowed``; else ``default`` (an error if given)."""
+    value = (params.get(name) or "").strip()
+    if not value:
+        return default
+    if value in allowed:
+        return value
+    errors[name] = [message]
+    return default
 
 
 # --- Queries -----------------------------------------------------------------------------------
@@ -138,14 +143,17 @@ def page_queryset(actor: Actor, f: InboxFilter) -> QuerySet[Proposal]:
         filtered(actor, f)
         .select_related("memory", "claim", "operation")
         .annotate(approvals=Coalesce(Subquery(approvals), Value(0), output_field=IntegerField()))
-        .prefetch_related(
-            Prefetch(
-                "targets",
-                queryset=ProposalTarget.objects.select_related(
-                    "entry", "version", "entry__head"
-                ).order_by("position"),
-            )
-        )
+        .prefetch_related(targets_with_heads())
+    )
+
+
+def targets_with_heads() -> Prefetch:
+    """A proposal's targets with entry, version and the entry's head now (one query)."""
+    return Prefetch(
+        "targets",
+        queryset=ProposalTarget.objects.select_related("entry", "version", "entry__head").order_by(
+            "position"
+        ),
     )
 
 

@@ -27,7 +27,7 @@ from proposals.selectors import get_proposal, visible_proposals
 
 from . import compare
 from .actions import approvals_required, lost_detail_names
-from .inbox import moved_entries, result_text
+from .inbox import moved_entries, result_text, targets_with_heads
 from .models import Decision, MaintenanceOperation, ReviewClaim
 from .recall_preview import RecallPreview, recall_preview
 
@@ -212,12 +212,7 @@ def proposal_queryset(actor: Actor) -> QuerySet[Proposal]:
         visible_proposals(actor)
         .select_related("memory", "stale_revision", "claim", "operation__compensation")
         .prefetch_related(
-            Prefetch(
-                "targets",
-                queryset=ProposalTarget.objects.select_related(
-                    "entry", "version", "entry__head"
-                ).order_by("position"),
-            ),
+            targets_with_heads(),
             Prefetch("decisions", queryset=Decision.objects.order_by("decided_at", "pk")),
         )
     )

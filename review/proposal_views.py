@@ -92,10 +92,21 @@ def _page_context(
 def proposal_detail(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
     """``/review/proposals/<id>/``: inputs → result, evidence, verification, recall preview and
     the decision forms."""
+    return _render_page(request, actor, pk, "review/proposal.html", status=200)
+
+
+def _render_page(
+    request: HttpRequest, actor: Actor, pk: int, template: str, *, status: int, **kw: Any
+) -> HttpResponse:
+    """The proposal page (or its decision panel) re-read for ``actor``; 404 when invisible."""
     proposal = _visible(actor, pk)
     if proposal is None:
         return web.refuse(request, f"No proposal {pk}.", status=404)
-    return render(request, "review/proposal.html", _page_context(request, actor, proposal))
+    fragment = kw.pop("fragment", False)
+    context = _page_context(request, actor, proposal, **kw)
+    if fragment:
+        context["fragment"] = True
+    return render(request, template, context, status=status)
 
 
 def _fragment(
@@ -129,21 +140,19 @@ def _fragment(
             "now": timezone.now(),
         }
         return render(request, "review/inbox.html#row", context, status=status)
-    proposal = _visible(actor, pk)
-    if proposal is None:
-        return web.refuse(request, f"No proposal {pk}.", status=404)
-    context = _page_context(
+    return _render_page(
         request,
         actor,
-        proposal,
+        pk,
+        "review/proposal.html#decision",
+        status=status,
         approve_form=approve_form,
         reject_form=reject_form,
         notice=notice,
         notice_kind=notice_kind,
         with_preview=False,
+        fragment=True,
     )
-    context["fragment"] = True
-    return render(request, "review/proposal.html#decision", context, status=status)
 
 
 def _conflict(request: HttpRequest, actor: Actor, pk: int, exc: DomainError) -> HttpResponse:
@@ -173,30 +182,11 @@ def _invalid(
     reject_form: RejectForm | None = None,
 ) -> HttpResponse:
     """422: the form again, with what is missing."""
+    forms: dict[str, Any] = {"approve_form": approve_form, "reject_form": reject_form}
+    notice: dict[str, Any] = {"notice": "Please correct the form below.", "notice_kind": "error"}
     if web.is_htmx(request):
-        return _fragment(
-            request,
-            actor,
-            pk,
-            status=422,
-            approve_form=approve_form,
-            reject_form=reject_form,
-            notice="Please correct the form below.",
-            notice_kind="error",
-        )
-    proposal = _visible(actor, pk)
-    if proposal is None:
-        return web.refuse(request, f"No proposal {pk}.", status=404)
-    context = _page_context(
-        request,
-        actor,
-        proposal,
-        approve_form=approve_form,
-        reject_form=reject_form,
-        notice="Please correct the form below.",
-        notice_kind="error",
-    )
-    return render(request, "review/proposal.html", context, status=422)
+        return _fragment(request, actor, pk, status=422, **forms, **notice)
+    return _render_page(request, actor, pk, "review/proposal.html", status=422, **forms, **notice)
 
 
 def _decided(request: HttpRequest, actor: Actor, pk: int, message: str) -> HttpResponse:

@@ -33,7 +33,6 @@ from .. import hooks, verify
 from ..evidence import evidence_json
 from ..exceptions import (
     DuplicateProposal,
-    Forbidden,
     IdempotencyKeyReused,
     NotFound,
     StaleProposal,
@@ -50,6 +49,7 @@ from ..models import (
     ProposalTarget,
     affected_key,
 )
+from ..permissions import require_submitter
 
 log = logging.getLogger(__name__)
 
@@ -249,8 +249,7 @@ def submit_in_transaction(
     """The intake itself, for callers already inside a transaction (the system's near-duplicate
     check during an add, which holds the Memory lock). :func:`submit_proposal` is the entry
     point for everyone else."""
-    if not actor.can_write_entries:
-        raise Forbidden("Your role may not submit proposals.")
+    require_submitter(actor)
     key = _clean_idempotency_key(idempotency_key)
     request_hash = submission.request_hash
     if key is not None:
@@ -273,6 +272,40 @@ def submit_in_transaction(
     akey = affected_key(r.entry.pk for r in resolved)
     _refuse_duplicate(memory, kind, akey)
 
+    proposal = _insert(memory, kind, akey, draft, resolved, payload, verification, actor=actor)
+    if key is not None:
+        _remember_key(actor, key, request_hash, proposal)
+    audit.record(
+        "proposal.submitted",
+        actor=actor,
+        memory=memory,
+        label=f"{kind}: {draft.rationale}"[:300],
+        proposal_id=proposal.pk,
+        entry_ids=[r.entry.uid for r in resolved],
+        payload={
+            "kind": kind,
+            "policy_version": proposal.policy_version,
+            "similarity": verification.get("similarity"),
+            "lost_details": len(verification.get("lost_details", [])),
+            "idempotency_key": key,
+        },
+    )
+    hooks.submitted(proposal, actor=actor)
+    return SubmitResult(proposal, created=True)
+
+
+def _insert(
+    memory: Memory,
+    kind: str,
+    akey: str,
+    draft: Draft,
+    resolved: Sequence[Resolved],
+    payload: dict[str, Any],
+    verification: dict[str, Any],
+    *,
+    actor: Actor,
+) -> Proposal:
+    """The pending proposal and its exact pre-state targets (under the Memory lock)."""
     now = timezone.now()
     proposal = Proposal(
         memory=memory,
@@ -317,25 +350,7 @@ def submit_in_transaction(
             for i, r in enumerate(resolved)
         ]
     )
-    if key is not None:
-        _remember_key(actor, key, request_hash, proposal)
-    audit.record(
-        "proposal.submitted",
-        actor=actor,
-        memory=memory,
-        label=f"{kind}: {draft.rationale}"[:300],
-        proposal_id=proposal.pk,
-        entry_ids=[r.entry.uid for r in resolved],
-        payload={
-            "kind": kind,
-            "policy_version": proposal.policy_version,
-            "similarity": verification.get("similarity"),
-            "lost_details": len(verification.get("lost_details", [])),
-            "idempotency_key": key,
-        },
-    )
-    hooks.submitted(proposal, actor=actor)
-    return SubmitResult(proposal, created=True)
+    return proposal
 
 
 def _refuse_duplicate(memory: Memory, kind: str, akey: str) -> None:

@@ -21,8 +21,8 @@ from memory.actions import ResolvedEvidence
 from memory.models import Entry, Head, HeadState, Memory
 from memory.plans import Plan
 
-from .. import verify
 from ..models import Proposal, ProposalTarget
+from ..verify import Report
 
 # --- Intake -----------------------------------------------------------------------------------
 
@@ -147,6 +147,9 @@ class ApprovalPlan:
 
 ByRole = dict[str, list[ProposalTarget]]
 Heads = dict[int, Head]
+#: Resolved references of a submission by role.
+Found = dict[str, list[Resolved]]
+Payload = dict[str, Any]
 
 
 # --- The proposal page ------------------------------------------------------------------------
@@ -200,13 +203,7 @@ class ProposalKindSpec:
     def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
         """Kind fields of the draft (bodies cleaned, evidence resolved). Default: none."""
 
-    def verify(
-        self,
-        memory: Memory,
-        draft: Draft,
-        by_role: dict[str, list[Resolved]],
-        report: verify.Report,
-    ) -> dict[str, Any]:
+    def verify(self, memory: Memory, draft: Draft, found: Found, report: Report) -> Payload:
         """Kind rules and checks on the report; returns the normalized payload."""
         raise NotImplementedError
 

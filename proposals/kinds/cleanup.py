@@ -18,17 +18,7 @@ from memory.models import HeadState, Memory, RevisionKind
 from .. import verify
 from ..inputs import EntryRefIn, ProposalCommonIn
 from ..models import Proposal, ProposalKind, TargetRole
-from .base import (
-    ApprovalPlan,
-    ByRole,
-    Draft,
-    Heads,
-    ProposalKindSpec,
-    RecallEffect,
-    Ref,
-    Resolved,
-    refs_of,
-)
+from . import base
 
 CLEANUP_REASON = "cleanup:v1"
 
@@ -37,7 +27,7 @@ class CleanupIn(ProposalCommonIn):
     entries = EntryRefIn(many=True, allow_empty=False)
 
 
-class Cleanup(ProposalKindSpec):
+class Cleanup(base.ProposalKindSpec):
     name = ProposalKind.CLEANUP
     revision_kind = RevisionKind.CLEANUP
     serializer = CleanupIn
@@ -45,17 +35,13 @@ class Cleanup(ProposalKindSpec):
     role_labels = {TargetRole.ENTRY: "Forgotten (cleanup:v1)"}
     diff_inputs = False
 
-    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
-        return refs_of("entries", TargetRole.ENTRY, parsed["entries"])
+    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
+        return base.refs_of("entries", TargetRole.ENTRY, parsed["entries"])
 
     def verify(
-        self,
-        memory: Memory,
-        draft: Draft,
-        by_role: dict[str, list[Resolved]],
-        report: verify.Report,
-    ) -> dict[str, Any]:
-        entries = by_role[TargetRole.ENTRY]
+        self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
+    ) -> base.Payload:
+        entries = found[TargetRole.ENTRY]
         pinned = [r.entry.uid for r in entries if r.head.pinned]
         if pinned:
             report.check("pinned", "warn", "Pinned entries are included.", entries=pinned)
@@ -77,9 +63,9 @@ class Cleanup(ProposalKindSpec):
         return {"entries": [r.ref_json() for r in entries]}
 
     def plan(
-        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
-    ) -> ApprovalPlan:
-        out = ApprovalPlan()
+        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
+    ) -> base.ApprovalPlan:
+        out = base.ApprovalPlan()
         for t in by_role.get(TargetRole.ENTRY, []):
             out.plan.changes.append(
                 Change(entry=t.entry, to_state=HeadState.INACTIVE, state_reason=CLEANUP_REASON)
@@ -88,8 +74,8 @@ class Cleanup(ProposalKindSpec):
             out.restore_head(t, heads[t.entry_id])
         return out
 
-    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
-        return RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
+    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
+        return base.RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
 
 
 KIND = Cleanup()

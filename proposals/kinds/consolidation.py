@@ -36,19 +36,7 @@ from .. import verify
 from ..evidence import inputs_from_json, union
 from ..inputs import EntryRefIn, ProposalCommonIn
 from ..models import Proposal, ProposalKind, TargetRole
-from .base import (
-    ApprovalPlan,
-    ByRole,
-    Draft,
-    Heads,
-    ProposalKindSpec,
-    RecallEffect,
-    Ref,
-    Resolved,
-    ResultPane,
-    ref,
-    refs_of,
-)
+from . import base
 
 
 class ConsolidationIn(ProposalCommonIn):
@@ -57,7 +45,7 @@ class ConsolidationIn(ProposalCommonIn):
     body = serializers.CharField(trim_whitespace=False)
 
 
-class Consolidation(ProposalKindSpec):
+class Consolidation(base.ProposalKindSpec):
     name = ProposalKind.CONSOLIDATION
     revision_kind = RevisionKind.CONSOLIDATE
     serializer = ConsolidationIn
@@ -67,24 +55,20 @@ class Consolidation(ProposalKindSpec):
         TargetRole.REDUNDANT: "Redundant (forgotten into the target)",
     }
 
-    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
+    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
         return [
-            ref("target", TargetRole.TARGET, parsed["target"]),
-            *refs_of("redundant", TargetRole.REDUNDANT, parsed["redundant"]),
+            base.ref("target", TargetRole.TARGET, parsed["target"]),
+            *base.refs_of("redundant", TargetRole.REDUNDANT, parsed["redundant"]),
         ]
 
-    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+    def clean(self, parsed: dict[str, Any], draft: base.Draft) -> None:
         draft.body = clean_body(parsed["body"])
 
     def verify(
-        self,
-        memory: Memory,
-        draft: Draft,
-        by_role: dict[str, list[Resolved]],
-        report: verify.Report,
-    ) -> dict[str, Any]:
-        target = by_role[TargetRole.TARGET][0]
-        redundant = by_role[TargetRole.REDUNDANT]
+        self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
+    ) -> base.Payload:
+        target = found[TargetRole.TARGET][0]
+        redundant = found[TargetRole.REDUNDANT]
         check_union_limit([target, *redundant], draft)
         _, tau_similar = thresholds(memory)
         verify.score_pairs(report, target.text(), [r.text() for r in redundant])
@@ -104,8 +88,8 @@ class Consolidation(ProposalKindSpec):
         }
 
     def plan(
-        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
-    ) -> ApprovalPlan:
+        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
+    ) -> base.ApprovalPlan:
         target = by_role[TargetRole.TARGET][0]
         redundant = by_role.get(TargetRole.REDUNDANT, [])
         body = proposal.payload["body"]
@@ -123,7 +107,7 @@ class Consolidation(ProposalKindSpec):
             )
             change.restart_interval = True
             new_number += 1
-        out = ApprovalPlan()
+        out = base.ApprovalPlan()
         out.plan.changes.append(change)
         out.after(target.entry, new_number, HeadState.ACTIVE)
         out.restore_head(target, heads[target.entry_id])
@@ -139,9 +123,9 @@ class Consolidation(ProposalKindSpec):
             out.restore_head(r, heads[r.entry_id])
         return out
 
-    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         body = str((proposal.payload or {}).get("body", ""))
-        return RecallEffect(
+        return base.RecallEffect(
             leaves=list(by_role.get(TargetRole.REDUNDANT, [])),
             rewrites=[(t, body) for t in by_role.get(TargetRole.TARGET, [])],
         )
@@ -149,10 +133,10 @@ class Consolidation(ProposalKindSpec):
     def result_text(self, proposal: Proposal) -> str:
         return str((proposal.payload or {}).get("body", ""))
 
-    def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane:
+    def result_pane(self, proposal: Proposal, by_role: base.ByRole) -> base.ResultPane:
         target = by_role[TargetRole.TARGET][0]
         inputs = [*by_role.get(TargetRole.TARGET, []), *by_role.get(TargetRole.REDUNDANT, [])]
-        return ResultPane(
+        return base.ResultPane(
             title=f"Result: {target.entry.uid}, version {target.version_number + 1}",
             entry_id=target.entry.uid,
             evidence_versions=[t.version_id for t in sorted(inputs, key=lambda t: t.position)],
@@ -163,7 +147,7 @@ class Consolidation(ProposalKindSpec):
 
 
 def _check_kinds_and_sensitivity(
-    report: verify.Report, target: Resolved, redundant: Sequence[Resolved]
+    report: verify.Report, target: base.Resolved, redundant: Sequence[base.Resolved]
 ) -> None:
     kinds = sorted({r.entry.kind for r in redundant} - {target.entry.kind})
     if kinds:
@@ -188,7 +172,7 @@ def _check_kinds_and_sensitivity(
 KIND = Consolidation()
 
 
-def check_union_limit(resolved: list[Resolved], draft: Draft) -> None:
+def check_union_limit(resolved: list[base.Resolved], draft: base.Draft) -> None:
     """The evidence an approval would store — the union of the entries' head evidence and the
     proposal's — must stay within the evidence limit (413 ``too_large`` at submission)."""
     check_evidence_count(

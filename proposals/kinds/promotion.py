@@ -40,18 +40,7 @@ from ..evidence import inputs_from_json, union
 from ..exceptions import InsufficientSessions, ValidationFailed
 from ..inputs import DURABLE_KINDS, EntryRefIn, ProposalCommonIn
 from ..models import Proposal, ProposalKind, TargetRole
-from .base import (
-    ApprovalPlan,
-    ByRole,
-    Draft,
-    Heads,
-    ProposalKindSpec,
-    RecallEffect,
-    Ref,
-    Resolved,
-    ResultPane,
-    refs_of,
-)
+from . import base
 from .consolidation import check_union_limit
 
 
@@ -61,7 +50,7 @@ class PromotionIn(ProposalCommonIn):
     body = serializers.CharField(trim_whitespace=False)
 
 
-class Promotion(ProposalKindSpec):
+class Promotion(base.ProposalKindSpec):
     name = ProposalKind.PROMOTION
     revision_kind = RevisionKind.PROMOTE
     serializer = PromotionIn
@@ -69,21 +58,17 @@ class Promotion(ProposalKindSpec):
     role_labels = {TargetRole.NOTE: "Working note (forgotten, promoted)"}
     inactive_roles = frozenset({TargetRole.NOTE})
 
-    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
-        return refs_of("notes", TargetRole.NOTE, parsed["notes"])
+    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
+        return base.refs_of("notes", TargetRole.NOTE, parsed["notes"])
 
-    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+    def clean(self, parsed: dict[str, Any], draft: base.Draft) -> None:
         draft.body = clean_body(parsed["body"])
         draft.target_kind = parsed["target_kind"]
 
     def verify(
-        self,
-        memory: Memory,
-        draft: Draft,
-        by_role: dict[str, list[Resolved]],
-        report: verify.Report,
-    ) -> dict[str, Any]:
-        notes = by_role[TargetRole.NOTE]
+        self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
+    ) -> base.Payload:
+        notes = found[TargetRole.NOTE]
         check_union_limit(notes, draft)
         wrong = {
             r.ref.path: [
@@ -125,8 +110,8 @@ class Promotion(ProposalKindSpec):
         }
 
     def plan(
-        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
-    ) -> ApprovalPlan:
+        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
+    ) -> base.ApprovalPlan:
         notes = by_role.get(TargetRole.NOTE, [])
         body = proposal.payload["body"]
         kind = proposal.payload["target_kind"]
@@ -142,7 +127,7 @@ class Promotion(ProposalKindSpec):
             current_state=False,
         )
         digest = content_hash(kind, body, [e.identity for e in evidence])
-        out = ApprovalPlan()
+        out = base.ApprovalPlan()
         out.plan.changes.append(
             Change(
                 entry=promoted,
@@ -163,9 +148,9 @@ class Promotion(ProposalKindSpec):
             out.restore_head(n, heads[n.entry_id])
         return out
 
-    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         notes = by_role.get(TargetRole.NOTE, [])
-        return RecallEffect(
+        return base.RecallEffect(
             leaves=[n for n in notes if n.state == HeadState.ACTIVE],
             joins=[("new entry", self.result_text(proposal))],
         )
@@ -173,10 +158,10 @@ class Promotion(ProposalKindSpec):
     def result_text(self, proposal: Proposal) -> str:
         return str((proposal.payload or {}).get("body", ""))
 
-    def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane:
+    def result_pane(self, proposal: Proposal, by_role: base.ByRole) -> base.ResultPane:
         notes = by_role.get(TargetRole.NOTE, [])
         target_kind = (proposal.payload or {}).get("target_kind", "entry")
-        return ResultPane(
+        return base.ResultPane(
             title=f"Result: a new {target_kind} (tier long)",
             evidence_versions=[n.version_id for n in notes],
             evidence_json=[proposal.evidence or []],

@@ -34,18 +34,7 @@ from ..evidence import evidence_json, inputs_from_json, union
 from ..exceptions import NoopRewrite
 from ..inputs import EntryRefIn, ProposalCommonIn, SuccessorField
 from ..models import Proposal, ProposalKind, TargetRole
-from .base import (
-    ApprovalPlan,
-    ByRole,
-    Draft,
-    Heads,
-    ProposalKindSpec,
-    RecallEffect,
-    Ref,
-    Resolved,
-    ResultPane,
-    ref,
-)
+from . import base
 
 
 class SupersessionIn(ProposalCommonIn):
@@ -55,7 +44,7 @@ class SupersessionIn(ProposalCommonIn):
     )
 
 
-class Supersession(ProposalKindSpec):
+class Supersession(base.ProposalKindSpec):
     name = ProposalKind.SUPERSESSION
     revision_kind = RevisionKind.SUPERSEDE
     serializer = SupersessionIn
@@ -65,13 +54,13 @@ class Supersession(ProposalKindSpec):
         TargetRole.SUCCESSOR: "Successor",
     }
 
-    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
-        out = [ref("old", TargetRole.OLD, parsed["old"])]
+    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
+        out = [base.ref("old", TargetRole.OLD, parsed["old"])]
         if "entry_id" in parsed["successor"]:
-            out.append(ref("successor", TargetRole.SUCCESSOR, parsed["successor"]))
+            out.append(base.ref("successor", TargetRole.SUCCESSOR, parsed["successor"]))
         return out
 
-    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+    def clean(self, parsed: dict[str, Any], draft: base.Draft) -> None:
         successor = parsed["successor"]
         if "entry_id" in successor:
             return
@@ -87,14 +76,10 @@ class Supersession(ProposalKindSpec):
         }
 
     def verify(
-        self,
-        memory: Memory,
-        draft: Draft,
-        by_role: dict[str, list[Resolved]],
-        report: verify.Report,
-    ) -> dict[str, Any]:
-        old = by_role[TargetRole.OLD][0]
-        existing = by_role.get(TargetRole.SUCCESSOR, [])
+        self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
+    ) -> base.Payload:
+        old = found[TargetRole.OLD][0]
+        existing = found.get(TargetRole.SUCCESSOR, [])
         if existing:
             successor_json = _verify_existing(report, old, existing[0])
         else:
@@ -117,11 +102,11 @@ class Supersession(ProposalKindSpec):
         return {"old": old.ref_json(), "successor": successor_json}
 
     def plan(
-        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
-    ) -> ApprovalPlan:
+        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
+    ) -> base.ApprovalPlan:
         old = by_role[TargetRole.OLD][0]
         old_head = heads[old.entry_id]
-        out = ApprovalPlan()
+        out = base.ApprovalPlan()
         # The old entry's head does not change (its validity does, through the edge); it is
         # listed so the revision records what it touched.
         out.plan.changes.append(
@@ -159,25 +144,25 @@ class Supersession(ProposalKindSpec):
         out.plan.relations.append(NewRelation(RelationKind.SUPERSEDES, successor, old.entry))
         return out
 
-    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         successor = (proposal.payload or {}).get("successor") or {}
         joins = []
         if not by_role.get(TargetRole.SUCCESSOR) and successor.get("body"):
             joins.append(("new successor", str(successor["body"])))
-        return RecallEffect(leaves=list(by_role.get(TargetRole.OLD, [])), joins=joins)
+        return base.RecallEffect(leaves=list(by_role.get(TargetRole.OLD, [])), joins=joins)
 
     def result_text(self, proposal: Proposal) -> str:
         successor = (proposal.payload or {}).get("successor") or {}
         return str(successor.get("body", ""))
 
-    def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane:
+    def result_pane(self, proposal: Proposal, by_role: base.ByRole) -> base.ResultPane:
         old = by_role.get(TargetRole.OLD, [])
         inline_from = old[0].version.body if old else ""
         inline_title = "Old → successor, word by word"
         existing = by_role.get(TargetRole.SUCCESSOR)
         if existing:
             successor = existing[0]
-            return ResultPane(
+            return base.ResultPane(
                 title=f"Successor: {successor.entry.uid}, version {successor.version_number}",
                 entry_id=successor.entry.uid,
                 version=successor.version_number,
@@ -188,7 +173,7 @@ class Supersession(ProposalKindSpec):
                 inline_title=inline_title,
             )
         spec = (proposal.payload or {}).get("successor") or {}
-        return ResultPane(
+        return base.ResultPane(
             title=f"Successor: a new {spec.get('kind', 'entry')}",
             evidence_json=[spec.get("evidence") or [], proposal.evidence or []],
             inline_from=inline_from,
@@ -196,7 +181,9 @@ class Supersession(ProposalKindSpec):
         )
 
 
-def _verify_existing(report: verify.Report, old: Resolved, successor: Resolved) -> dict[str, Any]:
+def _verify_existing(
+    report: verify.Report, old: base.Resolved, successor: base.Resolved
+) -> dict[str, Any]:
     already = Relation.objects.filter(
         kind=RelationKind.SUPERSEDES,
         from_entry=successor.entry,

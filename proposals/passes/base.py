@@ -75,14 +75,7 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 def _vector_neighbours(
     memory: Memory, entry_pk: int, body: str, limit: int, view: str
 ) -> list[int]:
-    """Nearest entries by vector, when an index or a provider exists; else none."""
-    try:
-        from memory import vectors  # type: ignore[attr-defined]  # the vector index, when built
-    except ImportError:
-        vectors = None
-    if vectors is not None and hasattr(vectors, "neighbours_of_entry"):
-        found = vectors.neighbours_of_entry(memory, entry_pk, limit=limit)
-        return [n if isinstance(n, int) else int(n[0]) for n in found]
+    """Nearest entries by vector, when an embedding provider is configured; else none."""
     from memory.embeddings import get_provider
     from memory.search import vector_channel
 

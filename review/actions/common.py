@@ -70,6 +70,7 @@ def locked_proposal(proposal_pk: int, actor: Actor) -> tuple[Memory, Proposal]:
         raise NotFound(f"No proposal {proposal_pk}.")
     memory = lock_memory(memory_pk)
     proposal = Proposal.objects.select_for_update().get(pk=proposal_pk)
+    proposal.memory = memory  # the locked row, fresh
     return memory, proposal
 
 

@@ -11,6 +11,8 @@ status, all in one transaction. What the revision contains is the kind's plan
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -186,27 +188,16 @@ def _approve(
             details={"proposal": proposal.pk, "approvals": len(previous)},
         )
     now = timezone.now()
-    decision = Decision.objects.create(
-        proposal=proposal,
-        memory=memory,
-        verdict=Verdict.APPROVE,
-        comment=note,
-        acknowledged_lost_details=acknowledge,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        actor_label=actor.label,
-        on_behalf_of=actor.on_behalf_of,
-        decided_at=now,
+    decision = _decision(
+        proposal, actor, Verdict.APPROVE, now, comment=note, acknowledged_lost_details=acknowledge
     )
     required = approvals_required(memory, proposal.kind)
     approvals = len(previous) + 1
     if approvals < required:
-        audit.record(
+        _record(
             "proposal.approval_recorded",
+            proposal,
             actor=actor,
-            memory=memory,
-            label=f"#{proposal.pk} {proposal.kind}",
-            proposal_id=proposal.pk,
             payload={"approvals": approvals, "required": required},
         )
         return DecisionResult(proposal, decision, approvals=approvals, required=required)
@@ -215,13 +206,11 @@ def _approve(
     fields = proposal.transition_to(ProposalStatus.APPROVED, at=now)
     _record_decider(proposal, actor, now, note)
     proposal.save(update_fields=[*fields, *DECIDER_FIELDS])
-    audit.record(
+    _record(
         "proposal.approved",
+        proposal,
         actor=actor,
-        memory=memory,
-        label=f"#{proposal.pk} {proposal.kind}",
         revision=revision,
-        proposal_id=proposal.pk,
         operation_id=operation.pk,
         entry_ids=[t.entry.uid for t in targets],
         payload={"approvals": approvals, "required": required, "acknowledged": acknowledge},
@@ -233,10 +222,39 @@ def _approve(
 DECIDER_FIELDS = ["decided_by", "decided_by_label", "decided_at", "decision_comment"]
 
 
-def _record_decider(proposal: Proposal, actor: Actor, now: object, note: str) -> None:
+def _record(action: str, proposal: Proposal, *, actor: Actor, **fields: Any) -> None:
+    """The audit event of a decision, labelled with the proposal."""
+    audit.record(
+        action,
+        actor=actor,
+        memory=proposal.memory,
+        label=f"#{proposal.pk} {proposal.kind}",
+        proposal_id=proposal.pk,
+        **fields,
+    )
+
+
+def _decision(
+    proposal: Proposal, actor: Actor, verdict: str, now: datetime, **fields: Any
+) -> Decision:
+    """One reviewer's verdict, with who gave it (append-only)."""
+    return Decision.objects.create(
+        proposal=proposal,
+        memory_id=proposal.memory_id,
+        verdict=verdict,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_label=actor.label,
+        on_behalf_of=actor.on_behalf_of,
+        decided_at=now,
+        **fields,
+    )
+
+
+def _record_decider(proposal: Proposal, actor: Actor, now: datetime, note: str) -> None:
     proposal.decided_by = actor.id
     proposal.decided_by_label = actor.label
-    proposal.decided_at = now  # type: ignore[assignment]
+    proposal.decided_at = now
     proposal.decision_comment = note
 
 
@@ -248,7 +266,7 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
     Locks: Memory row, then the proposal row."""
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
-    memory, proposal = locked_proposal(proposal_pk, actor)
+    _, proposal = locked_proposal(proposal_pk, actor)
     refuse_if_not_pending(proposal)
     if proposal.is_self(actor):
         raise SelfApproval(
@@ -256,28 +274,15 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
             details={"proposal": proposal.pk},
         )
     now = timezone.now()
-    decision = Decision.objects.create(
-        proposal=proposal,
-        memory=memory,
-        verdict=Verdict.REJECT,
-        reason=reason,
-        comment=note,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        actor_label=actor.label,
-        on_behalf_of=actor.on_behalf_of,
-        decided_at=now,
-    )
+    decision = _decision(proposal, actor, Verdict.REJECT, now, reason=reason, comment=note)
     fields = proposal.transition_to(ProposalStatus.REJECTED, at=now)
     proposal.rejection_reason = reason
     _record_decider(proposal, actor, now, note)
     proposal.save(update_fields=[*fields, "rejection_reason", *DECIDER_FIELDS])
-    audit.record(
+    _record(
         "proposal.rejected",
+        proposal,
         actor=actor,
-        memory=memory,
-        label=f"#{proposal.pk} {proposal.kind}",
-        proposal_id=proposal.pk,
         payload={"reason": reason, "comment": note},
     )
     notifications.decision_made(proposal, actor=actor)

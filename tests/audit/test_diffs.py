@@ -8,7 +8,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.diffs import DELETE, EQUAL, INSERT, Segment, changed, tokens, word_diff
+from review.compare import DELETE, EQUAL, INSERT, changed, tokens, word_diff
+from review.compare import DiffSegment as Segment
 
 texts = st.text(alphabet=st.sampled_from(list("ab c,.\n-_1部署目标éß\u0301\u3000")), max_size=60)
 

@@ -406,3 +406,37 @@ def test_webhooks_are_signed(consolidation, rv, monkeypatch):
     expected = "sha256=" + hmac.new(key, seen["body"], hashlib.sha256).hexdigest()
     assert seen["signature"] == expected
     assert json.loads(seen["body"])["event"] == "proposal.approved"
+
+
+def test_approval_rechecks_the_pre_state_itself_when_a_head_moved_outside_the_writer(
+    ag, rv, consolidation
+):
+    """The staleness hook only sees changes made by the revision writer. A head changed any
+    other way (an operator's repair, a restored backup) is still caught at approval: the
+    approval re-reads every affected head under the lock, refuses with 409 and marks the
+    proposal stale, and nothing is written."""
+    pid = consolidation["proposal"]["id"]
+    b = consolidation["b"]
+    Head.objects.filter(entry__uid=b).update(state="inactive", state_reason="operator repair")
+    assert Proposal.objects.get(pk=pid).status == "pending"
+    revisions = Revision.objects.count()
+    r = approve(rv, pid)
+    assert r.status_code == 409, r.text
+    error = r.json()["error"]
+    assert error["code"] == "stale_proposal"
+    assert error["details"]["moved"] == [
+        {
+            "entry_id": b,
+            "expected": {"version": 1, "state": "active"},
+            "actual": {"version": 1, "state": "inactive"},
+            "revision": Head.objects.get(entry__uid=b).revision.number,
+        }
+    ]
+    proposal = Proposal.objects.get(pk=pid)
+    assert proposal.status == "stale" and proposal.stale_revision is not None
+    assert Revision.objects.count() == revisions
+    assert not MaintenanceOperation.objects.exists()
+    assert not Decision.objects.filter(proposal_id=pid).exists()
+    stale = AuditEvent.objects.get(action="proposal.stale", proposal_id=pid)
+    assert stale.payload["detected_by"] == "approval"
+    assert approve(rv, pid).json()["error"]["code"] == "stale_proposal"

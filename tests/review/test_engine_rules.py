@@ -1,4 +1,5 @@
-"""Regressions for the approval engine: exact compensation, identities, clearance, staleness."""
+"""Rules of the approval engine: compensation restores heads exactly, one person is one
+approval, compensation respects clearance, and a moved target makes a pending merge stale."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def diff(a, b):
     }
 
 
-# 2. Promotion compensation reactivates notes that were inactive (session_end) before approval.
+# Compensating a promotion leaves notes that were already inactive (session_end) inactive.
 def test_promotion_compensation_restores_inactive_notes_as_inactive(memory, agent, reviewer):
     n1 = add(
         memory,
@@ -102,7 +103,7 @@ def test_promotion_compensation_restores_inactive_notes_as_inactive(memory, agen
     assert (h1.state, h1.state_reason) == ("inactive", "session_end"), (h1.state, h1.state_reason)
 
 
-# 3. Two approvals by the same person (key + browser session) count as two distinct approvals.
+# A key and its owner's browser session are one person: they supply one approval, not two.
 def test_same_person_cannot_supply_two_of_the_required_approvals(memory, agent, reviewer):
     actions.update_memory_policy(
         memory, actor=reviewer.actor, policy={"approvals_required": {"cleanup": 2}}
@@ -124,8 +125,8 @@ def test_same_person_cannot_supply_two_of_the_required_approvals(memory, agent, 
         review.approve_proposal(p.pk, actor=rita_session)  # rita again, in the browser
 
 
-# 4. Compensation ignores clearance: an internal-clearance reviewer key compensates an
-#    operation on restricted entries (and the 409 details would name them).
+# An operation on entries above a reviewer key's clearance does not exist for that key: it
+# cannot be compensated (404), and no conflict details name those entries.
 def test_low_clearance_reviewer_cannot_compensate_restricted_operation(
     memory, reviewer, other_reviewer
 ):
