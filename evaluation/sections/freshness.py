@@ -25,7 +25,7 @@ from typing import Any
 from memory import actions
 from memory.context_pack import build_context_pack, label_of
 from memory.search import search
-from proposals.actions import submit_proposal
+from proposals.requests import submit_request
 from review.actions import approve_proposal
 
 from ..metrics import mean
@@ -83,7 +83,7 @@ def build(bench: Workbench) -> tuple[Any, list[dict[str, Any]]]:
                 f"{t} deploy target is {new_value}", "fact", current=True, days=3, src=repo
             )
             if mode == "superseded":
-                proposal = submit_proposal(
+                proposal = submit_request(
                     actor=WRITER,
                     data={
                         "memory": memory.slug,
