@@ -17,7 +17,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from memory import actions
 from memory.actors import Actor
-from proposals.actions import submit_proposal
+from proposals.requests import submit_request
 from review import actions as review
 from tests.conftest import make_key
 
@@ -79,7 +79,7 @@ def _scene(memory, agent):  # type: ignore[no-untyped-def]
     actions.record_conflict(
         memory, actor=high.actor, from_entry=visible.entry.uid, to_entry=hidden.entry.uid
     )
-    proposal = submit_proposal(
+    proposal = submit_request(
         actor=high.actor,
         data={
             "memory": "acme",
