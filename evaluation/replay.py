@@ -7,9 +7,11 @@ move and by how many ranks, the same for the Context Pack's items, and how many 
 validity filter withheld. Read-only: the candidate is applied to an unsaved copy of the Memory
 (:func:`evaluation.workbench.under_policy`), so nothing is written, not even the policy.
 
-Queries come from the Memory's recorded recall events when that record exists and holds query
-text, otherwise from a list the caller supplies (``--queries FILE``: one query per line, or a
-JSON list of strings or ``{"query": …, "intent": …}`` objects).
+Queries come from a list the caller supplies (``--queries FILE``: one query per line, or a JSON
+list of strings or ``{"query": …, "intent": …}`` objects). Recall events (``memory.recall_events``)
+record which entries were served, never the query text (statistics hold no content, DESIGN.md
+§6), so there is nothing recorded to replay today; :func:`recorded_queries` reads a recall-event
+model only if one with a ``query`` field is ever installed.
 """
 
 from __future__ import annotations
@@ -223,8 +225,9 @@ def replay(
         source = "recall_events"
         if not queries:
             raise ValidationFailed(
-                "This Memory has no recorded queries; give a query list.",
-                details={"queries": ["No recall events recorded; pass a query file."]},
+                "This Memory has no recorded queries (recall events keep no query text); "
+                "give a query list.",
+                details={"queries": ["No recorded queries; pass a query file."]},
             )
     candidate = under_policy(memory, merged)
     results = [replay_query(memory, candidate, actor=actor, query=q, limit=limit) for q in queries]
