@@ -52,7 +52,7 @@ def test_no_acknowledged_write_is_lost_when_web_and_worker_are_killed():
             "--drain-seconds",
             "5",
             "--port",
-            "8731",
+            str(_free_port()),
             "--database-url",
             url,
             "--broker",
@@ -72,6 +72,13 @@ def test_no_acknowledged_write_is_lost_when_web_and_worker_are_killed():
     assert summary["acknowledged"]["entries"] > 0
     assert summary["lost"] == {"lost_entries": 0, "lost_proposals": 0, "lost_approvals": 0}
     assert summary["errors"] == 0 and summary["integrity_exit"] == 0
+
+
+def _free_port() -> int:
+    # A port nothing listens on now, so a stray server elsewhere cannot make this run fail.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _drop(url: str) -> None:
