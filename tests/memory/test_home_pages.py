@@ -36,6 +36,8 @@ def test_memory_home_shows_the_inventory_and_vendored_charts(
     assert "vendor/chartjs/chart.umd.min.js" in html and "cdn" not in html.lower()
     assert 'id="inventory-data"' in html and "Importance of active entries" in html
     assert "Pending proposals by kind" in html and "Auto-deactivations by reason" in html
+    # A reviewer tries a candidate policy from here before enabling it.
+    assert 'href="/memories/acme/replay/"' in html
 
 
 def test_pages_need_a_reviewer_auditor_or_staff(memory, agent):
