@@ -95,30 +95,29 @@ def run_task(
 TASK_OPTIONS: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True}
 
 
-@shared_task(name="memory.l1_decay_scan", **TASK_OPTIONS)
-def l1_decay_scan(
-    self: Any,
-    memory_id: int,
-    dry_run: bool = True,
-    actor: dict[str, Any] | None = None,
-    correlation_id: str | None = None,
-) -> int:
-    return run_task(
-        self, "l1", memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
-    )
+def job_task(name: str, job: str) -> Any:
+    """One thin, named Celery task that runs ``job`` through :func:`run_task`.
+
+    Arguments stay primitive: ``memory_id, dry_run=True, actor=None, correlation_id=None``.
+    """
+
+    def task(
+        self: Any,
+        memory_id: int,
+        dry_run: bool = True,
+        actor: dict[str, Any] | None = None,
+        correlation_id: str | None = None,
+    ) -> int:
+        return run_task(
+            self, job, memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
+        )
+
+    task.__name__ = task.__qualname__ = name.rsplit(".", 1)[-1]
+    return shared_task(name=name, **TASK_OPTIONS)(task)
 
 
-@shared_task(name="memory.rebuild_projection", **TASK_OPTIONS)
-def rebuild_projection(
-    self: Any,
-    memory_id: int,
-    dry_run: bool = True,
-    actor: dict[str, Any] | None = None,
-    correlation_id: str | None = None,
-) -> int:
-    return run_task(
-        self, "rebuild", memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
-    )
+l1_decay_scan = job_task("memory.l1_decay_scan", "l1")
+rebuild_projection = job_task("memory.rebuild_projection", "rebuild")
 
 
 @shared_task(name="memory.schedule_maintenance")

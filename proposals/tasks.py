@@ -12,11 +12,9 @@ the run redelivered; the passes are idempotent.
 
 from __future__ import annotations
 
-from typing import Any
-
 from celery import shared_task
 
-from memory.tasks import TASK_OPTIONS, run_task
+from memory.tasks import job_task
 
 from . import actions
 
@@ -26,66 +24,10 @@ def purge_idempotency_keys() -> int:
     return actions.purge_idempotency_keys()
 
 
-@shared_task(name="proposals.near_duplicates", **TASK_OPTIONS)
-def near_duplicates(
-    self: Any,
-    memory_id: int,
-    dry_run: bool = True,
-    actor: dict[str, Any] | None = None,
-    correlation_id: str | None = None,
-) -> int:
-    return run_task(
-        self,
-        "near_duplicates",
-        memory_id,
-        dry_run=dry_run,
-        actor=actor,
-        correlation_id=correlation_id,
-    )
-
-
-@shared_task(name="proposals.contradictions", **TASK_OPTIONS)
-def contradictions(
-    self: Any,
-    memory_id: int,
-    dry_run: bool = True,
-    actor: dict[str, Any] | None = None,
-    correlation_id: str | None = None,
-) -> int:
-    return run_task(
-        self,
-        "contradictions",
-        memory_id,
-        dry_run=dry_run,
-        actor=actor,
-        correlation_id=correlation_id,
-    )
-
-
-@shared_task(name="proposals.promotion", **TASK_OPTIONS)
-def promotion(
-    self: Any,
-    memory_id: int,
-    dry_run: bool = True,
-    actor: dict[str, Any] | None = None,
-    correlation_id: str | None = None,
-) -> int:
-    return run_task(
-        self, "promotion", memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
-    )
-
-
-@shared_task(name="proposals.capacity", **TASK_OPTIONS)
-def capacity(
-    self: Any,
-    memory_id: int,
-    dry_run: bool = True,
-    actor: dict[str, Any] | None = None,
-    correlation_id: str | None = None,
-) -> int:
-    return run_task(
-        self, "capacity", memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
-    )
+near_duplicates = job_task("proposals.near_duplicates", "near_duplicates")
+contradictions = job_task("proposals.contradictions", "contradictions")
+promotion = job_task("proposals.promotion", "promotion")
+capacity = job_task("proposals.capacity", "capacity")
 
 
 TASKS = {
