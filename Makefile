@@ -5,13 +5,16 @@ PYTHON ?= python3
 PG_URL ?= postgres://postgres@127.0.0.1:5432/steward
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# A CPU build of torch first, so the embedding model's dependencies do not pull a CUDA one.
+TORCH ?= torch==2.13.0
 
-.PHONY: demo test test-sqlite test-postgres lint install serve clean-db bench
+.PHONY: demo test test-sqlite test-postgres test-pgvector lint install serve clean-db bench
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet ".[dev]"
+	$(PY) -m pip install --quiet "$(TORCH)"
+	$(PY) -m pip install --quiet ".[dev,embeddings]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -23,6 +26,7 @@ demo: install
 	$(PY) manage.py runserver --insecure $(HOST):$(PORT)
 
 ## The whole suite on SQLite, then on PostgreSQL when DATABASE_URL points at one or CI is set
+## (and, under CI, the vector index tests on a PostgreSQL with pgvector)
 test: install
 	$(MAKE) --no-print-directory test-sqlite
 	@if [ -n "$$CI" ] || echo "$$DATABASE_URL" | grep -q '^postgres'; then \
@@ -30,6 +34,7 @@ test: install
 	else \
 		echo "PostgreSQL run skipped: set DATABASE_URL=postgres://... (or CI=1) to run it too."; \
 	fi
+	@if [ -n "$$CI" ]; then $(MAKE) --no-print-directory test-pgvector; fi
 
 test-sqlite: install
 	env -u DATABASE_URL -u CELERY_BROKER_URL $(PY) -m pytest -p no:cacheprovider -q
@@ -40,6 +45,12 @@ test-postgres: install
 	$(PY) -c "import sys, psycopg; psycopg.connect(sys.argv[1].replace('/steward', '/postgres'), connect_timeout=5).close()" "$$url" \
 		|| { echo "PostgreSQL is unreachable at $$url"; exit 1; }; \
 	DATABASE_URL="$$url" $(PY) -m pytest -p no:cacheprovider -q
+
+## The vector index tests on a PostgreSQL with pgvector (started beside the system one)
+PGVECTOR_TESTS ?= tests/memory/test_semantic_recall.py tests/memory/test_search_vector.py
+test-pgvector: install
+	@url="$$(PY=$(PY) .ci/pgvector-server)"; echo "== PostgreSQL with pgvector: $$url"; \
+	DATABASE_URL="$$url" $(PY) -m pytest -p no:cacheprovider -q $(PGVECTOR_TESTS)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -41,8 +41,9 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from memory import lifecycle  # noqa: E402
+from memory import lifecycle, vectors  # noqa: E402
 from memory.actors import Actor  # noqa: E402
+from memory.embeddings import IndexedVector, require_provider  # noqa: E402
 from memory.models import (  # noqa: E402
     Entry,
     EntryVersion,
@@ -285,6 +286,53 @@ def bare_fts(memory_pk: int, text: str, limit: int) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def fill_vectors(memory: Memory, embed: int, seed: int) -> dict[str, float]:
+    """Vectors for every version of ``memory`` missing one: the first ``embed`` through the real
+    model and the backfill (its throughput is measured), the rest random unit vectors inserted
+    straight into the index (what the index costs does not depend on how a vector was made;
+    embedding 1M texts on two CPU cores would take hours)."""
+    import numpy as np
+
+    provider = require_provider()
+    kind = vectors.index_kind()
+    missing = vectors.missing_versions(provider).filter(memory_id=memory.pk)
+    total = missing.count()
+    out: dict[str, float] = {"missing": total}
+    if not total:
+        return out
+    pks = list(missing.order_by("pk").values_list("pk", flat=True)[:embed])
+    t0 = time.perf_counter()
+    vectors.index_versions(pks, provider=provider)
+    out["backfill_texts_per_s"] = len(pks) / (time.perf_counter() - t0)
+    rng = np.random.default_rng(seed)
+    cursor = pks[-1] if pks else 0
+    while True:
+        rows = list(
+            missing.filter(pk__gt=cursor).order_by("pk").values_list("pk", "memory_id")[:5000]
+        )
+        if not rows:
+            break
+        cursor = rows[-1][0]
+        mat = rng.standard_normal((len(rows), vectors.DIMENSIONS)).astype(np.float32)
+        mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+        vectors._store(provider, [(pk, m, vec) for (pk, m), vec in zip(rows, mat, strict=True)])
+    if connection.vendor == "postgresql":
+        with connection.cursor() as c:
+            c.execute("ANALYZE memory_vector")
+    out["indexed"] = IndexedVector.objects.filter(memory_id=memory.pk).count()
+    out["index"] = kind  # type: ignore[assignment]
+    return out
+
+
+def bare_ann(memory_pk: int, qvec: list[float], k: int) -> list[int]:
+    """The index's own nearest-neighbour query for the Memory, nothing else."""
+    import numpy as np
+
+    q = np.asarray(qvec, dtype=np.float32)
+    provider = require_provider()
+    return [pk for pk, _ in vectors._knn(vectors.index_kind(), memory_pk, provider.key, q, k)]
+
+
 def timed(fn, items) -> list[float]:
     out = []
     for item in items:
@@ -305,7 +353,25 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--verify", action="store_true", help="check every projection row")
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="the vector channel on (the default model): index every version, time search "
+        "against the FTS query plus the ANN query",
+    )
+    parser.add_argument(
+        "--embed", type=int, default=2000, help="versions embedded by the model (the rest random)"
+    )
     args = parser.parse_args()
+    from django.conf import settings
+
+    if not args.semantic:
+        settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
+    elif settings.STEWARD_EMBEDDINGS.get("PROVIDER") is None:
+        sys.exit(
+            "--semantic needs the embedding model (make install) and no "
+            "STEWARD_EMBEDDINGS_PROVIDER=none"
+        )
 
     call_command("migrate", verbosity=0)
     vendor = connection.vendor
@@ -326,6 +392,12 @@ def main() -> None:
             report = lifecycle.rebuild_projection(memory, actor=Actor.system(), check=True)
             assert report.clean, report.differing[:5]
         entries = Entry.objects.filter(memory=memory).count()
+        qvecs: dict[str, list[float]] = {}
+        if args.semantic:
+            filled = fill_vectors(memory, args.embed, seed=size)
+            print(f"vectors: {filled}")
+            provider = require_provider()
+            qvecs = {q: provider.embed([q])[0] for q in qs + warm}
 
         def run_search(q: str, memory: Memory = memory) -> None:
             search(memory, actor=actor, query=q, limit=args.limit)
@@ -336,9 +408,29 @@ def main() -> None:
         def run_channel(q: str, memory: Memory = memory) -> None:
             lexical_channel(memory.pk, query_terms(q), view="current", limit=cap)
 
+        def run_ann(q: str, memory: Memory = memory, qvecs: dict = qvecs) -> None:
+            bare_ann(memory.pk, qvecs[q], cap)
+
+        def run_embed(q: str) -> None:
+            require_provider().embed([q])
+
         for fn in (run_search, run_bare, run_channel):
             timed(fn, warm)
         s, b, c = timed(run_search, qs), timed(run_bare, qs), timed(run_channel, qs)
+        if args.semantic:
+            timed(run_ann, warm)
+            a, e = timed(run_ann, qs), timed(run_embed, qs)
+            bare = [x + y for x, y in zip(b, a, strict=True)]
+            print(
+                f"{vendor} {entries:>7} entries | semantic search p50 {pct(s, 0.5):7.2f} ms  p95 "
+                f"{pct(s, 0.95):7.2f} ms | FTS+ANN p50 {pct(bare, 0.5):7.2f} ms  p95 "
+                f"{pct(bare, 0.95):7.2f} ms (ANN p95 {pct(a, 0.95):.2f}, FTS p95 "
+                f"{pct(b, 0.95):.2f}) | query embedding p50 {pct(e, 0.5):.2f} ms | ratio p50 "
+                f"{pct(s, 0.5) / pct(bare, 0.5):5.2f}x  p95 {pct(s, 0.95) / pct(bare, 0.95):5.2f}x"
+                f" | with the embedding p95 "
+                f"{pct(s, 0.95) / (pct(bare, 0.95) + pct(e, 0.95)):5.2f}x"
+            )
+            continue
         hits = statistics.mean(
             len(search(memory, actor=actor, query=q, limit=args.limit).hits) for q in qs[:50]
         )

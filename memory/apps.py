@@ -8,7 +8,7 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory"
 
     def ready(self) -> None:
-        from . import maintenance, tasks
+        from . import checks, maintenance, tasks  # noqa: F401 - checks registers itself
 
         maintenance.register_job("l1", maintenance._run_decay, tasks.l1_decay_scan)
         maintenance.register_job(

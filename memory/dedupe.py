@@ -24,11 +24,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any
 
 from . import audit
 from .actors import Actor
+from .embeddings import get_provider
 from .models import Entry, Head, HeadState, Memory, Relation, RelationKind, sensitivities_up_to
 from .text import tokenize
 
@@ -69,18 +69,9 @@ def cosine(u: Sequence[float], v: Sequence[float]) -> float:
     return max(0.0, min(1.0, dot / (nu * nv)))
 
 
-def _provider() -> Any:
-    """The configured embedding provider (``memory.embeddings``), or None: lexical then."""
-    try:
-        embeddings = import_module("memory.embeddings")
-    except ImportError:
-        return None
-    return embeddings.get_provider()
-
-
 def similarity_method() -> tuple[str, SimilarityFn]:
     """The active similarity: ``("cosine", …)`` with an embedding provider, else lexical."""
-    provider = _provider()
+    provider = get_provider()
     if provider is None:
         return "lexical", lexical_scores
 
@@ -140,33 +131,58 @@ def find_near_duplicates(
     body: str,
     near_duplicate_of: Any = None,
     entry: Entry | None = None,
+    content_hash: str | None = None,
 ) -> Admission:
-    """Score ``body`` against at most :data:`MAX_CANDIDATES` active entries of ``memory``
-    (plus the entry an agent claimed, if any) and keep those at or above ``tau_similar``.
+    """Score ``body`` against its nearest active entries of ``memory`` (plus the entry an agent
+    claimed, if any) and keep those at or above ``tau_similar``.
 
-    Only entries within the actor's clearance are considered, so the answer never reveals an
-    entry the caller could not read. Reads only, takes no lock (the add runs it before the
-    Memory lock: candidate query, embeddings and scoring are the slow part of an add); best
-    first, ties by entry id. ``entry`` (already stored) is never its own candidate.
+    Candidates: at most :data:`MAX_CANDIDATES` lexical matches and, with an embedding provider,
+    at most :data:`MAX_CANDIDATES` nearest vectors from the vector index (``memory.vectors``) —
+    so a paraphrase sharing no word is noticed. Only entries within the actor's clearance are
+    considered, so the answer never reveals an entry the caller could not read. Takes no lock
+    (the add runs it before the Memory lock: the model call and the scoring are the slow part
+    of an add); the body's embedding is cached under ``content_hash`` so indexing the new
+    version after its commit needs no second model call. Best first, ties by entry id.
+    ``entry`` (already stored) is never its own candidate.
     """
-    from .search import lexical_candidates
+    from .search import ACTIVE, lexical_candidates
+    from .vectors import nearest, vectors_for
 
     tau_same, tau_similar = thresholds(memory)
-    method, scores_of = similarity_method()
+    provider = get_provider()
+    method = "lexical" if provider is None else "cosine"
+    clearance = sensitivities_up_to(actor.clearance)
+    excluded = [entry.pk] if entry is not None else []
     # Lexically, a text sharing too few terms cannot reach tau_similar: the candidate query
     # may leave it out (same findings). Embeddings can score any text, so not for cosine.
     pks = lexical_candidates(
         memory.pk,
         body,
         limit=MAX_CANDIDATES,
-        exclude_entry_pks=[entry.pk] if entry is not None else [],
-        min_jaccard=tau_similar if method == "lexical" else 0.0,
+        exclude_entry_pks=excluded,
+        min_jaccard=tau_similar if provider is None else 0.0,
     )
+    body_vec: Sequence[float] = []
+    if provider is not None:
+        body_vec = (
+            vectors_for(provider, [(content_hash, body)])[content_hash].tolist()
+            if content_hash
+            else provider.embed([body])[0]
+        )
+        near, _ = nearest(
+            memory.pk,
+            body_vec,
+            provider=provider,
+            view=ACTIVE,
+            limit=MAX_CANDIDATES,
+            sensitivities=clearance,
+            min_cosine=tau_similar,
+            exclude_entry_pks=excluded,
+        )
+        pks = list(dict.fromkeys([*pks, *(e for e, _, _ in near)]))
     claim_uid = near_duplicate_of if isinstance(near_duplicate_of, str) else None
     heads = Head.objects.filter(
-        memory=memory,
-        state=HeadState.ACTIVE,
-        entry__sensitivity__in=sensitivities_up_to(actor.clearance),
+        memory=memory, state=HeadState.ACTIVE, entry__sensitivity__in=clearance
     ).select_related("entry", "version")
     claimed_head = None
     if claim_uid and (entry is None or claim_uid != entry.uid):
@@ -176,7 +192,11 @@ def find_near_duplicates(
         rows.append(claimed_head)
     if not rows:
         return Admission(method, [])
-    scores = scores_of(body, [h.version.body for h in rows])
+    if provider is None:
+        scores = lexical_scores(body, [h.version.body for h in rows])
+    else:
+        cached = vectors_for(provider, [(h.version.content_hash, h.version.body) for h in rows])
+        scores = [cosine(body_vec, cached[h.version.content_hash].tolist()) for h in rows]
     findings = [
         Finding(
             entry=h.entry,

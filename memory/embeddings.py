@@ -60,6 +60,23 @@ class EntryEmbedding(models.Model):
         ]
 
 
+class IndexedVector(models.Model):
+    """A version whose vector the index holds, and the provider that made it."""
+
+    version = models.OneToOneField(
+        "memory.EntryVersion",
+        primary_key=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    memory_id = models.BigIntegerField(db_index=True)
+    provider = models.CharField(max_length=64)
+
+    class Meta:
+        app_label = "memory"
+
+
 def normalize(vec: Sequence[float]) -> list[float]:
     norm = math.sqrt(sum(x * x for x in vec))
     return [x / norm for x in vec] if norm > 0 else [0.0 for _ in vec]
@@ -82,8 +99,8 @@ class HashingProvider:
     tests and demos: it exercises the whole vector path identically on every backend.
     """
 
-    key = "hashing-v1"
-    dimensions = 256
+    key = "hashing-v2"
+    dimensions = 384
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out = []
@@ -110,8 +127,10 @@ class MiniLMProvider:
         self._model = _load_minilm()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = self._model.encode(list(texts), normalize_embeddings=True)
-        return [normalize([float(x) for x in v]) for v in vectors]
+        vectors = self._model.encode(
+            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+        )
+        return [v.tolist() for v in vectors.astype("float32")]
 
 
 @cache
@@ -132,41 +151,30 @@ def _provider(path: str) -> EmbeddingProvider:
 
 
 def get_provider() -> EmbeddingProvider | None:
-    """The configured provider, or None (the default: lexical only)."""
+    """The configured provider, or None (lexical only)."""
     path = getattr(settings, "STEWARD_EMBEDDINGS", {}).get("PROVIDER")
     return _provider(path) if path else None
+
+
+def require_provider() -> EmbeddingProvider:
+    """The configured provider; a clear error when there is none."""
+    provider = get_provider()
+    if provider is None:
+        raise RuntimeError("No embedding provider is configured (STEWARD_EMBEDDINGS).")
+    return provider
 
 
 def ensure_vectors(
     provider: EmbeddingProvider, items: Iterable[tuple[str, str]], *, batch: int = 64
 ) -> int:
-    """Store vectors for the (content_hash, body) pairs that have none yet. Returns how many
-    were created. Idempotent: concurrent runs create each vector at most once."""
-    pending = dict(items)
-    if not pending:
-        return 0
-    have = set(
-        EntryEmbedding.objects.filter(
-            provider=provider.key, content_hash__in=list(pending)
-        ).values_list("content_hash", flat=True)
-    )
-    todo = [(h, b) for h, b in pending.items() if h not in have]
-    created = 0
-    for start in range(0, len(todo), batch):
-        chunk = todo[start : start + batch]
-        vectors = provider.embed([body for _, body in chunk])
-        rows = [
-            EntryEmbedding(
-                provider=provider.key,
-                content_hash=h,
-                dimensions=provider.dimensions,
-                vector=pack(vec),
-            )
-            for (h, _), vec in zip(chunk, vectors, strict=True)
-        ]
-        EntryEmbedding.objects.bulk_create(rows, ignore_conflicts=True)
-        created += len(rows)
-    return created
+    """Cache vectors for the (content_hash, body) pairs, ``batch`` at a time (see
+    :func:`memory.vectors.vectors_for`); returns how many pairs were asked for."""
+    from .vectors import vectors_for
+
+    pending = list(dict(items).items())
+    for start in range(0, len(pending), batch):
+        vectors_for(provider, pending[start : start + batch])
+    return len(pending)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -176,7 +184,4 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def embed(texts: Sequence[str]) -> list[list[float]]:
     """Embed with the configured provider (a plain callable for code that wants one)."""
-    provider = get_provider()
-    if provider is None:
-        raise RuntimeError("No embedding provider is configured (STEWARD_EMBEDDINGS).")
-    return provider.embed(texts)
+    return require_provider().embed(texts)

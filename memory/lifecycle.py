@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import F, Q
+from django.db.models import Q
 
 from .models import (
     AUTHORITATIVE_RELATIONS,
@@ -478,7 +478,8 @@ def rebuild_projection(
 
     from . import audit
     from .actions import lock_memory
-    from .embeddings import EntryEmbedding, ensure_vectors, get_provider
+    from .embeddings import get_provider
+    from .vectors import index_versions, missing_versions
 
     report = RebuildReport(memory_slug=memory.slug)
     provider = get_provider()
@@ -500,21 +501,13 @@ def rebuild_projection(
         report.head_mismatches += mismatched
         report.written += written
         if provider is not None:
-            heads = dict(
-                EntryVersion.objects.filter(
-                    entry__head__version_id=F("pk"), entry_id__in=pks
-                ).values_list("content_hash", "body")
+            missing = list(
+                missing_versions(provider).filter(entry_id__in=pks).values_list("pk", flat=True)
             )
-            have = set(
-                EntryEmbedding.objects.filter(
-                    provider=provider.key, content_hash__in=list(heads)
-                ).values_list("content_hash", flat=True)
-            )
-            missing = {h: b for h, b in heads.items() if h not in have}
             if check:
                 report.vectors_missing += len(missing)
             else:
-                report.vectors_created += ensure_vectors(provider, missing.items())
+                report.vectors_created += index_versions(missing, provider=provider)
         if progress is not None:
             progress(report)
     if not check and (report.written or report.vectors_created):

@@ -543,7 +543,7 @@ class AuditEvent(AppendOnlyModel):
 
 # The derived vector projection is defined beside its providers; imported here so the app
 # registry (and migrations) know it.
-from .embeddings import EntryEmbedding  # noqa: E402, F401
+from .embeddings import EntryEmbedding, IndexedVector  # noqa: E402, F401
 
 
 class MaintenanceRunQuerySet(models.QuerySet["MaintenanceRun"]):

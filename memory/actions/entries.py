@@ -174,7 +174,11 @@ def add_entry(
     resolved = resolve_evidence(new.evidence)
     admission = (
         find_near_duplicates(
-            memory, actor=actor, body=new.body, near_duplicate_of=near_duplicate_of
+            memory,
+            actor=actor,
+            body=new.body,
+            near_duplicate_of=near_duplicate_of,
+            content_hash=new.content_hash,
         )
         if dedupe
         else None

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from lib.correlation import current_correlation_id
 
-from .. import hooks, lifecycle
+from .. import hooks, lifecycle, vectors
 from ..actors import Actor
 from ..models import (
     AUTHORITATIVE_RELATIONS,
@@ -272,6 +272,8 @@ def _create_version(
         effective_at=new.effective_at,
         searchable_text=searchable_text(new.body),
     )
+    # Its vector is made after the revision commits, never under the Memory lock.
+    vectors.schedule_versions([version.pk])
     Evidence.objects.bulk_create(
         [
             Evidence(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
@@ -27,7 +28,10 @@ from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
 from .lexical import lexical_channel
 from .trace import SearchResult, build_trace, validity_counts
-from .vector import vector_channel
+from .vector import QueryVector, embed_query, vector_channel
+
+if TYPE_CHECKING:
+    from ..vectors import VectorScan
 
 # --- The pipeline ---------------------------------------------------------------------------
 
@@ -60,7 +64,11 @@ def search(
     terms = query_terms(query)
     cap = channel_cap(limit)
     clearance = sensitivities_up_to(actor.clearance)
-    ranked = run_channels(memory.pk, query, terms, view=view, cap=cap, clearance=clearance)
+    qv = embed_query(query)  # once per request: the channels and the trace counts share it
+    scans: list[VectorScan] = []
+    ranked = run_channels(
+        memory.pk, qv, terms, view=view, cap=cap, clearance=clearance, scans=scans
+    )
     pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
     baseline = load_hits(pool)
     for i, hit in enumerate(baseline, start=1):
@@ -69,7 +77,7 @@ def search(
     current_intent = has_current_intent(query, intent)
     ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now)
     filtered = (
-        validity_counts(memory.pk, query, terms, ranked, cap, clearance)
+        validity_counts(memory.pk, qv, terms, ranked, cap, clearance)
         if (trace and view == "current")
         else {}
     )
@@ -87,6 +95,7 @@ def search(
             ordered=ordered,
             quality={"enabled": quality_on, "reason": why, "current_intent": current_intent},
             reranker=reranker,
+            vector=scans[0].as_dict() if scans else None,
         ),
     )
 
@@ -104,20 +113,24 @@ def check_request(*, view: str, intent: str | None, limit: int) -> None:
 
 def run_channels(
     memory_pk: int,
-    query: str,
+    query: str | QueryVector | None,
     terms: Sequence[str],
     *,
     view: str,
     cap: int,
     clearance: Sequence[str],
+    scans: list[VectorScan] | None = None,
 ) -> dict[str, list[Candidate]]:
-    """Each channel's candidates for the view, clearance applied inside the channel query."""
+    """Each channel's candidates for the view, clearance applied inside the channel query.
+    ``query`` for the vector channel: the text, or its embedding when the caller has it."""
     scope = CURRENT if view == "current" else HISTORY
     return {
         "lexical": lexical_channel(
             memory_pk, terms, view=scope, limit=cap, sensitivities=clearance
         ),
-        "vector": vector_channel(memory_pk, query, view=scope, limit=cap, sensitivities=clearance),
+        "vector": vector_channel(
+            memory_pk, query, view=scope, limit=cap, sensitivities=clearance, scans=scans
+        ),
     }
 
 

@@ -13,7 +13,7 @@ from ..models import (
 from .common import HEADS, Candidate, admission_floor
 from .hits import Hit
 from .lexical import lexical_channel
-from .vector import vector_channel
+from .vector import QueryVector, vector_channel
 
 
 @dataclass
@@ -34,6 +34,10 @@ class RankingTrace:
     reranker: str | None
     unresolved_conflicts: int
     membership_changed: bool = False
+    #: What the vector channel's index looked at (None without a provider): ``index``
+    #: (sqlite-vec, pgvector or scan), vectors ``fetched`` / ``scanned``, whether the search
+    #: stopped at its bound with fewer hits than asked (``bounded``) and how often it widened.
+    vector: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,7 +51,7 @@ class SearchResult:
 
 def validity_counts(
     memory_pk: int,
-    query: str,
+    query: str | QueryVector | None,
     terms: Sequence[str],
     ranked: Mapping[str, Sequence[Candidate]],
     cap: int,
@@ -81,6 +85,7 @@ def build_trace(
     ordered: Sequence[Hit],
     quality: dict[str, Any],
     reranker: Any,
+    vector: dict[str, Any] | None = None,
 ) -> RankingTrace:
     """The trace of one search: the baseline pool, the adjusted order and why."""
     return RankingTrace(
@@ -119,4 +124,5 @@ def build_trace(
         reranker=getattr(reranker, "name", type(reranker).__name__) if reranker else None,
         unresolved_conflicts=sum(1 for h in baseline if h.validity == Validity.UNRESOLVED_CONFLICT),
         membership_changed=False,
+        vector=vector,
     )

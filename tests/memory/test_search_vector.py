@@ -8,9 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from memory import actions
-from memory.embeddings import EntryEmbedding, _provider, ensure_vectors, get_provider
-from memory.models import EntryVersion, Head
+from memory import actions, vectors
+from memory.embeddings import EntryEmbedding, _provider, get_provider
 from memory.search import search
 from tests.factories import remember
 
@@ -48,10 +47,9 @@ def vectors_on(settings):
 
 
 def build_vectors():
-    provider = get_provider()
-    assert provider is not None
-    heads = EntryVersion.objects.filter(pk__in=Head.objects.values("version_id"))
-    ensure_vectors(provider, heads.values_list("content_hash", "body"))
+    """What the after-commit task and the backfill do (test transactions never commit)."""
+    assert get_provider() is not None
+    vectors.backfill()
 
 
 @pytest.fixture
@@ -86,20 +84,27 @@ def test_vector_channel_applies_validity_before_fusion(memory, me, vectors_on):
 
 
 def test_versions_without_a_vector_are_simply_not_vector_candidates(memory, me, vectors_on):
-    remember(memory, me, "zeta")
+    # dedupe=False: no admission check embedded the body, and the after-commit task never ran.
+    remember(memory, me, "zeta", dedupe=False)
     assert search(memory, actor=me, query=Q).hits == []
     assert EntryEmbedding.objects.count() == 0  # search never writes
 
 
+def test_the_admission_check_caches_the_new_body_vector(memory, me, vectors_on):
+    version = remember(memory, me, "zeta").version
+    assert EntryEmbedding.objects.filter(content_hash=version.content_hash).count() == 1
+
+
 def test_vectors_are_keyed_by_content_hash_and_shared(memory, other_memory, me, vectors_on):
-    remember(memory, me, "zeta")
-    remember(other_memory, me, "zeta")
+    remember(memory, me, "zeta", dedupe=False)
+    remember(other_memory, me, "zeta", dedupe=False)
     build_vectors()
     assert EntryEmbedding.objects.count() == 1
     provider = get_provider()
     assert provider is not None
-    assert ensure_vectors(provider, [("x" * 64, "zeta")]) == 1
-    assert ensure_vectors(provider, [("x" * 64, "zeta")]) == 0
+    vectors.vectors_for(provider, [("x" * 64, "zeta")])
+    vectors.vectors_for(provider, [("x" * 64, "zeta")])
+    assert EntryEmbedding.objects.filter(content_hash="x" * 64).count() == 1
 
 
 def test_hashing_provider_is_deterministic_and_unit_length():

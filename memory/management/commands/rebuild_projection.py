@@ -1,4 +1,4 @@
-"""``manage.py rebuild_projection [--memory SLUG] [--check] [--batch N] [--reindex]``.
+"""``manage.py rebuild_projection [--memory SLUG] [--check] [--batch N] [--reindex] [--vectors]``.
 
 Rebuilds the derived lifecycle projection (and, with an embedding provider, the derived vectors)
 from authoritative records — heads replayed from revision changes, evidence snapshots, relations
@@ -6,6 +6,8 @@ from authoritative records — heads replayed from revision changes, evidence sn
 differs from the rebuilt value (and every head that differs from the replay of its revisions)
 and exits 1 if there is any. ``--reindex`` also rebuilds the lexical index (on SQLite the FTS5
 table; on PostgreSQL a REINDEX); ``--check`` runs the FTS5 integrity check on SQLite.
+``--vectors`` only backfills the vector index (``memory.vectors``): every version without a
+vector of the configured model, in bounded batches, with a progress bar.
 """
 
 from __future__ import annotations
@@ -34,8 +36,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reindex", action="store_true", help="Also rebuild the lexical index."
         )
+        parser.add_argument(
+            "--vectors",
+            action="store_true",
+            help="Only the vector index: create it where the database can hold one, then "
+            "make every missing vector in bounded batches (progress bar).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["vectors"]:
+            self.backfill_vectors(max(1, options["batch"]))
+            return
         memories = Memory.objects.order_by("pk")
         if options["memory"]:
             memories = memories.filter(slug=options["memory"])
@@ -92,6 +103,24 @@ class Command(BaseCommand):
             f"{report.vectors_created} vectors created"
         )
         return len(report.differing) + len(report.head_mismatches) + report.vectors_missing
+
+    def backfill_vectors(self, batch: int) -> None:
+        from tqdm import tqdm
+
+        from memory import vectors
+        from memory.embeddings import get_provider
+
+        provider = get_provider()
+        if provider is None:
+            raise CommandError(
+                "No embedding provider is configured (STEWARD_EMBEDDINGS_PROVIDER=none?)."
+            )
+        kind = vectors.ensure_index()
+        total = vectors.missing_versions(provider).count()
+        self.stdout.write(f"vectors: {provider.key}, index {kind}, {total} missing")
+        with tqdm(total=total, unit="version", file=self.stderr, disable=total == 0) as bar:
+            counts = vectors.backfill(batch=min(batch, vectors.BATCH), progress=bar.update)
+        self.stdout.write(f"vectors: {counts['stored']} made, index {counts['index']}.")
 
     def check_lexical_index(self) -> int:
         if connection.vendor != "sqlite":

@@ -1,0 +1,1 @@
+"""The SQLite backend: Django's own, on an SQLite that can load the sqlite-vec extension."""

@@ -1,0 +1,58 @@
+"""The vector index (memory.vectors): which versions it holds, and the index table itself.
+
+SQLite: a sqlite-vec ``vec0`` table, when the extension loads (lib.sqlite_backend). PostgreSQL:
+pgvector's ``vector(384)`` column with an HNSW index, when the extension is available. Otherwise
+no table: the vector channel scans the cached embeddings (bounded) and ``manage.py check`` warns.
+Vectors of existing versions: ``manage.py rebuild_projection --vectors``.
+"""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+def create_index(apps, schema_editor):
+    from memory.vectors import create_index_sql, pgvector_available
+
+    conn = schema_editor.connection
+    if conn.vendor == "sqlite" and getattr(conn, "vector_extension", None):
+        statements = create_index_sql("sqlite")
+    elif conn.vendor == "postgresql" and pgvector_available(conn):
+        statements = create_index_sql("postgresql")
+    else:
+        return
+    for sql in statements:
+        schema_editor.execute(sql)
+    conn._steward_vector_index = None
+
+
+def drop_index(apps, schema_editor):
+    schema_editor.execute("DROP TABLE IF EXISTS memory_vector")
+    schema_editor.connection._steward_vector_index = None
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("memory", "0013_gin_without_pending_list"),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="IndexedVector",
+            fields=[
+                (
+                    "version",
+                    models.OneToOneField(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        primary_key=True,
+                        related_name="+",
+                        serialize=False,
+                        to="memory.entryversion",
+                    ),
+                ),
+                ("memory_id", models.BigIntegerField(db_index=True)),
+                ("provider", models.CharField(max_length=64)),
+            ],
+        ),
+        migrations.RunPython(create_index, drop_index),
+    ]

@@ -1,0 +1,478 @@
+"""The vector index: one vector per entry version, nearest neighbours per Memory (DESIGN.md §6).
+
+Vectors are a derived projection, never authoritative, and rebuildable at any time:
+
+- **Where they live.** SQLite: a ``vec0`` virtual table of the ``sqlite-vec`` extension
+  (partitioned by Memory, exact KNN). PostgreSQL: a ``vector(384)`` column of pgvector with an
+  HNSW index (cosine), when the extension is installed. Otherwise — an SQLite build that cannot
+  load extensions, a PostgreSQL without pgvector — a bounded, batched numpy scan over the cached
+  embeddings (:class:`~memory.embeddings.EntryEmbedding`); ``manage.py check`` warns about it and
+  the ranking trace says how many vectors the scan compared and whether it stopped at its bound.
+- **When they are made.** After a revision that created versions commits
+  (:func:`schedule_versions`, a Celery task that runs in-process when no broker is configured),
+  never under the Memory lock. ``manage.py rebuild_projection --vectors`` backfills the missing
+  ones in bounded batches with a progress bar. Embeddings are cached by (provider, content hash):
+  the admission check has usually embedded the body already, so indexing it costs no inference.
+- **What a query sees.** :func:`nearest` asks the index for the ``fetch`` nearest vectors of the
+  Memory, then applies the same scope, clearance and validity filters as the lexical channel (one
+  query), widening ``fetch`` (×4, up to :data:`MAX_FETCH`) while the filters left fewer than asked
+  and the index has more: a bounded, reported number of vectors per query, whatever the size of
+  the Memory.
+
+:class:`IndexedVector` records which versions the index holds, under which provider — a plain
+table both backends can join, so finding the missing vectors is a keyset walk, not a scan of the
+vector table.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db import DatabaseError, connections, models, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Exists, F, OuterRef
+
+from .embeddings import (
+    EmbeddingProvider,
+    EntryEmbedding,
+    IndexedVector,
+    get_provider,
+    pack,
+)
+from .models import EntryVersion
+from .search.common import ACTIVE, CURRENT, HEADS, Candidate, setting
+
+log = logging.getLogger(__name__)
+
+#: The dimension of the index column (the default model, all-MiniLM-L6-v2, gives 384). A
+#: provider of another dimension is served by the scan fallback.
+DIMENSIONS = 384
+TABLE = "memory_vector"
+SQLITE_VEC = "sqlite-vec"
+PGVECTOR = "pgvector"
+SCAN = "scan"
+#: Most vectors one query asks the index for (sqlite-vec's own ceiling for ``k``).
+MAX_FETCH = 4096
+#: Versions embedded and stored per batch (after a write, in the backfill).
+BATCH = 256
+
+
+# --- Which index this connection has --------------------------------------------------------
+
+
+def index_kind(using: str = "default") -> str:
+    """``sqlite-vec``, ``pgvector`` or ``scan`` for the current connection (cached per raw
+    connection: one catalogue query per new connection at most)."""
+    conn = connections[using]
+    conn.ensure_connection()
+    raw = conn.connection
+    cached = getattr(conn, "_steward_vector_index", None)
+    if cached is not None and cached[0] is raw:
+        return str(cached[1])
+    kind = _detect(conn)
+    conn._steward_vector_index = (raw, kind)  # type: ignore[attr-defined]
+    return kind
+
+
+def _detect(conn: BaseDatabaseWrapper) -> str:
+    with conn.cursor() as cursor:
+        if conn.vendor == "sqlite":
+            if not getattr(conn, "vector_extension", None):
+                return SCAN
+            cursor.execute("SELECT 1 FROM sqlite_master WHERE name = %s", [TABLE])
+            return SQLITE_VEC if cursor.fetchone() else SCAN
+        if conn.vendor == "postgresql":
+            cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [TABLE])
+            row = cursor.fetchone()
+            return PGVECTOR if row and row[0] else SCAN
+    return SCAN
+
+
+def pgvector_available(conn: BaseDatabaseWrapper) -> bool:
+    with conn.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        return cursor.fetchone() is not None
+
+
+def create_index_sql(vendor: str) -> list[str]:
+    """The statements creating the index table (idempotent)."""
+    if vendor == "sqlite":
+        return [
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING vec0("
+            "version_id integer primary key, memory_id integer partition key, provider text, "
+            f"embedding float[{DIMENSIONS}] distance_metric=cosine)"
+        ]
+    return [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        f"CREATE TABLE IF NOT EXISTS {TABLE} (version_id bigint PRIMARY KEY, "
+        "memory_id bigint NOT NULL, provider varchar(64) NOT NULL, "
+        f"embedding vector({DIMENSIONS}) NOT NULL)",
+        f"CREATE INDEX IF NOT EXISTS {TABLE}_memory ON {TABLE} (memory_id)",
+        f"CREATE INDEX IF NOT EXISTS {TABLE}_hnsw ON {TABLE} "
+        "USING hnsw (embedding vector_cosine_ops)",
+    ]
+
+
+def ensure_index(using: str = "default") -> str:
+    """Create the index table where this database can hold one; returns the index kind."""
+    conn = connections[using]
+    conn.ensure_connection()
+    if conn.vendor == "sqlite" and getattr(conn, "vector_extension", None):
+        statements = create_index_sql("sqlite")
+    elif conn.vendor == "postgresql" and pgvector_available(conn):
+        statements = create_index_sql("postgresql")
+    else:
+        statements = []
+    try:
+        with transaction.atomic(using=using), conn.cursor() as cursor:
+            for sql in statements:
+                cursor.execute(sql)
+    except DatabaseError as exc:  # e.g. no privilege to CREATE EXTENSION: the scan serves
+        log.warning("vector index not created: %s", exc)
+    conn._steward_vector_index = None  # type: ignore[attr-defined]
+    return index_kind(using)
+
+
+# --- Making vectors -------------------------------------------------------------------------
+
+
+def vectors_for(
+    provider: EmbeddingProvider, items: Iterable[tuple[str, str]]
+) -> dict[str, np.ndarray]:
+    """Unit vectors for (content_hash, body) pairs: cached ones read, the others embedded once
+    (one batch) and cached. Keyed by content hash."""
+    pending = dict(items)
+    out: dict[str, np.ndarray] = {}
+    if not pending:
+        return out
+    for h, data in EntryEmbedding.objects.filter(
+        provider=provider.key, content_hash__in=list(pending)
+    ).values_list("content_hash", "vector"):
+        out[h] = np.frombuffer(bytes(data), dtype=np.float32)
+    todo = [(h, b) for h, b in pending.items() if h not in out]
+    if todo:
+        embedded = provider.embed([b for _, b in todo])
+        EntryEmbedding.objects.bulk_create(
+            [
+                EntryEmbedding(
+                    provider=provider.key,
+                    content_hash=h,
+                    dimensions=provider.dimensions,
+                    vector=pack(vec),
+                )
+                for (h, _), vec in zip(todo, embedded, strict=True)
+            ],
+            ignore_conflicts=True,
+        )
+        for (h, _), vec in zip(todo, embedded, strict=True):
+            out[h] = np.asarray(vec, dtype=np.float32)
+    return out
+
+
+def index_versions(version_pks: Sequence[int], *, provider: EmbeddingProvider | None = None) -> int:
+    """Embed (or read from the cache) and index the given versions; returns how many now have a
+    vector (in the index, or in the cache the scan reads). Idempotent; takes no lock; run after
+    the writing transaction committed."""
+    provider = provider or get_provider()
+    if provider is None or not version_pks:
+        return 0
+    done = 0
+    for start in range(0, len(version_pks), BATCH):
+        chunk = list(version_pks[start : start + BATCH])
+        rows = list(
+            EntryVersion.objects.filter(pk__in=chunk).values_list(
+                "pk", "memory_id", "content_hash", "body"
+            )
+        )
+        vectors = vectors_for(provider, [(h, b) for _, _, h, b in rows])
+        _store(provider, [(pk, m, vectors[h]) for pk, m, h, _ in rows])
+        done += len(rows)
+    return done
+
+
+def _store(provider: EmbeddingProvider, rows: Sequence[tuple[int, int, np.ndarray]]) -> int:
+    """Put (version, memory, vector) rows into the index, replacing another provider's."""
+    kind = index_kind()
+    if kind == SCAN or provider.dimensions != DIMENSIONS or not rows:
+        return 0
+    pks = [pk for pk, _, _ in rows]
+    with transaction.atomic():
+        have = dict(
+            IndexedVector.objects.filter(version_id__in=pks).values_list("version_id", "provider")
+        )
+        stale = [pk for pk, p in have.items() if p != provider.key]
+        new = [r for r in rows if r[0] not in have or r[0] in stale]
+        if not new:
+            return 0
+        with connections["default"].cursor() as cursor:
+            if stale:
+                marks = ", ".join(["%s"] * len(stale))
+                cursor.execute(f"DELETE FROM {TABLE} WHERE version_id IN ({marks})", stale)
+            if kind == SQLITE_VEC:
+                cursor.executemany(
+                    f"INSERT INTO {TABLE}(version_id, memory_id, provider, embedding) "
+                    "VALUES (%s, %s, %s, %s)",
+                    [(pk, m, provider.key, pack(vec.tolist())) for pk, m, vec in new],
+                )
+            else:
+                cursor.executemany(
+                    f"INSERT INTO {TABLE}(version_id, memory_id, provider, embedding) "
+                    "VALUES (%s, %s, %s, %s::vector) ON CONFLICT (version_id) DO UPDATE "
+                    "SET provider = EXCLUDED.provider, embedding = EXCLUDED.embedding",
+                    [(pk, m, provider.key, _pg_literal(vec)) for pk, m, vec in new],
+                )
+        IndexedVector.objects.filter(version_id__in=stale).delete()
+        IndexedVector.objects.bulk_create(
+            [IndexedVector(version_id=pk, memory_id=m, provider=provider.key) for pk, m, _ in new],
+            ignore_conflicts=True,
+        )
+    return len(new)
+
+
+def _pg_literal(vec: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vec.tolist()) + "]"
+
+
+def schedule_versions(version_pks: Sequence[int]) -> None:
+    """After the current transaction commits, have the vectors of ``version_pks`` made (a
+    Celery task; in-process without a broker). A failure there never undoes the write: the
+    backfill makes what is missing."""
+    if get_provider() is None or not version_pks:
+        return
+    pks = [int(pk) for pk in version_pks]
+
+    def enqueue() -> None:
+        from .tasks import index_vectors
+
+        try:
+            index_vectors.delay(pks)
+        except Exception:
+            log.exception("indexing vectors of versions %s failed", pks)
+
+    transaction.on_commit(enqueue)
+
+
+def missing_versions(provider: EmbeddingProvider) -> models.QuerySet[Any]:
+    """Versions without a vector of ``provider`` (in the index, or in the cache for the scan)."""
+    versions = EntryVersion.objects.all()
+    have: models.QuerySet[Any]
+    if index_kind() != SCAN and provider.dimensions == DIMENSIONS:
+        have = IndexedVector.objects.filter(version_id=OuterRef("pk"), provider=provider.key)
+    else:
+        have = EntryEmbedding.objects.filter(
+            content_hash=OuterRef("content_hash"), provider=provider.key
+        )
+    return versions.filter(~Exists(have))
+
+
+def backfill(
+    *, batch: int = BATCH, progress: Callable[[int], None] | None = None
+) -> dict[str, int | str]:
+    """Make every missing vector, ``batch`` versions at a time (keyset by id); returns counts.
+    ``progress(n)`` is called after each batch with the number of versions it made."""
+    provider = get_provider()
+    kind = index_kind()
+    if provider is None:
+        return {"provider": "", "index": kind, "missing": 0, "stored": 0}
+    missing = missing_versions(provider)
+    total = missing.count()
+    cursor, stored = 0, 0
+    while True:
+        pks = list(
+            missing.filter(pk__gt=cursor).order_by("pk").values_list("pk", flat=True)[:batch]
+        )
+        if not pks:
+            break
+        cursor = pks[-1]
+        stored += index_versions(pks, provider=provider)
+        if progress is not None:
+            progress(len(pks))
+    return {"provider": provider.key, "index": kind, "missing": total, "stored": stored}
+
+
+# --- Nearest neighbours ---------------------------------------------------------------------
+
+
+@dataclass
+class VectorScan:
+    """What one vector query looked at (reported in the ranking trace)."""
+
+    index: str
+    fetched: int = 0
+    scanned: int = 0
+    bounded: bool = False
+    widened: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "fetched": self.fetched,
+            "scanned": self.scanned,
+            "bounded": self.bounded,
+            "widened": self.widened,
+        }
+
+
+def nearest(
+    memory_pk: int,
+    qvec: Sequence[float],
+    *,
+    provider: EmbeddingProvider,
+    view: str,
+    limit: int,
+    sensitivities: Sequence[str] | None = None,
+    min_cosine: float = 0.0,
+    exclude_entry_pks: Iterable[int] = (),
+) -> tuple[list[tuple[int, int, float]], VectorScan]:
+    """The ``limit`` nearest versions of ``memory_pk`` in ``view`` within ``sensitivities``, as
+    (entry_pk, version_pk, cosine) best first (ties by version id), at or above ``min_cosine``."""
+    q = np.asarray(qvec, dtype=np.float32)
+    excluded = set(exclude_entry_pks)
+    kind = index_kind()
+    if kind == SCAN or provider.dimensions != DIMENSIONS or len(q) != DIMENSIONS:
+        return _scan(memory_pk, q, provider, view, limit, sensitivities, min_cosine, excluded)
+    scan = VectorScan(index=kind)
+    fetch = min(max(2 * limit, 64), MAX_FETCH)
+    while True:
+        found = _knn(kind, memory_pk, provider.key, q, fetch)
+        scan.fetched = fetch
+        scan.scanned = len(found)
+        close = [(pk, cos) for pk, cos in found if cos >= min_cosine]
+        kept = _visible(close, memory_pk, view, sensitivities, excluded)
+        exhausted = len(found) < fetch or len(close) < len(found)
+        if len(kept) >= limit or exhausted or fetch >= MAX_FETCH:
+            scan.bounded = not exhausted and len(kept) < limit
+            return kept[:limit], scan
+        fetch = min(fetch * 4, MAX_FETCH)
+        scan.widened += 1
+
+
+def _knn(
+    kind: str, memory_pk: int, provider: str, q: np.ndarray, k: int
+) -> list[tuple[int, float]]:
+    conn = connections["default"]
+    with conn.cursor() as cursor:
+        if kind == SQLITE_VEC:
+            cursor.execute(
+                f"SELECT version_id, distance FROM {TABLE} WHERE embedding MATCH %s AND k = %s "
+                "AND memory_id = %s AND provider = %s ORDER BY distance",
+                [q.tobytes(), k, memory_pk, provider],
+            )
+        else:
+            _pg_ef_search(conn, k)
+            lit = _pg_literal(q)
+            cursor.execute(
+                f"SELECT version_id, embedding <=> %s::vector AS d FROM {TABLE} "
+                "WHERE memory_id = %s AND provider = %s ORDER BY embedding <=> %s::vector LIMIT %s",
+                [lit, memory_pk, provider, lit, k],
+            )
+        # Rounded so both backends (and every platform) order equal cosines the same way.
+        return [(int(pk), round(1.0 - float(d), 6)) for pk, d in cursor.fetchall()]
+
+
+def _pg_ef_search(conn: BaseDatabaseWrapper, k: int) -> None:
+    """HNSW returns at most ``hnsw.ef_search`` rows: raise it to ``k`` for this connection."""
+    want = min(max(k, 40), 1000)
+    raw = conn.connection
+    known = getattr(conn, "_steward_ef_search", None)
+    if known is not None and known[0] is raw and known[1] >= want:
+        return
+    with conn.cursor() as cursor:
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, false)", [str(want)])
+    conn._steward_ef_search = (raw, want)  # type: ignore[attr-defined]
+
+
+def _scoped(memory_pk: int, view: str, sensitivities: Sequence[str] | None) -> models.QuerySet[Any]:
+    qs = EntryVersion.objects.filter(memory_id=memory_pk)
+    if view in (ACTIVE, CURRENT, HEADS):
+        qs = qs.filter(entry__head__version_id=F("pk"))
+    if view in (ACTIVE, CURRENT):
+        qs = qs.filter(entry__head__state="active")
+    if view == CURRENT:
+        qs = qs.filter(entry__projection__validity__in=["current", "unresolved_conflict"])
+    if sensitivities is not None:
+        qs = qs.filter(entry__sensitivity__in=list(sensitivities))
+    return qs
+
+
+def _visible(
+    found: Sequence[tuple[int, float]],
+    memory_pk: int,
+    view: str,
+    sensitivities: Sequence[str] | None,
+    excluded: set[int],
+) -> list[tuple[int, int, float]]:
+    """The found versions the view and clearance admit, in the index's order (one query)."""
+    if not found:
+        return []
+    cos = dict(found)
+    rows = _scoped(memory_pk, view, sensitivities).filter(pk__in=list(cos))
+    entry_of = {v: e for e, v in rows.values_list("entry_id", "pk") if e not in excluded}
+    kept = [(entry_of[v], v, cos[v]) for v in cos if v in entry_of]
+    kept.sort(key=lambda t: (-t[2], t[1]))
+    return kept
+
+
+def _scan(
+    memory_pk: int,
+    q: np.ndarray,
+    provider: EmbeddingProvider,
+    view: str,
+    limit: int,
+    sensitivities: Sequence[str] | None,
+    min_cosine: float,
+    excluded: set[int],
+) -> tuple[list[tuple[int, int, float]], VectorScan]:
+    """Without an index: cosine over the cached embeddings of the Memory's versions in the view,
+    newest first, in batches, at most ``VECTOR_SCAN_MAX`` of them (reported when reached)."""
+    bound = setting("VECTOR_SCAN_MAX", 50_000)
+    cached = EntryEmbedding.objects.filter(
+        provider=provider.key, content_hash=OuterRef("content_hash")
+    )
+    rows = (
+        _scoped(memory_pk, view, sensitivities)
+        .annotate(vec=models.Subquery(cached.values("vector")[:1]))
+        .filter(vec__isnull=False)
+        .order_by("-pk")
+        .values_list("entry_id", "pk", "vec")
+    )
+    best: list[tuple[int, int, float]] = []
+    scanned = 0
+    batch: list[tuple[int, int, bytes]] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        matrix = np.stack([np.frombuffer(bytes(v), dtype=np.float32) for _, _, v in batch])
+        if matrix.shape[1] != len(q):
+            batch.clear()
+            return
+        scores = np.round(matrix @ q, 6)
+        for (e, v, _), s in zip(batch, scores.tolist(), strict=True):
+            if s >= min_cosine and e not in excluded:
+                best.append((e, v, float(s)))
+        best.sort(key=lambda t: (-t[2], t[1]))
+        del best[limit:]
+        batch.clear()
+
+    for entry_pk, version_pk, data in rows[:bound].iterator(chunk_size=2000):
+        batch.append((entry_pk, version_pk, data))
+        scanned += 1
+        if len(batch) >= 2000:
+            flush()
+    flush()
+    return best, VectorScan(index=SCAN, fetched=bound, scanned=scanned, bounded=scanned >= bound)
+
+
+def query_vector(provider: EmbeddingProvider, text: str) -> list[float]:
+    """The query's embedding (one model call)."""
+    return list(provider.embed([text])[0])
+
+
+def as_candidates(found: Sequence[tuple[int, int, float]]) -> list[Candidate]:
+    return [Candidate(e, v, i) for i, (e, v, _) in enumerate(found, start=1)]
