@@ -23,6 +23,7 @@ install: $(VENV)/.installed
 demo: install
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py load_demo
+	$(PY) manage.py rebuild_projection --vectors
 	$(PY) manage.py runserver --insecure $(HOST):$(PORT)
 
 ## The whole suite on SQLite, then on PostgreSQL when DATABASE_URL points at one or CI is set

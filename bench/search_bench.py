@@ -329,8 +329,7 @@ def bare_ann(memory_pk: int, qvec: list[float], k: int) -> list[int]:
     import numpy as np
 
     q = np.asarray(qvec, dtype=np.float32)
-    provider = require_provider()
-    return [pk for pk, _ in vectors._knn(vectors.index_kind(), memory_pk, provider.key, q, k)]
+    return [pk for pk, _ in vectors._knn(vectors.index_kind(), memory_pk, q, k)]
 
 
 def timed(fn, items) -> list[float]:

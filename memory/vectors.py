@@ -103,14 +103,13 @@ def create_index_sql(vendor: str) -> list[str]:
     if vendor == "sqlite":
         return [
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING vec0("
-            "version_id integer primary key, memory_id integer partition key, provider text, "
+            "version_id integer primary key, memory_id integer partition key, "
             f"embedding float[{DIMENSIONS}] distance_metric=cosine)"
         ]
     return [
         "CREATE EXTENSION IF NOT EXISTS vector",
         f"CREATE TABLE IF NOT EXISTS {TABLE} (version_id bigint PRIMARY KEY, "
-        "memory_id bigint NOT NULL, provider varchar(64) NOT NULL, "
-        f"embedding vector({DIMENSIONS}) NOT NULL)",
+        f"memory_id bigint NOT NULL, embedding vector({DIMENSIONS}) NOT NULL)",
         f"CREATE INDEX IF NOT EXISTS {TABLE}_memory ON {TABLE} (memory_id)",
         f"CREATE INDEX IF NOT EXISTS {TABLE}_hnsw ON {TABLE} "
         "USING hnsw (embedding vector_cosine_ops)",
@@ -214,16 +213,15 @@ def _store(provider: EmbeddingProvider, rows: Sequence[tuple[int, int, np.ndarra
                 cursor.execute(f"DELETE FROM {TABLE} WHERE version_id IN ({marks})", stale)
             if kind == SQLITE_VEC:
                 cursor.executemany(
-                    f"INSERT INTO {TABLE}(version_id, memory_id, provider, embedding) "
-                    "VALUES (%s, %s, %s, %s)",
-                    [(pk, m, provider.key, pack(vec.tolist())) for pk, m, vec in new],
+                    f"INSERT INTO {TABLE}(version_id, memory_id, embedding) VALUES (%s, %s, %s)",
+                    [(pk, m, np.asarray(vec, dtype=np.float32).tobytes()) for pk, m, vec in new],
                 )
             else:
                 cursor.executemany(
-                    f"INSERT INTO {TABLE}(version_id, memory_id, provider, embedding) "
-                    "VALUES (%s, %s, %s, %s::vector) ON CONFLICT (version_id) DO UPDATE "
-                    "SET provider = EXCLUDED.provider, embedding = EXCLUDED.embedding",
-                    [(pk, m, provider.key, _pg_literal(vec)) for pk, m, vec in new],
+                    f"INSERT INTO {TABLE}(version_id, memory_id, embedding) "
+                    "VALUES (%s, %s, %s::vector) ON CONFLICT (version_id) DO UPDATE "
+                    "SET embedding = EXCLUDED.embedding",
+                    [(pk, m, _pg_literal(vec)) for pk, m, vec in new],
                 )
         IndexedVector.objects.filter(version_id__in=stale).delete()
         IndexedVector.objects.bulk_create(
@@ -339,11 +337,11 @@ def nearest(
     scan = VectorScan(index=kind)
     fetch = min(max(2 * limit, 64), MAX_FETCH)
     while True:
-        found = _knn(kind, memory_pk, provider.key, q, fetch)
+        found = _knn(kind, memory_pk, q, fetch)
         scan.fetched = fetch
         scan.scanned = len(found)
         close = [(pk, cos) for pk, cos in found if cos >= min_cosine]
-        kept = _visible(close, memory_pk, view, sensitivities, excluded)
+        kept = _visible(close, memory_pk, view, sensitivities, excluded, provider.key)
         exhausted = len(found) < fetch or len(close) < len(found)
         if len(kept) >= limit or exhausted or fetch >= MAX_FETCH:
             scan.bounded = not exhausted and len(kept) < limit
@@ -352,24 +350,23 @@ def nearest(
         scan.widened += 1
 
 
-def _knn(
-    kind: str, memory_pk: int, provider: str, q: np.ndarray, k: int
-) -> list[tuple[int, float]]:
+def _knn(kind: str, memory_pk: int, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` nearest vectors of the Memory: (version_pk, cosine), nearest first."""
     conn = connections["default"]
     with conn.cursor() as cursor:
         if kind == SQLITE_VEC:
             cursor.execute(
                 f"SELECT version_id, distance FROM {TABLE} WHERE embedding MATCH %s AND k = %s "
-                "AND memory_id = %s AND provider = %s ORDER BY distance",
-                [q.tobytes(), k, memory_pk, provider],
+                "AND memory_id = %s ORDER BY distance",
+                [q.tobytes(), k, memory_pk],
             )
         else:
             _pg_ef_search(conn, k)
             lit = _pg_literal(q)
             cursor.execute(
                 f"SELECT version_id, embedding <=> %s::vector AS d FROM {TABLE} "
-                "WHERE memory_id = %s AND provider = %s ORDER BY embedding <=> %s::vector LIMIT %s",
-                [lit, memory_pk, provider, lit, k],
+                "WHERE memory_id = %s ORDER BY embedding <=> %s::vector LIMIT %s",
+                [lit, memory_pk, lit, k],
             )
         # Rounded so both backends (and every platform) order equal cosines the same way.
         return [(int(pk), round(1.0 - float(d), 6)) for pk, d in cursor.fetchall()]
@@ -406,12 +403,15 @@ def _visible(
     view: str,
     sensitivities: Sequence[str] | None,
     excluded: set[int],
+    provider: str,
 ) -> list[tuple[int, int, float]]:
-    """The found versions the view and clearance admit, in the index's order (one query)."""
+    """The found versions the view and clearance admit, best first (one query). A vector left
+    by another model (until the backfill replaces it) is not a match."""
     if not found:
         return []
     cos = dict(found)
-    rows = _scoped(memory_pk, view, sensitivities).filter(pk__in=list(cos))
+    current = IndexedVector.objects.filter(version_id=OuterRef("pk"), provider=provider)
+    rows = _scoped(memory_pk, view, sensitivities).filter(Exists(current), pk__in=list(cos))
     entry_of = {v: e for e, v in rows.values_list("entry_id", "pk") if e not in excluded}
     kept = [(entry_of[v], v, cos[v]) for v in cos if v in entry_of]
     kept.sort(key=lambda t: (-t[2], t[1]))

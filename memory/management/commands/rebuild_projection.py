@@ -112,9 +112,10 @@ class Command(BaseCommand):
 
         provider = get_provider()
         if provider is None:
-            raise CommandError(
-                "No embedding provider is configured (STEWARD_EMBEDDINGS_PROVIDER=none?)."
+            self.stdout.write(
+                "vectors: no embedding model configured (lexical only); nothing to do."
             )
+            return
         kind = vectors.ensure_index()
         total = vectors.missing_versions(provider).count()
         self.stdout.write(f"vectors: {provider.key}, index {kind}, {total} missing")
