@@ -6,6 +6,7 @@ the same stack an agent does: sockets, middleware, parsers, authentication, erro
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,10 @@ from memory import actions
 from memory.actors import Actor
 from memory.keys import issue_api_key
 from memory.models import ApiKey, AppendOnlyModel, Memory
+
+# Servers and workers the tests start in subprocesses run lexical, like the tests themselves
+# (the ``_embeddings`` fixture below); a test that wants the model there passes it explicitly.
+os.environ.setdefault("STEWARD_EMBEDDINGS_PROVIDER", "none")
 
 
 @dataclass
