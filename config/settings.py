@@ -315,6 +315,8 @@ def _embedding_provider(env: str | None) -> str | None:
 
 STEWARD_EMBEDDINGS = {
     "PROVIDER": _embedding_provider(os.environ.get("STEWARD_EMBEDDINGS_PROVIDER")),
+    # Inference threads per process (torch).
+    "THREADS": int(os.environ.get("STEWARD_EMBEDDINGS_THREADS", "1")),
 }
 
 # MCP at /mcp (agents app). Browser-based MCP clients send an Origin header; list the origins

