@@ -1,6 +1,6 @@
 """The sections of ``manage.py evaluate``, one module each; importing registers them."""
 
-from . import conflicts, density, freshness, ledger, no_regression  # noqa: F401
+from . import conflicts, dedupe, density, freshness, ledger, no_regression, recall  # noqa: F401
 
 # The lifecycle sections: deterministic for a seed, identical on every backend (a test holds
 # them to a stored expectation on SQLite and PostgreSQL).

@@ -1,0 +1,208 @@
+"""``dedupe``: calibrating the near-duplicate thresholds on labelled pairs (issue #15, part 4).
+
+``evaluation/corpora/near_duplicates.json`` holds pairs labelled ``same`` (a restatement of one
+fact), ``similar`` (same topic, overlapping words, a different fact) and ``different``. Each
+pair is scored by the admission check's own similarity (``memory.dedupe.similarity_method``):
+lexical Jaccard always, and cosine over all-MiniLM-L6-v2 when its package is installed. The
+sweep over tau in [0, 1] gives precision and recall of ``score ≥ tau`` for two decisions:
+
+- ``tau_same``: "same" pairs are positive (a ``duplicate_of`` observation should fire);
+- ``tau_similar``: "same" or "similar" pairs are positive (``near_duplicate_of`` or above).
+
+For each: the value at today's default (``DEFAULT_TAU_SAME`` / ``DEFAULT_TAU_SIMILAR``), the
+threshold of best F1 (the highest such tau), and the lowest threshold whose precision is at
+least 0.9 (best recall at that precision). The section reads only; it writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from memory.dedupe import DEFAULT_TAU_SAME, DEFAULT_TAU_SIMILAR, round_score, similarity_method
+from memory.embeddings import MiniLMProvider, get_provider
+
+from ..metrics import mean, precision_recall_f1
+from ..registry import Figure, SectionResult, section
+from ..workbench import Workbench
+from .recall import MINILM, embeddings, model_unavailable
+
+PAIRS = Path(__file__).resolve().parent.parent / "corpora" / "near_duplicates.json"
+LABELS = ("same", "similar", "different")
+DECISIONS = {
+    "tau_same": ({"same"}, DEFAULT_TAU_SAME),
+    "tau_similar": ({"same", "similar"}, DEFAULT_TAU_SIMILAR),
+}
+TAUS = [i / 100 for i in range(101)]
+MIN_PRECISION = 0.9
+QUICK_PER_LABEL = 8
+
+
+@cache
+def load_pairs(path: Path = PAIRS) -> dict[str, Any]:
+    """The labelled pair set, as stored (read once per process)."""
+    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def selected_pairs(pairs: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
+    if not quick:
+        return list(pairs)
+    taken: dict[str, int] = defaultdict(int)
+    out = []
+    for p in pairs:
+        if taken[p["label"]] < QUICK_PER_LABEL:
+            taken[p["label"]] += 1
+            out.append(p)
+    return out
+
+
+def score_pairs(pairs: list[dict[str, Any]]) -> tuple[str, list[float]]:
+    """The configured similarity method's name and its score for each pair, computed as the
+    admission check computes them (one call per distinct first text, like one add)."""
+    method, scores_of = similarity_method()
+    by_first: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pairs):
+        by_first[p["a"]].append(i)
+    scores = [0.0] * len(pairs)
+    for first, indexes in by_first.items():
+        for i, s in zip(indexes, scores_of(first, [pairs[i]["b"] for i in indexes]), strict=True):
+            scores[i] = round_score(s)
+    return method, scores
+
+
+def point(scores: list[float], positive: list[bool], tau: float) -> dict[str, float]:
+    p, r, f1 = precision_recall_f1(scores, positive, tau)
+    return {"tau": tau, "precision": round(p, 4), "recall": round(r, 4), "f1": round(f1, 4)}
+
+
+def calibrate(scores: list[float], labels: list[str]) -> dict[str, Any]:
+    """The sweep of both decisions over ``TAUS``."""
+    out: dict[str, Any] = {}
+    for decision, (positives, default) in DECISIONS.items():
+        positive = [label in positives for label in labels]
+        curve = [point(scores, positive, tau) for tau in TAUS]
+        # Highest tau among the best F1: the most conservative of equally good thresholds.
+        best = max(curve, key=lambda c: (c["f1"], c["tau"]))
+        precise = [c for c in curve if c["precision"] >= MIN_PRECISION and c["recall"] > 0]
+        out[decision] = {
+            "default": point(scores, positive, default),
+            "best_f1": best,
+            f"precision_at_least_{MIN_PRECISION}": (
+                max(precise, key=lambda c: (c["recall"], c["tau"])) if precise else None
+            ),
+            "curve": curve,
+        }
+    out["score_by_label"] = {
+        label: {
+            "mean": round(
+                mean([s for s, lab in zip(scores, labels, strict=True) if lab == label]), 4
+            ),
+            "min": min(s for s, lab in zip(scores, labels, strict=True) if lab == label),
+            "max": max(s for s, lab in zip(scores, labels, strict=True) if lab == label),
+        }
+        for label in LABELS
+        if label in labels
+    }
+    return out
+
+
+def measure(bench: Workbench) -> dict[str, Any]:
+    pairs = selected_pairs(load_pairs()["pairs"], bench.quick)
+    labels = [p["label"] for p in pairs]
+    configured, _ = similarity_method()
+    methods: dict[str, Any] = {}
+    with embeddings(None):
+        method, scores = score_pairs(pairs)
+        methods[method] = {"scores": scores, **calibrate(scores, labels)}
+    skipped = model_unavailable()
+    if skipped:
+        methods["cosine"] = {"skipped": skipped}
+    else:
+        with embeddings(MINILM):
+            method, scores = score_pairs(pairs)
+            methods[method] = {
+                "model": MiniLMProvider.key,
+                "scores": scores,
+                **calibrate(scores, labels),
+            }
+    provider = get_provider()
+    return {
+        "pairs": len(pairs),
+        "by_label": {label: labels.count(label) for label in LABELS},
+        "configured_method": configured,
+        "configured_provider": provider.key if provider is not None else None,
+        "defaults": {"tau_same": DEFAULT_TAU_SAME, "tau_similar": DEFAULT_TAU_SIMILAR},
+        "min_precision": MIN_PRECISION,
+        "methods": methods,
+    }
+
+
+def describe(c: dict[str, float] | None) -> str:
+    if c is None:
+        return "none"
+    return f"tau {c['tau']:.2f}: P {c['precision']:.3f}  R {c['recall']:.3f}  F1 {c['f1']:.3f}"
+
+
+def table_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
+    counts = report["by_label"]
+    rows: list[tuple[str, Any]] = [
+        (
+            "pairs same / similar / different",
+            f"{counts['same']} / {counts['similar']} / {counts['different']}",
+        ),
+        ("configured method", report["configured_method"]),
+    ]
+    for method, result in report["methods"].items():
+        if "skipped" in result:
+            rows.append((method, result["skipped"]))
+            continue
+        means = result["score_by_label"]
+        rows.append(
+            (
+                f"{method:<8} mean score same / similar / different",
+                " / ".join(f"{means[label]['mean']:.3f}" for label in LABELS if label in means),
+            )
+        )
+        for decision in DECISIONS:
+            d = result[decision]
+            rows.append((f"{method:<8} {decision:<11} at default", describe(d["default"])))
+            rows.append((f"{method:<8} {decision:<11} best F1", describe(d["best_f1"])))
+            rows.append(
+                (
+                    f"{method:<8} {decision:<11} P≥{MIN_PRECISION} best recall",
+                    describe(d[f"precision_at_least_{MIN_PRECISION}"]),
+                )
+            )
+    return rows
+
+
+def figures(report: dict[str, Any]) -> list[Figure]:
+    out = []
+    for method, result in report["methods"].items():
+        if "skipped" in result:
+            continue
+        series = {}
+        for decision in DECISIONS:
+            curve = result[decision]["curve"]
+            series[f"{decision} precision"] = [(c["tau"], c["precision"]) for c in curve]
+            series[f"{decision} recall"] = [(c["tau"], c["recall"]) for c in curve]
+        out.append(
+            Figure(
+                title=f"Near-duplicate thresholds, {method} ({report['pairs']} pairs)",
+                x_label="tau (score ≥ tau)",
+                y_label="precision / recall",
+                series=series,
+            )
+        )
+    return out
+
+
+@section("dedupe", title="Near-duplicate threshold calibration (tau_same, tau_similar)", order=15)
+def run(bench: Workbench) -> SectionResult:
+    report = measure(bench)
+    return SectionResult(
+        report={"dedupe": report}, rows=table_rows(report), figures=figures(report)
+    )
