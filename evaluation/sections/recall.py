@@ -30,7 +30,8 @@ from django.db.models import QuerySet
 from django.test import override_settings
 
 from memory import actions
-from memory.embeddings import EntryEmbedding, MiniLMProvider, ensure_vectors, get_provider
+from memory import vectors as vector_index
+from memory.embeddings import MiniLMProvider, get_provider
 from memory.models import EntryVersion, Head, Memory
 from memory.search import search, vector_channel
 
@@ -99,13 +100,13 @@ def head_versions(memory: Memory) -> QuerySet[EntryVersion]:
 
 
 def ensure_memory_vectors(memory: Memory) -> int:
-    """Vectors under the configured provider for every head of ``memory`` that has none yet
-    (idempotent); how many were created. Stands in for the vector index computing them after
-    each write."""
+    """Index every head of ``memory`` under the configured provider (idempotent; the corpus was
+    written with the model off, so the after-commit task made none); how many have a vector."""
     provider = get_provider()
     if provider is None:
         return 0
-    return ensure_vectors(provider, head_versions(memory).values_list("content_hash", "body"))
+    pks = list(head_versions(memory).order_by("pk").values_list("pk", flat=True))
+    return vector_index.index_versions(pks, provider=provider)
 
 
 def heads_with_vectors(memory: Memory) -> int:
@@ -115,8 +116,8 @@ def heads_with_vectors(memory: Memory) -> int:
     provider = get_provider()
     if provider is None:
         return 0
-    hashes = EntryEmbedding.objects.filter(provider=provider.key).values("content_hash")
-    return head_versions(memory).filter(content_hash__in=hashes).count()
+    heads = head_versions(memory)
+    return heads.count() - heads.filter(pk__in=vector_index.missing_versions(provider)).count()
 
 
 def write_corpus(bench: Workbench, label: str, corpus: dict[str, Any]) -> tuple[Memory, dict]:
