@@ -298,6 +298,10 @@ STEWARD_SEARCH = {
     "VECTOR_MAX_SCAN": 50_000,  # vectors compared per query, newest versions first
     "RERANKER": os.environ.get("STEWARD_RERANKER") or None,  # dotted path, off by default
 }
+# The one analyzer (memory.text), read at every call. STEM: Snowball English stemming of words in
+# Latin letters, at index and query time alike; after changing it run
+# `manage.py rebuild_projection --reindex` so stored versions are analyzed the same way.
+STEWARD_ANALYZER = {"STEM": env_bool("STEWARD_ANALYZER_STEM", True)}
 # Optional vector channel: a provider class by dotted path, e.g.
 # "memory.embeddings.MiniLMProvider" (pip install .[embeddings]). None = lexical only.
 STEWARD_EMBEDDINGS = {"PROVIDER": os.environ.get("STEWARD_EMBEDDINGS_PROVIDER") or None}

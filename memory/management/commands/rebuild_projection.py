@@ -1,11 +1,15 @@
-"""``manage.py rebuild_projection [--memory SLUG] [--check] [--batch N] [--reindex]``.
+"""``manage.py rebuild_projection [--memory SLUG] [--check] [--batch N] [--reindex] [--no-progress]``.
 
 Rebuilds the derived lifecycle projection (and, with an embedding provider, the derived vectors)
 from authoritative records — heads replayed from revision changes, evidence snapshots, relations
 — in bounded batches with progress output. ``--check`` writes nothing: it lists every row that
 differs from the rebuilt value (and every head that differs from the replay of its revisions)
-and exits 1 if there is any. ``--reindex`` also rebuilds the lexical index (on SQLite the FTS5
-table; on PostgreSQL a REINDEX); ``--check`` runs the FTS5 integrity check on SQLite.
+and exits 1 if there is any. ``--reindex`` also re-analyzes every entry version with the
+installed analyzer (``searchable_text`` and ``term_count``, ``memory.search.reindex``: bounded
+batches, a progress bar on stderr, only changed rows written, idempotent) and then rebuilds the
+lexical index (on SQLite the FTS5 table; on PostgreSQL a REINDEX). Without ``--memory``,
+``--check`` also counts the versions whose stored analysis is stale and runs the FTS5 integrity
+check on SQLite.
 """
 
 from __future__ import annotations
@@ -14,12 +18,14 @@ import sys
 import time
 from typing import Any
 
+from tqdm import tqdm
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
 from memory.actors import Actor
 from memory.lifecycle import RebuildReport, rebuild_projection
 from memory.models import Memory
+from memory.search.reindex import BATCH_SIZE, count_versions, reanalyze_versions
 
 
 class Command(BaseCommand):
@@ -32,8 +38,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch", type=int, default=500, help="Entries per batch.")
         parser.add_argument(
-            "--reindex", action="store_true", help="Also rebuild the lexical index."
+            "--reindex",
+            action="store_true",
+            help="Also re-analyze every entry version and rebuild the lexical index.",
         )
+        parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         memories = Memory.objects.order_by("pk")
@@ -44,9 +53,12 @@ class Command(BaseCommand):
         check: bool = options["check"]
         batch: int = max(1, options["batch"])
         problems = 0
+        progress = not options["no_progress"]
         if check and not options["memory"]:
+            problems += self.reanalyze(check=True, progress=progress)
             problems += self.check_lexical_index()
         if options["reindex"] and not check:
+            self.reanalyze(check=False, progress=progress)
             self.reindex()
         actor = Actor.system("rebuild_projection")
         for memory in memories.iterator():
@@ -92,6 +104,28 @@ class Command(BaseCommand):
             f"{report.vectors_created} vectors created"
         )
         return len(report.differing) + len(report.head_mismatches) + report.vectors_missing
+
+    def reanalyze(self, *, check: bool, progress: bool) -> int:
+        """Re-analyze every version (``check``: count only); the number of stale versions."""
+        bar = tqdm(
+            total=count_versions(),
+            unit="versions",
+            desc="analyzer",
+            disable=not progress,
+            file=self.stderr._out,
+        )
+        try:
+            report = reanalyze_versions(batch_size=BATCH_SIZE, check=check, progress=bar.update)
+        finally:
+            bar.close()
+        if check:
+            self.stdout.write(
+                f"analyzer: {report.changed} of {report.rows} versions stale"
+                + (" (run --reindex)" if report.changed else "")
+            )
+        else:
+            self.stdout.write(f"analyzer: {report.changed} of {report.rows} versions re-analyzed")
+        return report.changed
 
     def check_lexical_index(self) -> int:
         if connection.vendor != "sqlite":
