@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from lib.append_only import rewriting_derived_columns
 
@@ -80,12 +81,11 @@ def reanalyze_versions(
             progress(len(rows))
 
 
-def _rewrite(connection: object, changes: list[tuple[str, int, int]]) -> None:
-    alias = connection.alias  # type: ignore[attr-defined]
+def _rewrite(connection: BaseDatabaseWrapper, changes: list[tuple[str, int, int]]) -> None:
     with (
-        transaction.atomic(using=alias),
+        transaction.atomic(using=connection.alias),
         rewriting_derived_columns(connection, TABLE),
-        connection.cursor() as cursor,  # type: ignore[attr-defined]
+        connection.cursor() as cursor,
     ):
         cursor.executemany(
             f"UPDATE {TABLE} SET searchable_text = %s, term_count = %s WHERE id = %s", changes

@@ -1,4 +1,4 @@
-"""``manage.py rebuild_projection [--memory SLUG] [--check] [--batch N] [--reindex] [--no-progress]``.
+"""``manage.py rebuild_projection [--memory SLUG] [--check] [--batch N] [--reindex]``.
 
 Rebuilds the derived lifecycle projection (and, with an embedding provider, the derived vectors)
 from authoritative records — heads replayed from revision changes, evidence snapshots, relations
@@ -9,7 +9,7 @@ installed analyzer (``searchable_text`` and ``term_count``, ``memory.search.rein
 batches, a progress bar on stderr, only changed rows written, idempotent) and then rebuilds the
 lexical index (on SQLite the FTS5 table; on PostgreSQL a REINDEX). Without ``--memory``,
 ``--check`` also counts the versions whose stored analysis is stale and runs the FTS5 integrity
-check on SQLite.
+check on SQLite. ``--no-progress`` leaves out the progress bar.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import sys
 import time
 from typing import Any
 
-from tqdm import tqdm
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
+from tqdm import tqdm
 
 from memory.actors import Actor
 from memory.lifecycle import RebuildReport, rebuild_projection
@@ -53,12 +53,12 @@ class Command(BaseCommand):
         check: bool = options["check"]
         batch: int = max(1, options["batch"])
         problems = 0
-        progress = not options["no_progress"]
+        bar = not options["no_progress"]
         if check and not options["memory"]:
-            problems += self.reanalyze(check=True, progress=progress)
+            problems += self.reanalyze(check=True, progress=bar)
             problems += self.check_lexical_index()
         if options["reindex"] and not check:
-            self.reanalyze(check=False, progress=progress)
+            self.reanalyze(check=False, progress=bar)
             self.reindex()
         actor = Actor.system("rebuild_projection")
         for memory in memories.iterator():
