@@ -59,21 +59,43 @@ _CJK_RANGES = (
 _JOINERS = "\u00ad\u200c\u200d\u2060"
 
 
+def is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
 def _class(ranges: Iterable[tuple[int, int]]) -> str:
     return "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges)
 
 
 def _mark_ranges() -> Iterator[tuple[int, int]]:
-    """Code point ranges of the combining marks (Mn, Mc, Me), which ``re``'s ``\\w`` lacks."""
+    """Code point ranges of the combining marks (Mn, Mc, Me), which ``re``'s ``\\w`` lacks.
+
+    ICU lists them; only those Python's own Unicode database also calls marks are kept, so a
+    token never holds a character that this Python considers unassigned. The kana voicing marks
+    inside the CJK ranges are left out, as before: CJK runs hold word characters only.
+    """
     marks = icu.UnicodeSet("[:M:]")
     for i in range(marks.getRangeCount()):
-        yield ord(marks.getRangeStart(i)), ord(marks.getRangeEnd(i))
+        start = None
+        lo, hi = ord(marks.getRangeStart(i)), ord(marks.getRangeEnd(i))
+        for cp in range(lo, hi + 2):
+            mark = cp <= hi and unicodedata.category(chr(cp))[0] == "M" and not is_cjk(chr(cp))
+            if mark and start is None:
+                start = cp
+            elif not mark and start is not None:
+                yield start, cp - 1
+                start = None
 
 
 _CJK = _class(_CJK_RANGES)
 _MARKS = _class(_mark_ranges())
-# Within one ICU word: a CJK run, or a run of other letters, marks, digits, underscores.
-_PIECE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>(?:[^\W{_CJK}]|[{_MARKS}{_JOINERS}])+)")
+# Within one ICU word: a CJK run, or a run of other letters, marks, digits, underscores that
+# starts with a letter, digit or underscore (a mark with nothing to sit on is dropped).
+_WORD_START = f"[^\\W{_CJK}]"
+_PIECE = re.compile(
+    rf"(?P<cjk>(?:(?=\w)[{_CJK}])+)|(?P<word>{_WORD_START}(?:{_WORD_START}|[{_MARKS}{_JOINERS}])*)"
+)
 _STRIP_JOINERS = str.maketrans("", "", _JOINERS)
 # Latin letters (after casefold) and the combining diacritics NFC could not compose.
 _LATIN_WORD = re.compile("[a-z\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u0300-\u036f]+")
@@ -100,11 +122,6 @@ def _stemmer() -> Stemmer.Stemmer:
 def normalize_body(body: str) -> str:
     """NFC-normalized and trimmed: the form that is stored, measured and hashed."""
     return unicodedata.normalize("NFC", body).strip()
-
-
-def is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
 
 
 def _icu_words(text: str) -> Iterator[str]:
