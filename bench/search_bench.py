@@ -58,7 +58,7 @@ from memory.models import (  # noqa: E402
     SourceDeclaration,
 )
 from memory.search import channel_cap, lexical_channel, query_terms, search  # noqa: E402
-from memory.text import content_hash, searchable_text  # noqa: E402
+from memory.text import content_hash, indexed_text  # noqa: E402
 
 KINDS = ["fact", "fact", "fact", "decision", "constraint", "preference", "working_note"]
 COMMON = [
@@ -171,9 +171,17 @@ def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:
                             e.kind, body, [f"bench-repo|ref-{e.pk}"] if cite else []
                         ),
                         revision=rev,
-                        searchable_text=searchable_text(body),
+                        searchable_text=text,
+                        term_count=term_count,
                     )
-                    for e, rev, body, cite in zip(entries, revisions, bodies, cites, strict=True)
+                    for e, rev, body, cite, (text, term_count) in zip(
+                        entries,
+                        revisions,
+                        bodies,
+                        cites,
+                        map(indexed_text, bodies),
+                        strict=True,
+                    )
                 ]
             )
             Evidence.objects.bulk_create(

@@ -302,6 +302,10 @@ STEWARD_SEARCH = {
     "VECTOR_SCAN_MAX": 50_000,
     "RERANKER": os.environ.get("STEWARD_RERANKER") or None,  # dotted path, off by default
 }
+# The one analyzer (memory.text), read at every call. STEM: Snowball English stemming of words in
+# Latin letters, at index and query time alike; after changing it run
+# `manage.py rebuild_projection --reindex` so stored versions are analyzed the same way.
+STEWARD_ANALYZER = {"STEM": env_bool("STEWARD_ANALYZER_STEM", True)}
 
 
 # The vector channel: an embedding provider class by dotted path. Default: the packaged

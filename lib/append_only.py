@@ -12,12 +12,15 @@ Both call ``steward_append_only()`` on PostgreSQL (created by memory migration 0
 idempotent (``CREATE OR REPLACE`` / ``IF NOT EXISTS``), so a later migration can re-run the helper
 over every table to add a trigger kind that older migrations did not install. The test suite's
 table flush lifts the guards for its own statement only (``tests/conftest.py``); nothing in the
-product deletes or truncates these tables.
+product deletes or truncates these tables. One controlled exception: columns *derived* from a
+row's own immutable columns may be recomputed inside a transaction through
+:func:`rewriting_derived_columns` (the lexical reindex, ``memory.search.reindex``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 Step = Callable[[Any, Any], None]
@@ -73,3 +76,35 @@ def triggers(
                 schema_editor.execute(sql)
 
     return install, remove
+
+
+#: The PostgreSQL setting naming the one table whose derived columns may be rewritten now.
+REWRITE_SETTING = "steward.rewrite_derived"
+
+
+@contextmanager
+def rewriting_derived_columns(connection: Any, table: str) -> Iterator[None]:
+    """Within the caller's transaction, let the statements in the block UPDATE the *derived*
+    columns of ``table`` (memory migration 0014: ``memory_entryversion``'s analyzer output).
+
+    PostgreSQL: the row trigger (``steward_append_only()``) lets an UPDATE through only while the
+    transaction-local setting names the table *and* every column but the derived ones is
+    unchanged, so body and content stay append-only even here. SQLite: its row trigger refuses
+    every UPDATE, so it is dropped and re-created inside the transaction (SQLite's DDL is
+    transactional: no other connection ever sees the table without it, and a rollback restores
+    it). The caller updates only derived columns.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("rewriting derived columns needs a transaction")
+    vendor = connection.vendor
+    with connection.cursor() as cursor:
+        if vendor == "postgresql":
+            cursor.execute("SELECT set_config(%s, %s, true)", [REWRITE_SETTING, table])
+        elif vendor == "sqlite":
+            cursor.execute(drop_sql(table, vendor, ["_append_only"])[0])
+    yield
+    with connection.cursor() as cursor:
+        if vendor == "postgresql":
+            cursor.execute("SELECT set_config(%s, '', true)", [REWRITE_SETTING])
+        elif vendor == "sqlite":
+            cursor.execute(install_sql(table, vendor)[0])

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.module_loading import import_string
 
-from .text import tokenize
+from .text import words
 
 
 class EmbeddingProvider(Protocol):
@@ -95,20 +95,21 @@ def unpack(data: bytes | memoryview) -> array[float]:
 
 
 class HashingProvider:
-    """Deterministic hashed bag of analyzer tokens (no model, no dependency).
+    """Deterministic hashed bag of the analyzer's unstemmed words (no model, no dependency; the
+    words do not depend on ``STEWARD_ANALYZER``, so stored vectors stay valid when it changes).
 
     Texts that share words get a positive cosine; it knows nothing about meaning. Meant for
     tests and demos: it exercises the whole vector path identically on every backend.
     """
 
-    key = "hashing-v2"
+    key = "hashing-v3"  # v3: words segmented by ICU, the index's 384 dimensions
     dimensions = 384
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out = []
         for text in texts:
             vec = [0.0] * self.dimensions
-            for token in tokenize(text):
+            for token in words(text):
                 digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
                 slot = int.from_bytes(digest[:4], "little") % self.dimensions
                 vec[slot] += 1.0 if digest[4] & 1 else -1.0

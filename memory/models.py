@@ -299,8 +299,11 @@ class EntryVersion(AppendOnlyModel):
     )
     revision = models.ForeignKey("Revision", on_delete=models.PROTECT, related_name="+")
     effective_at = models.DateTimeField(null=True, blank=True)
-    # Pre-tokenized by memory.analyzer so every backend indexes the same tokens.
+    # Derived from ``body`` by the analyzer (memory.text) so every backend indexes the same
+    # tokens; ``term_count`` is its number of tokens (the lexical tie-break). The only columns
+    # ever rewritten, and only by the reindex (memory.search.reindex), when the analyzer changes.
     searchable_text = models.TextField(blank=True, default="")
+    term_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

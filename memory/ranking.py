@@ -115,9 +115,9 @@ def has_current_intent(query: str, intent: str | None) -> bool:
     """Explicit ``intent="current"``, or (no explicit intent) a cue in the query text."""
     if intent is not None:
         return intent == "current"
-    from .text import tokenize
+    from .text import words
 
-    tokens = set(tokenize(query))
+    tokens = set(words(query))
     if tokens & CURRENT_CUES_WORDS:
         return True
     folded = query.casefold()

@@ -1,8 +1,35 @@
 """Text normalization, the one analyzer, and the canonical content hash.
 
 The analyzer pre-tokenizes ``searchable_text`` so SQLite FTS5 and PostgreSQL (``simple``
-configuration) index exactly the same tokens: NFC, casefold, words of letters/digits/underscore;
-each CJK character is a unigram and each adjacent CJK pair a bigram.
+configuration) index exactly the same tokens, and the very same function analyzes queries:
+
+1. **Normalize**: NFC, casefold, NFC again.
+2. **Segment** (:func:`words`): ICU's word ``BreakIterator`` (PyICU) finds the word boundaries
+   (UAX #29, plus ICU's dictionaries for scripts written without spaces: Thai, Lao, Khmer,
+   Myanmar). A token is a run of letters, combining marks, digits and underscores inside one
+   ICU word, so a vowel sign never splits a Devanagari word and punctuation is dropped
+   ("3.14" gives ``3`` and ``14``, "don't" gives ``don`` and ``t``). The invisible joiners
+   (ZWJ, ZWNJ, word joiner, soft hyphen) are kept inside the word by ICU and then removed, so
+   a word matches whether it was typed with them or not. CJK (Han, Hiragana, Katakana, Hangul:
+   ``_CJK_RANGES``) ignores ICU's dictionary words: each character of a CJK run is a unigram
+   and each adjacent pair a bigram. Pure-ASCII text skips ICU: UAX #29 never breaks inside an
+   ASCII run of letters, digits and underscores, so the result is the same.
+3. **Stem** (:func:`tokenize`): words written only in Latin letters go through the Snowball
+   English stemmer (PyStemmer), so ``deploys``, ``deployed`` and ``deploying`` are one term.
+   Words with digits or underscores (``redis_7``, ``max_connections``) are identifiers and stay
+   verbatim. ``settings.STEWARD_ANALYZER["STEM"]`` (default ``True``) is read at every call;
+   ``False`` gives the unstemmed analyzer (changing it needs ``rebuild_projection --reindex``).
+
+**Stop words** never leave the token stream: every word is indexed and every query term is
+searched and counted for ranking. :func:`stop_terms` (the lists of the ``stopwords`` package —
+Snowball's English list and the lists of the languages not written in Latin letters, see
+``STOP_WORD_LANGUAGES`` — analyzed by this same analyzer) serves only the
+admission floor (``memory.search.common.admission_floor``): the floor is computed from, and
+compared with, a query's *content* terms, so "what is my pet called" asks for one of
+{pet, call} instead of two of five words of which three carry no meaning.
+
+:func:`words` (segmentation without stemming) serves the callers that compare wording rather
+than search: "same text word for word", subject words, the hashing embedder.
 """
 
 from __future__ import annotations
@@ -10,8 +37,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from functools import cache
+
+import icu
+import Stemmer
+import stopwords as stopword_lists
+from django.conf import settings
 
 _CJK_RANGES = (
     (0x3040, 0x30FF),  # Hiragana, Katakana
@@ -21,12 +55,8 @@ _CJK_RANGES = (
     (0xAC00, 0xD7AF),  # Hangul syllables
     (0x20000, 0x2FA1F),  # Extensions B..
 )
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def normalize_body(body: str) -> str:
-    """NFC-normalized and trimmed: the form that is stored, measured and hashed."""
-    return unicodedata.normalize("NFC", body).strip()
+# Kept inside a word by ICU, removed from the token.
+_JOINERS = "\u00ad\u200c\u200d\u2060"
 
 
 def is_cjk(ch: str) -> bool:
@@ -34,27 +64,125 @@ def is_cjk(ch: str) -> bool:
     return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
 
 
-def tokenize(text: str) -> list[str]:
-    """Tokens of ``text`` in order (duplicates kept)."""
+def _class(ranges: Iterable[tuple[int, int]]) -> str:
+    return "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges)
+
+
+def _mark_ranges() -> Iterator[tuple[int, int]]:
+    """Code point ranges of the combining marks (Mn, Mc, Me), which ``re``'s ``\\w`` lacks.
+
+    ICU lists them; only those Python's own Unicode database also calls marks are kept, so a
+    token never holds a character that this Python considers unassigned. The kana voicing marks
+    inside the CJK ranges are left out, as before: CJK runs hold word characters only.
+    """
+    marks = icu.UnicodeSet("[:M:]")
+    for i in range(marks.getRangeCount()):
+        start = None
+        lo, hi = ord(marks.getRangeStart(i)), ord(marks.getRangeEnd(i))
+        for cp in range(lo, hi + 2):
+            mark = cp <= hi and unicodedata.category(chr(cp))[0] == "M" and not is_cjk(chr(cp))
+            if mark and start is None:
+                start = cp
+            elif not mark and start is not None:
+                yield start, cp - 1
+                start = None
+
+
+_CJK = _class(_CJK_RANGES)
+_MARKS = _class(_mark_ranges())
+# Within one ICU word: a CJK run, or a run of other letters, marks, digits, underscores that
+# starts with a letter, digit or underscore (a mark with nothing to sit on is dropped).
+_WORD_START = f"[^\\W{_CJK}]"
+_PIECE = re.compile(
+    rf"(?P<cjk>(?:(?=\w)[{_CJK}])+)|(?P<word>{_WORD_START}(?:{_WORD_START}|[{_MARKS}{_JOINERS}])*)"
+)
+_STRIP_JOINERS = str.maketrans("", "", _JOINERS)
+# Latin letters (after casefold) and the combining diacritics NFC could not compose.
+_LATIN_WORD = re.compile("[a-z\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u0300-\u036f]+")
+
+_local = threading.local()
+
+
+def _breaker() -> icu.BreakIterator:
+    """This thread's ICU word iterator (an iterator holds its text: not shareable)."""
+    bi = getattr(_local, "breaker", None)
+    if bi is None:
+        bi = _local.breaker = icu.BreakIterator.createWordInstance(icu.Locale.getRoot())
+    return bi
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    """This thread's Snowball English stemmer (a stemmer must not be used concurrently)."""
+    st = getattr(_local, "stemmer", None)
+    if st is None:
+        st = _local.stemmer = Stemmer.Stemmer("english")
+    return st
+
+
+def normalize_body(body: str) -> str:
+    """NFC-normalized and trimmed: the form that is stored, measured and hashed."""
+    return unicodedata.normalize("NFC", body).strip()
+
+
+def _icu_words(text: str) -> Iterator[str]:
+    """The spans between ICU word boundaries, in order, covering ``text``."""
+    if text.isascii():
+        yield text
+        return
+    us = icu.UnicodeString(text)  # boundaries are UTF-16 offsets
+    bi = _breaker()
+    bi.setText(us)
+    start = 0
+    for end in bi:
+        yield str(us[start:end])
+        start = end
+
+
+def words(text: str) -> list[str]:
+    """Casefolded words of ``text`` in order, unstemmed (duplicates kept)."""
     text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
     tokens: list[str] = []
-    for word in _WORD.findall(text):
-        plain: list[str] = []
-        run: list[str] = []
-        for ch in [*word, ""]:
-            cjk = bool(ch) and is_cjk(ch)
-            if (cjk or not ch) and plain:
-                tokens.append("".join(plain))
-                plain = []
-            if (not cjk or not ch) and run:
-                tokens.extend(run)
-                tokens.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
-                run = []
-            if cjk:
-                run.append(ch)
-            elif ch:
-                plain.append(ch)
+    run: list[str] = []  # the CJK run so far: it may span ICU words
+
+    def flush() -> None:
+        tokens.extend(run)
+        tokens.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
+        run.clear()
+
+    for span in _icu_words(text):
+        pos = 0
+        for m in _PIECE.finditer(span):
+            if m.start() != pos or m.lastgroup == "word":
+                flush()
+            if m.lastgroup == "cjk":
+                run.extend(m.group())
+            else:
+                word = m.group().translate(_STRIP_JOINERS)
+                if word:
+                    tokens.append(word)
+            pos = m.end()
+        if pos != len(span):
+            flush()
+    flush()
     return tokens
+
+
+def stemming() -> bool:
+    """Whether the analyzer stems (``settings.STEWARD_ANALYZER["STEM"]``, default True)."""
+    return bool(getattr(settings, "STEWARD_ANALYZER", {}).get("STEM", True))
+
+
+def _analyze(text: str, stem: bool) -> list[str]:
+    tokens = words(text)
+    if not stem:
+        return tokens
+    stemmer = _stemmer()
+    return [stemmer.stemWord(t) if _LATIN_WORD.fullmatch(t) else t for t in tokens]
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text`` in order (duplicates kept): the index's and the queries' analyzer."""
+    return _analyze(text, stemming())
 
 
 def distinct_terms(text: str) -> list[str]:
@@ -65,6 +193,48 @@ def distinct_terms(text: str) -> list[str]:
 def searchable_text(body: str) -> str:
     """The space-joined token stream both full-text backends index."""
     return " ".join(tokenize(body))
+
+
+def indexed_text(body: str) -> tuple[str, int]:
+    """``(searchable_text, term_count)`` of a version's body: what the writer stores."""
+    tokens = tokenize(body)
+    return " ".join(tokens), len(tokens)
+
+
+# English, and the languages of the ``stopwords`` package not written in Latin letters. The other
+# Latin-script lists are left out: without knowing a text's language their words collide with
+# English content words (Slovenian "pet", German "will", Italian "come").
+STOP_WORD_LANGUAGES = (
+    "english",
+    "arabic",
+    "armenian",
+    "bulgarian",
+    "chinese",
+    "greek",
+    "hindi",
+    "japanese",
+    "korean",
+    "marathi",
+    "persian",
+    "russian",
+    "thai",
+    "ukranian",  # sic: the package's name for Ukrainian
+    "urdu",
+)
+
+
+def stop_terms() -> frozenset[str]:
+    """Analyzer terms of the stop words of ``STOP_WORD_LANGUAGES`` (the ``stopwords`` package)."""
+    return _stop_terms(stemming())
+
+
+@cache
+def _stop_terms(stem: bool) -> frozenset[str]:
+    terms: set[str] = set()
+    for language in STOP_WORD_LANGUAGES:
+        for word in stopword_lists.get_stopwords(language):
+            terms.update(_analyze(word, stem))
+    return frozenset(terms)
 
 
 def content_hash(kind: str, body: str, evidence_refs: Iterable[str]) -> str:

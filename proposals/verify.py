@@ -27,7 +27,7 @@ from typing import Any
 
 from memory.dedupe import round_score, similarity_method
 from memory.models import Memory
-from memory.text import tokenize
+from memory.text import words as word_stream
 
 #: Bump when the verification rules change in a way a reviewer should know about.
 RULES_VERSION = 1
@@ -54,8 +54,8 @@ def promotion_min_sessions(memory: Memory) -> int:
 
 def same_text(a: str, b: str) -> bool:
     """Whether two bodies say the same thing word for word: only case, punctuation or spacing
-    differ (the analyzer's token streams are equal)."""
-    return tokenize(a) == tokenize(b)
+    differ (the analyzer's unstemmed word streams are equal: "deploys" is not "deployed")."""
+    return word_stream(a) == word_stream(b)
 
 
 # --- Details ----------------------------------------------------------------------------------

@@ -32,8 +32,8 @@ from typing import Any
 
 from memory.actors import Actor
 from memory.models import Memory
-from memory.search import Hit, admission_floor, query_terms, search, setting
-from memory.text import tokenize
+from memory.search import Hit, content_terms, query_floor, query_terms, search, setting
+from memory.text import tokenize, words
 from proposals.kinds import kind_of
 from proposals.models import Proposal, ProposalTarget, target_map
 
@@ -99,7 +99,7 @@ def effect_of(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Effect:
     described = kind_of(proposal.kind).recall_effect(proposal, target_map(targets))
     effect = Effect(leaving={t.entry_id for t in described.leaves})
     for t, body in described.rewrites:
-        same = tokenize(body) == tokenize(t.version.body)
+        same = words(body) == words(t.version.body)
         effect.changed.append(
             _Candidate(
                 t.entry_id,
@@ -116,10 +116,17 @@ def effect_of(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Effect:
 
 
 def _lexical_key(terms: Sequence[str], body: str, entry_pk: int, version_pk: int) -> tuple:
+    """The lexical channel's order: matched terms, then fewer tokens (``term_count``), ids."""
     tokens = tokenize(body)
-    padded = " " + " ".join(tokens) + " "
-    matched = sum(1 for t in terms if f" {t} " in padded)
-    return (-matched, max(len(tokens) - 1, 0), entry_pk, version_pk)
+    present = set(tokens)
+    matched = sum(1 for t in terms if t in present)
+    return (-matched, len(tokens), entry_pk, version_pk)
+
+
+def _admitted(terms: Sequence[str], body: str) -> bool:
+    """Whether the lexical channel admits ``body``: the floor counts content terms only."""
+    tokens = set(tokenize(body))
+    return sum(1 for t in content_terms(terms) if t in tokens) >= query_floor(terms)
 
 
 def _hit(h: Hit, change: str) -> PreviewHit:
@@ -150,7 +157,6 @@ def preview_one(
     before = [_hit(h, change_of(h)) for h in result.hits[:limit]]
 
     terms = query_terms(query)
-    floor = admission_floor(len(terms)) if terms else len(terms) + 1
     kept = [h for h in result.hits if h.entry_pk not in effect.leaving | changed_pks]
     keys = [_lexical_key(terms, h.body, h.entry_pk, h.version_pk) for h in kept]
     after: list[Any] = list(kept)
@@ -159,7 +165,7 @@ def preview_one(
     )
     for c in [*effect.changed, *effect.joining]:
         key = _lexical_key(terms, c.body, c.entry_pk, c.version_pk)
-        if -key[0] < floor:
+        if not terms or not _admitted(terms, c.body):
             continue  # not admitted by the lexical channel: it will not be recalled
         # Keys of the kept hits are sorted when the lexical channel alone ordered them.
         at = bisect_right(keys, key) if keys == sorted(keys) else len(keys)

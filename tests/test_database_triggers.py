@@ -109,4 +109,8 @@ def revision_rows(memory, agent):
 @pytest.mark.django_db
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="the FTS5 index is SQLite's")
 def test_sqlite_search_index_triggers_exist():
-    assert {"memory_entryversion_fts_ai", "memory_entryversion_fts_ad"} <= _triggers()
+    assert {
+        "memory_entryversion_fts_ai",
+        "memory_entryversion_fts_ad",
+        "memory_entryversion_fts_au",
+    } <= _triggers()

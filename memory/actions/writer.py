@@ -33,7 +33,7 @@ from ..models import (
     RevisionChange,
     Verification,
 )
-from ..text import searchable_text
+from ..text import indexed_text
 from .evidence import ResolvedEvidence
 
 # --- The revision writer --------------------------------------------------------------------
@@ -261,6 +261,7 @@ def _create_version(
     predecessor: EntryVersion | None,
     revision: Revision,
 ) -> EntryVersion:
+    text, term_count = indexed_text(new.body)
     version = EntryVersion.objects.create(
         memory=memory,
         entry=entry,
@@ -270,7 +271,8 @@ def _create_version(
         predecessor=predecessor,
         revision=revision,
         effective_at=new.effective_at,
-        searchable_text=searchable_text(new.body),
+        searchable_text=text,
+        term_count=term_count,
     )
     # Its vector is made after the revision commits, never under the Memory lock.
     vectors.schedule_versions([version.pk])

@@ -32,7 +32,7 @@ def drop_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0013_gin_without_pending_list"),
+        ("memory", "0014_analyzer_v2"),
     ]
 
     operations = [

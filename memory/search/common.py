@@ -1,13 +1,20 @@
-"""Query terms, the admission floor, channel caps and the views a channel scopes to."""
+"""Query terms, the admission floor, channel caps and the views a channel scopes to.
+
+Stop words (``memory.text.stop_terms``) matter only to the admission floor: a query's terms are
+all searched and all count for ranking, but the floor is computed from its *content* terms (the
+terms that are not stop words) and a text is admitted when it contains at least that many of
+them. A query made only of stop words has all its terms as content terms.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from ..text import distinct_terms
+from ..text import distinct_terms, stop_terms
 
 # Longest lexeme a PostgreSQL tsvector holds; longer tokens are not indexed there, so neither
 # backend searches for them.
@@ -25,11 +32,24 @@ def query_terms(text: str) -> list[str]:
     return terms[: setting("MAX_QUERY_TERMS", 64)]
 
 
+def content_terms(terms: Sequence[str]) -> list[str]:
+    """The terms that are not stop words, in order; all of them when every term is one."""
+    stops = stop_terms()
+    content = [t for t in terms if t not in stops]
+    return content or list(terms)
+
+
 def admission_floor(n_terms: int) -> int:
-    """Distinct query terms a text must contain to be a lexical candidate."""
+    """Distinct content terms a text must contain to be a lexical candidate, for a query with
+    ``n_terms`` content terms."""
     if n_terms <= 2:
         return 1
     return max(2, math.ceil(0.25 * n_terms))
+
+
+def query_floor(terms: Sequence[str]) -> int:
+    """The admission floor of a query's ``terms`` (0 for none): counted on its content terms."""
+    return admission_floor(len(content_terms(terms))) if terms else 0
 
 
 def channel_cap(k: int) -> int:

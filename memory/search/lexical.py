@@ -15,7 +15,15 @@ from ..models import (
     Validity,
 )
 from ..text import tokenize
-from .common import ACTIVE, CURRENT, HEADS, Candidate, admission_floor, query_terms
+from .common import (
+    ACTIVE,
+    CURRENT,
+    HEADS,
+    Candidate,
+    admission_floor,
+    content_terms,
+    query_terms,
+)
 
 #: Seconds the lexeme frequencies read from ``pg_stats`` are reused within a process.
 STATS_TTL = 300.0
@@ -52,40 +60,55 @@ def prefilter_terms(terms: Sequence[str], floor: int) -> list[str]:
         return list(terms)
     freq = _lexeme_frequencies()
     ranked = sorted(range(len(terms)), key=lambda i: (freq.get(terms[i], 0.0), i))
-    return [terms[i] for i in sorted(ranked[:keep])]
+    return [terms[i] for i in sorted(ranked[: max(keep, 0)])]
 
 
-def _scored_sql(memory_pk: int, terms: Sequence[str], floor: int) -> tuple[str, list[Any]]:
-    """A subquery of (id, matched): versions containing at least one term, with the number of
-    distinct query terms they contain. The counts are exact on both backends.
+def _tsquery(terms: Sequence[str]) -> str:
+    return " | ".join(f"'{t}'" for t in terms)
+
+
+def _scored_sql(
+    memory_pk: int, terms: Sequence[str], content: Sequence[str], floor: int, min_matched: int
+) -> tuple[str, list[Any]]:
+    """A subquery of (id, matched, content_matched): versions containing at least ``floor`` of
+    the ``content`` terms and ``min_matched`` of all ``terms``, with the number of distinct
+    query terms (and of content terms) they contain. The counts are exact on both backends.
 
     SQLite counts from the FTS5 posting lists themselves (one MATCH per term, each intersected
     with the Memory's scope token, grouped), so no text is read before the admission floor has
     been applied and a Memory never walks another Memory's postings. PostgreSQL finds the rows with
-    one GIN lookup (any term) and counts per term on the row's stored tsvector (the same tokens:
-    a lexeme is present exactly when the analyzer token is): GIN rows cannot be read without
-    the heap, so one heap visit per row beats one index probe per term. Terms are analyzer
-    tokens (letters, digits, underscores), so quoting them as tsquery lexemes is safe.
+    one GIN lookup (any of the rarest content terms, see ``prefilter_terms``) and counts per term
+    on the row's stored tsvector (the same tokens: a lexeme is present exactly when the analyzer
+    token is): GIN rows cannot be read without the heap, so one heap visit per row beats one
+    index probe per term. Terms are analyzer tokens (letters, marks, digits, underscores), so
+    quoting them as tsquery lexemes is safe.
     """
+    is_content = set(content)
     if connection.vendor == "postgresql":
-        hits = " + ".join("(v.search_vector @@ %s::tsquery)::int" for _ in terms)
-        query = " | ".join(f"'{t}'" for t in prefilter_terms(terms, floor))
+        hit = "(v.search_vector @@ %s::tsquery)::int"
+        hits = " + ".join(hit for _ in terms)
+        content_hits = " + ".join(hit for _ in content)
+        query = _tsquery(prefilter_terms(content, floor))
+        if min_matched > 0 and (wide := prefilter_terms(terms, min_matched)) != list(terms):
+            query = f"({query}) & ({_tsquery(wide)})"
         sql = (
-            f"SELECT v.id AS id, ({hits}) AS matched FROM memory_entryversion v "
-            "WHERE v.search_vector @@ %s::tsquery AND v.memory_id = %s"
+            f"SELECT v.id AS id, ({hits}) AS matched, ({content_hits}) AS content_matched "
+            "FROM memory_entryversion v WHERE v.search_vector @@ %s::tsquery AND v.memory_id = %s"
         )
-        return sql, [*(f"'{t}'" for t in terms), query, memory_pk]
+        params = [*(f"'{t}'" for t in terms), *(f"'{t}'" for t in content), query, memory_pk]
+        return sql, params
     union = " UNION ALL ".join(
-        "SELECT rowid AS id FROM memory_entryversion_fts WHERE memory_entryversion_fts MATCH %s"
-        for _ in terms
+        f"SELECT rowid AS id, {int(t in is_content)} AS content FROM memory_entryversion_fts "
+        "WHERE memory_entryversion_fts MATCH %s"
+        for t in terms
     )
     sql = (
-        f"SELECT id, COUNT(*) AS matched FROM ({union}) AS per_term "
-        "GROUP BY id HAVING COUNT(*) >= %s"
+        f"SELECT id, COUNT(*) AS matched, SUM(content) AS content_matched FROM ({union}) "
+        "AS per_term GROUP BY id HAVING SUM(content) >= %s AND COUNT(*) >= %s"
     )
     # Each term is intersected with the Memory's scope token (migration 0010).
     scope = f'scope:"m{int(memory_pk)}" AND searchable_text:'
-    return sql, [*(f'{scope}"{t}"' for t in terms), floor]
+    return sql, [*(f'{scope}"{t}"' for t in terms), floor, min_matched]
 
 
 def lexical_channel(
@@ -103,16 +126,19 @@ def lexical_channel(
     ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY); ``sensitivities`` (when given) is
     the caller's clearance, applied in the same query so nothing above it is ever ranked. One
     query, whatever the size of the Memory (plus, at most every ``STATS_TTL`` seconds per
-    process on PostgreSQL, one read of the lexeme statistics). ``min_matched`` raises the
-    admission floor for a caller that can discard texts with fewer matching terms anyway.
+    process on PostgreSQL, one read of the lexeme statistics). A text is admitted when it
+    contains the admission floor's number of content terms (``common.content_terms``) and, for a
+    caller that can discard texts with fewer matching terms anyway, ``min_matched`` terms.
+    Ties of the number of matched terms go to the text with fewer tokens (``term_count``).
     """
-    if not terms or limit <= 0:
+    if not terms or limit <= 0 or min_matched > len(terms):
         return []
-    floor = max(admission_floor(len(terms)), min_matched)
-    scored, params = _scored_sql(memory_pk, terms, floor)
+    content = content_terms(terms)
+    floor = admission_floor(len(content))
+    scored, params = _scored_sql(memory_pk, terms, content, floor, min_matched)
     joins = ""
-    where = ["v.memory_id = %s", "m.matched >= %s"]
-    params += [memory_pk, floor]
+    where = ["v.memory_id = %s", "m.content_matched >= %s", "m.matched >= %s"]
+    params += [memory_pk, floor, min_matched]
     if view in (ACTIVE, CURRENT, HEADS):
         joins += " JOIN memory_head h ON h.version_id = v.id"
     if view in (ACTIVE, CURRENT):
@@ -137,9 +163,7 @@ def lexical_channel(
         FROM ({scored}) m
         JOIN memory_entryversion v ON v.id = m.id{joins}
         WHERE {" AND ".join(where)}
-        ORDER BY m.matched DESC,
-                 length(v.searchable_text) - length(replace(v.searchable_text, ' ', '')) ASC,
-                 v.entry_id ASC, v.id ASC
+        ORDER BY m.matched DESC, v.term_count ASC, v.entry_id ASC, v.id ASC
         LIMIT %s
     """
     params.append(limit)

@@ -86,7 +86,7 @@ def search(
         trace=build_trace(
             view=view,
             limit=limit,
-            terms=len(terms),
+            terms=terms,
             cap=cap,
             ranked=ranked,
             filtered=filtered,

@@ -10,7 +10,7 @@ from ..models import (
     LifecycleProjection,
     Validity,
 )
-from .common import HEADS, Candidate, admission_floor
+from .common import HEADS, Candidate, query_floor
 from .hits import Hit
 from .lexical import lexical_channel
 from .vector import QueryVector, vector_channel
@@ -76,7 +76,7 @@ def build_trace(
     *,
     view: str,
     limit: int,
-    terms: int,
+    terms: Sequence[str],
     cap: int,
     ranked: Mapping[str, Sequence[Candidate]],
     filtered: dict[str, int],
@@ -91,8 +91,8 @@ def build_trace(
     return RankingTrace(
         view=view,
         limit=limit,
-        terms=terms,
-        admission_floor=admission_floor(terms) if terms else 0,
+        terms=len(terms),
+        admission_floor=query_floor(terms),
         channel_cap=cap,
         channels={name: len(c) for name, c in ranked.items()},
         validity_filter=filtered,

@@ -36,7 +36,7 @@ from memory.models import (
     MaintenanceRun,
     Memory,
 )
-from memory.text import tokenize
+from memory.text import words
 
 from ..exceptions import DomainError, DuplicateProposal
 from ..models import Proposal, ProposalStatus, affected_key
@@ -154,10 +154,10 @@ def subject_terms(body: str) -> set[str]:
     detail_tokens: set[str] = set()
     for d in extract_details(body):
         if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
-            detail_tokens.update(tokenize(d.text))
+            detail_tokens.update(words(d.text))
     return {
         t
-        for t in tokenize(body)
+        for t in words(body)
         if t not in FUNCTION_WORDS and t not in detail_tokens and not t.isdigit()
     }
 
@@ -186,7 +186,7 @@ def merged_body(bodies: Sequence[str]) -> str:
     merged = bodies[0].strip()
     for other in bodies[1:]:
         for sentence in sentences(other):
-            have = set(tokenize(merged))
+            have = set(words(merged))
             missing = [d for d in extract_details(sentence) if not detail_present(d.text, merged)]
             new_words = subject_terms(sentence) - have
             if missing or new_words:

@@ -4,10 +4,14 @@ Rebuilds the derived lifecycle projection (and, with an embedding provider, the 
 from authoritative records — heads replayed from revision changes, evidence snapshots, relations
 — in bounded batches with progress output. ``--check`` writes nothing: it lists every row that
 differs from the rebuilt value (and every head that differs from the replay of its revisions)
-and exits 1 if there is any. ``--reindex`` also rebuilds the lexical index (on SQLite the FTS5
-table; on PostgreSQL a REINDEX); ``--check`` runs the FTS5 integrity check on SQLite.
-``--vectors`` only backfills the vector index (``memory.vectors``): every version without a
-vector of the configured model, in bounded batches, with a progress bar.
+and exits 1 if there is any. ``--reindex`` also re-analyzes every entry version with the
+installed analyzer (``searchable_text`` and ``term_count``, ``memory.search.reindex``: bounded
+batches, a progress bar on stderr, only changed rows written, idempotent) and then rebuilds the
+lexical index (on SQLite the FTS5 table; on PostgreSQL a REINDEX). Without ``--memory``,
+``--check`` also counts the versions whose stored analysis is stale and runs the FTS5 integrity
+check on SQLite. ``--no-progress`` leaves out the progress bar. ``--vectors`` only backfills
+the vector index (``memory.vectors``): every version without a vector of the configured model,
+in bounded batches, with a progress bar.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
+from tqdm import tqdm
 
 from memory.actors import Actor
 from memory.lifecycle import RebuildReport, rebuild_projection
 from memory.models import Memory
+from memory.search.reindex import BATCH_SIZE, count_versions, reanalyze_versions
 
 
 class Command(BaseCommand):
@@ -34,7 +40,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch", type=int, default=500, help="Entries per batch.")
         parser.add_argument(
-            "--reindex", action="store_true", help="Also rebuild the lexical index."
+            "--reindex",
+            action="store_true",
+            help="Also re-analyze every entry version and rebuild the lexical index.",
         )
         parser.add_argument(
             "--vectors",
@@ -42,10 +50,11 @@ class Command(BaseCommand):
             help="Only the vector index: create it where the database can hold one, then "
             "make every missing vector in bounded batches (progress bar).",
         )
+        parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["vectors"]:
-            self.backfill_vectors(max(1, options["batch"]))
+            self.backfill_vectors(max(1, options["batch"]), no_progress=options["no_progress"])
             return
         memories = Memory.objects.order_by("pk")
         if options["memory"]:
@@ -55,9 +64,12 @@ class Command(BaseCommand):
         check: bool = options["check"]
         batch: int = max(1, options["batch"])
         problems = 0
+        bar = not options["no_progress"]
         if check and not options["memory"]:
+            problems += self.reanalyze(check=True, progress=bar)
             problems += self.check_lexical_index()
         if options["reindex"] and not check:
+            self.reanalyze(check=False, progress=bar)
             self.reindex()
         actor = Actor.system("rebuild_projection")
         for memory in memories.iterator():
@@ -104,9 +116,7 @@ class Command(BaseCommand):
         )
         return len(report.differing) + len(report.head_mismatches) + report.vectors_missing
 
-    def backfill_vectors(self, batch: int) -> None:
-        from tqdm import tqdm
-
+    def backfill_vectors(self, batch: int, *, no_progress: bool = False) -> None:
         from memory import vectors
         from memory.embeddings import get_provider
 
@@ -119,9 +129,33 @@ class Command(BaseCommand):
         kind = vectors.ensure_index()
         total = vectors.missing_versions(provider).count()
         self.stdout.write(f"vectors: {provider.key}, index {kind}, {total} missing")
-        with tqdm(total=total, unit="version", file=self.stderr, disable=total == 0) as bar:
+        with tqdm(
+            total=total, unit="version", file=self.stderr, disable=total == 0 or no_progress
+        ) as bar:
             counts = vectors.backfill(batch=min(batch, vectors.BATCH), progress=bar.update)
         self.stdout.write(f"vectors: {counts['stored']} made, index {counts['index']}.")
+
+    def reanalyze(self, *, check: bool, progress: bool) -> int:
+        """Re-analyze every version (``check``: count only); the number of stale versions."""
+        bar = tqdm(
+            total=count_versions(),
+            unit="versions",
+            desc="analyzer",
+            disable=not progress,
+            file=self.stderr._out,
+        )
+        try:
+            report = reanalyze_versions(batch_size=BATCH_SIZE, check=check, progress=bar.update)
+        finally:
+            bar.close()
+        if check:
+            self.stdout.write(
+                f"analyzer: {report.changed} of {report.rows} versions stale"
+                + (" (run --reindex)" if report.changed else "")
+            )
+        else:
+            self.stdout.write(f"analyzer: {report.changed} of {report.rows} versions re-analyzed")
+        return report.changed
 
     def check_lexical_index(self) -> int:
         if connection.vendor != "sqlite":

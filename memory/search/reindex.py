@@ -1,0 +1,92 @@
+"""Re-analyzing stored versions: ``searchable_text`` and ``term_count`` recomputed from ``body``.
+
+Both columns are derived from a version's immutable body by the analyzer (``memory.text``), so
+when the analyzer changes (a new release, ``STEWARD_ANALYZER``) they are recomputed in place:
+the versions stay the same rows, nothing authoritative changes. Rows are read in bounded
+batches, keyset by primary key (no OFFSET, no long-running cursor); a batch rewrites only the
+rows whose analysis differs, in its own transaction, through
+``lib.append_only.rewriting_derived_columns`` (``EntryVersion`` stays append-only for everything
+else). The indexes follow by themselves: PostgreSQL recomputes the generated ``search_vector``,
+and on SQLite the update trigger of migration 0014 replaces the row's FTS5 entry. Idempotent: a
+second run changes nothing. Used by migration 0014 and ``manage.py rebuild_projection
+--reindex`` (``--check`` counts the stale rows without writing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from lib.append_only import rewriting_derived_columns
+
+from ..text import indexed_text
+
+BATCH_SIZE = 2000
+TABLE = "memory_entryversion"
+
+
+@dataclass
+class ReindexReport:
+    """How many versions were read, and how many had (or, checking, would get) a new analysis."""
+
+    rows: int = 0
+    changed: int = 0
+
+
+def count_versions(using: str = DEFAULT_DB_ALIAS) -> int:
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {TABLE}")
+        return int(cursor.fetchone()[0])
+
+
+def reanalyze_versions(
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+    batch_size: int = BATCH_SIZE,
+    check: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> ReindexReport:
+    """Recompute ``searchable_text`` and ``term_count`` of every version, ``batch_size`` rows at a
+    time; with ``check`` nothing is written. ``progress`` gets each batch's row count.
+
+    Raw SQL only (no model), so a migration can call it with the schema of its own state.
+    """
+    connection = connections[using]
+    report = ReindexReport()
+    last = 0
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, body, searchable_text, term_count FROM {TABLE} "
+                "WHERE id > %s ORDER BY id LIMIT %s",
+                [last, max(1, batch_size)],
+            )
+            rows = cursor.fetchall()
+        if not rows:
+            return report
+        last = rows[-1][0]
+        changes = []
+        for pk, body, text, term_count in rows:
+            new_text, new_count = indexed_text(body)
+            if new_text != text or new_count != term_count:
+                changes.append((new_text, new_count, pk))
+        if changes and not check:
+            _rewrite(connection, changes)
+        report.rows += len(rows)
+        report.changed += len(changes)
+        if progress is not None:
+            progress(len(rows))
+
+
+def _rewrite(connection: BaseDatabaseWrapper, changes: list[tuple[str, int, int]]) -> None:
+    with (
+        transaction.atomic(using=connection.alias),
+        rewriting_derived_columns(connection, TABLE),
+        connection.cursor() as cursor,
+    ):
+        cursor.executemany(
+            f"UPDATE {TABLE} SET searchable_text = %s, term_count = %s WHERE id = %s", changes
+        )
