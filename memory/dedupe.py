@@ -34,8 +34,11 @@ from .text import tokenize
 
 #: Candidates scored per add: the check is bounded whatever the size of the Memory.
 MAX_CANDIDATES = 20
-DEFAULT_TAU_SAME = 0.9
-DEFAULT_TAU_SIMILAR = 0.6
+#: Default (tau_same, tau_similar) per similarity method, calibrated on the labelled pair set of
+#: ``manage.py evaluate dedupe`` (docs/recall-evaluation.md gives the precision and recall at
+#: each). A Memory's policy ``tau_same`` / ``tau_similar`` overrides them.
+DEFAULT_THRESHOLDS = {"lexical": (0.9, 0.6), "cosine": (0.85, 0.35)}
+DEFAULT_TAU_SAME, DEFAULT_TAU_SIMILAR = DEFAULT_THRESHOLDS["lexical"]
 
 #: ``fn(text, others) -> scores``, one score in [0, 1] per other text.
 SimilarityFn = Callable[[str, Sequence[str]], list[float]]
@@ -82,11 +85,15 @@ def similarity_method() -> tuple[str, SimilarityFn]:
     return "cosine", embedding_scores
 
 
-def thresholds(memory: Memory) -> tuple[float, float]:
-    """``(tau_same, tau_similar)`` from the Memory's policy; tau_similar never above tau_same."""
+def thresholds(memory: Memory, method: str | None = None) -> tuple[float, float]:
+    """``(tau_same, tau_similar)`` from the Memory's policy, else the defaults of ``method``
+    (default: the active similarity); tau_similar never above tau_same."""
+    if method is None:
+        method = "lexical" if get_provider() is None else "cosine"
+    same, similar = DEFAULT_THRESHOLDS[method]
     policy = memory.policy or {}
-    tau_same = float(policy.get("tau_same", DEFAULT_TAU_SAME))
-    tau_similar = float(policy.get("tau_similar", DEFAULT_TAU_SIMILAR))
+    tau_same = float(policy.get("tau_same", same))
+    tau_similar = float(policy.get("tau_similar", similar))
     return tau_same, min(tau_similar, tau_same)
 
 

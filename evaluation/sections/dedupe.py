@@ -9,7 +9,7 @@ sweep over tau in [0, 1] gives precision and recall of ``score ≥ tau`` for two
 - ``tau_same``: "same" pairs are positive (a ``duplicate_of`` observation should fire);
 - ``tau_similar``: "same" or "similar" pairs are positive (``near_duplicate_of`` or above).
 
-For each: the value at today's default (``DEFAULT_TAU_SAME`` / ``DEFAULT_TAU_SIMILAR``), the
+For each: the value at the method's default (``memory.dedupe.DEFAULT_THRESHOLDS``), the
 threshold of best F1 (the highest such tau), and the lowest threshold whose precision is at
 least 0.9 (best recall at that precision). The section reads only; it writes nothing.
 """
@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from memory.dedupe import DEFAULT_TAU_SAME, DEFAULT_TAU_SIMILAR, round_score, similarity_method
+from memory.dedupe import DEFAULT_THRESHOLDS, round_score, similarity_method
 from memory.embeddings import MiniLMProvider, get_provider
 
 from ..metrics import mean, precision_recall_f1
@@ -32,10 +32,8 @@ from .recall import MINILM, embeddings, model_unavailable
 
 PAIRS = Path(__file__).resolve().parent.parent / "corpora" / "near_duplicates.json"
 LABELS = ("same", "similar", "different")
-DECISIONS = {
-    "tau_same": ({"same"}, DEFAULT_TAU_SAME),
-    "tau_similar": ({"same", "similar"}, DEFAULT_TAU_SIMILAR),
-}
+#: Each decision: the labels it should accept, and its index in DEFAULT_THRESHOLDS[method].
+DECISIONS = {"tau_same": ({"same"}, 0), "tau_similar": ({"same", "similar"}, 1)}
 TAUS = [i / 100 for i in range(101)]
 MIN_PRECISION = 0.9
 QUICK_PER_LABEL = 8
@@ -78,10 +76,11 @@ def point(scores: list[float], positive: list[bool], tau: float) -> dict[str, fl
     return {"tau": tau, "precision": round(p, 4), "recall": round(r, 4), "f1": round(f1, 4)}
 
 
-def calibrate(scores: list[float], labels: list[str]) -> dict[str, Any]:
-    """The sweep of both decisions over ``TAUS``."""
+def calibrate(scores: list[float], labels: list[str], method: str) -> dict[str, Any]:
+    """The sweep of both decisions over ``TAUS``, and the point at ``method``'s defaults."""
     out: dict[str, Any] = {}
-    for decision, (positives, default) in DECISIONS.items():
+    for decision, (positives, index) in DECISIONS.items():
+        default = DEFAULT_THRESHOLDS[method][index]
         positive = [label in positives for label in labels]
         curve = [point(scores, positive, tau) for tau in TAUS]
         # Highest tau among the best F1: the most conservative of equally good thresholds.
@@ -116,7 +115,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
     methods: dict[str, Any] = {}
     with embeddings(None):
         method, scores = score_pairs(pairs)
-        methods[method] = {"scores": scores, **calibrate(scores, labels)}
+        methods[method] = {"scores": scores, **calibrate(scores, labels, method)}
     skipped = model_unavailable()
     if skipped:
         methods["cosine"] = {"skipped": skipped}
@@ -126,7 +125,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
             methods[method] = {
                 "model": MiniLMProvider.key,
                 "scores": scores,
-                **calibrate(scores, labels),
+                **calibrate(scores, labels, method),
             }
     provider = get_provider()
     return {
@@ -134,7 +133,10 @@ def measure(bench: Workbench) -> dict[str, Any]:
         "by_label": {label: labels.count(label) for label in LABELS},
         "configured_method": configured,
         "configured_provider": provider.key if provider is not None else None,
-        "defaults": {"tau_same": DEFAULT_TAU_SAME, "tau_similar": DEFAULT_TAU_SIMILAR},
+        "defaults": {
+            m: {"tau_same": same, "tau_similar": similar}
+            for m, (same, similar) in DEFAULT_THRESHOLDS.items()
+        },
         "min_precision": MIN_PRECISION,
         "methods": methods,
     }

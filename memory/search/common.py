@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from ..text import distinct_terms, stop_terms
+from ..text import distinct_terms, is_cjk, stop_terms
 
 # Longest lexeme a PostgreSQL tsvector holds; longer tokens are not indexed there, so neither
 # backend searches for them.
@@ -48,8 +48,16 @@ def admission_floor(n_terms: int) -> int:
 
 
 def query_floor(terms: Sequence[str]) -> int:
-    """The admission floor of a query's ``terms`` (0 for none): counted on its content terms."""
-    return admission_floor(len(content_terms(terms))) if terms else 0
+    """The admission floor of a query's ``terms`` (0 for none): counted on its content terms.
+
+    A run of CJK characters is indexed twice over, as unigrams and as the bigrams joining them;
+    the floor counts the run once (its bigrams), so a Chinese or Japanese question is not held
+    to twice the share of an English one. Every content term still counts as a match."""
+    if not terms:
+        return 0
+    content = content_terms(terms)
+    runs = [t for t in content if not (len(t) == 1 and is_cjk(t))] or content
+    return admission_floor(len(runs))
 
 
 def channel_cap(k: int) -> int:

@@ -20,8 +20,8 @@ from .common import (
     CURRENT,
     HEADS,
     Candidate,
-    admission_floor,
     content_terms,
+    query_floor,
     query_terms,
 )
 
@@ -134,7 +134,7 @@ def lexical_channel(
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
     content = content_terms(terms)
-    floor = admission_floor(len(content))
+    floor = query_floor(terms)
     scored, params = _scored_sql(memory_pk, terms, content, floor, min_matched)
     joins = ""
     where = ["v.memory_id = %s", "m.content_matched >= %s", "m.matched >= %s"]

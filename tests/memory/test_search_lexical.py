@@ -106,3 +106,15 @@ def test_lexical_candidates_is_one_query(memory, me, django_assert_num_queries):
         remember(memory, me, f"Leader election note {i}")
     with django_assert_num_queries(1):
         assert len(lexical_candidates(memory.pk, "leader election", limit=3)) == 3
+
+
+def test_a_cjk_run_counts_once_toward_the_floor(memory, me):
+    from memory.search import query_floor, search
+
+    terms = query_terms("我女儿不能吃什么水果？")
+    # 9 content bigrams (the unigrams repeat the run): ceil(0.25 · 9) = 3, not ceil(0.25 · 14).
+    assert query_floor(terms) == 3
+    allergy = remember(memory, me, "我女儿对芒果过敏，点外卖时要注意。").entry
+    remember(memory, me, "周末我们去爬山。")
+    hits = search(memory, actor=me, query="我女儿不能吃什么水果？").hits
+    assert [h.entry_id for h in hits] == [allergy.uid]
