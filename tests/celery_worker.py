@@ -28,11 +28,16 @@ def redis_up() -> bool:
 
 
 def reset_connections() -> None:
-    """Drop pooled broker connections so the next publish uses the current broker_url."""
+    """Drop pooled broker connections so the next publish uses the current broker_url. kombu
+    keeps producer pools in a process-wide registry too: reset it, or a later test would reuse
+    a producer pool whose connections were closed here ("Acquire on closed pool")."""
+    from kombu import pools
+
     if celery_app._pool is not None:
         celery_app._pool.force_close_all()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
+    pools.reset()
 
 
 def database_url() -> str:
