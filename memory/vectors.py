@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -116,16 +116,20 @@ def create_index_sql(vendor: str) -> list[str]:
     ]
 
 
+def index_statements(conn: BaseDatabaseWrapper) -> list[str]:
+    """What creates the index table on ``conn`` (none where it cannot hold one)."""
+    if conn.vendor == "sqlite" and getattr(conn, "vector_extension", None):
+        return create_index_sql("sqlite")
+    if conn.vendor == "postgresql" and pgvector_available(conn):
+        return create_index_sql("postgresql")
+    return []
+
+
 def ensure_index(using: str = "default") -> str:
     """Create the index table where this database can hold one; returns the index kind."""
     conn = connections[using]
     conn.ensure_connection()
-    if conn.vendor == "sqlite" and getattr(conn, "vector_extension", None):
-        statements = create_index_sql("sqlite")
-    elif conn.vendor == "postgresql" and pgvector_available(conn):
-        statements = create_index_sql("postgresql")
-    else:
-        statements = []
+    statements = index_statements(conn)
     try:
         with transaction.atomic(using=using), conn.cursor() as cursor:
             for sql in statements:
@@ -304,7 +308,6 @@ class VectorScan:
     scanned: int = 0
     bounded: bool = False
     widened: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -11,16 +11,10 @@ from django.db import migrations, models
 
 
 def create_index(apps, schema_editor):
-    from memory.vectors import create_index_sql, pgvector_available
+    from memory.vectors import index_statements
 
     conn = schema_editor.connection
-    if conn.vendor == "sqlite" and getattr(conn, "vector_extension", None):
-        statements = create_index_sql("sqlite")
-    elif conn.vendor == "postgresql" and pgvector_available(conn):
-        statements = create_index_sql("postgresql")
-    else:
-        return
-    for sql in statements:
+    for sql in index_statements(conn):
         schema_editor.execute(sql)
     conn._steward_vector_index = None
 
