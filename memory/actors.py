@@ -91,6 +91,11 @@ class Actor:
         return self.role in (ApiRole.REVIEWER, STAFF)
 
     @property
+    def sees_withheld(self) -> bool:
+        """Reviewers, auditors and staff may search candidates (``view=candidates``)."""
+        return self.role in (ApiRole.REVIEWER, ApiRole.AUDITOR, STAFF)
+
+    @property
     def can_read(self) -> bool:
         return self.role in (ApiRole.AGENT, ApiRole.REVIEWER, ApiRole.AUDITOR, STAFF, SYSTEM)
 

@@ -21,6 +21,7 @@ from .models import (
     EntryVersion,
     Evidence,
     Head,
+    HeadState,
     Memory,
     Revision,
     RevisionChange,
@@ -62,6 +63,8 @@ def write_result_out(result: actions.WriteResult) -> dict[str, Any]:
         body["revision"] = result.revision.number
     if result.reason:
         body["reason"] = result.reason
+    if result.state:
+        body["state"] = result.state
     return body
 
 
@@ -145,7 +148,7 @@ class EntryListCreateApi(MemoryApiView):
         tags=TAG_ENTRIES,
         summary="List entries (cursor pagination)",
         parameters=[
-            OpenApiParameter("state", str, enum=["active", "inactive"]),
+            OpenApiParameter("state", str, enum=list(HeadState.values)),
             OpenApiParameter("kind", str),
             OpenApiParameter("tier", str),
             OpenApiParameter("validity", str),
@@ -234,6 +237,37 @@ class EntryReactivateApi(MemoryApiView):
         data = parse(OptionalReasonIn, request)
         result = actions.reactivate_entry(memory, actor=actor, entry_uid=entry_id, **data)
         return Response(write_result_out(result) | {"state": "active"})
+
+
+class EntryQuarantineApi(MemoryApiView):
+    @extend_schema(
+        tags=TAG_ENTRIES,
+        request=ReasonIn,
+        summary="Quarantine an entry (reviewers): withheld from every recall view",
+    )
+    def post(self, request: Request, slug: str, entry_id: str) -> Response:
+        actor = self.actor(request)
+        memory = actions.get_memory(actor, slug)
+        data = parse(ReasonIn, request)
+        result = actions.quarantine_entry(memory, actor=actor, entry_uid=entry_id, **data)
+        return Response(write_result_out(result))
+
+
+class EntryReleaseApi(MemoryApiView):
+    @extend_schema(
+        tags=TAG_ENTRIES,
+        request=ReasonIn,
+        summary="Release a quarantined entry (reviewers) to the state it had before",
+    )
+    def post(self, request: Request, slug: str, entry_id: str) -> Response:
+        actor = self.actor(request)
+        memory = actions.get_memory(actor, slug)
+        data = parse(ReasonIn, request)
+        result = actions.release_entry(memory, actor=actor, entry_uid=entry_id, **data)
+        body = write_result_out(result)
+        if result.proposal_id is not None:
+            body["proposal"] = result.proposal_id
+        return Response(body)
 
 
 class EntryPinApi(MemoryApiView):

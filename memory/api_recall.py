@@ -33,13 +33,15 @@ from .search import Hit, search
 
 TAGS = ["recall"]
 VIEW_CHOICES = [("current", "current"), ("history", "history")]
+#: Search also offers reviewers and auditors the candidates waiting for admission review.
+SEARCH_VIEWS = [*VIEW_CHOICES, ("candidates", "candidates")]
 INTENT_CHOICES = [("current", "current"), ("none", "none")]
 
 
 class SearchIn(StrictSerializer):
     query = serializers.CharField(trim_whitespace=False, max_length=8192)
     limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=50)
-    view = serializers.ChoiceField(choices=VIEW_CHOICES, required=False, default="current")
+    view = serializers.ChoiceField(choices=SEARCH_VIEWS, required=False, default="current")
     intent = serializers.ChoiceField(choices=INTENT_CHOICES, required=False, allow_null=True)
     trace = serializers.BooleanField(required=False, default=False)
 

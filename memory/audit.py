@@ -27,6 +27,8 @@ ACTIONS: dict[str, str] = {
     "entry.forgotten": "An entry was retired (head inactive).",
     "entry.reactivated": "An inactive entry was made active again, same version.",
     "entry.pinned": "An entry was pinned or unpinned by a reviewer.",
+    "entry.quarantined": "A reviewer withheld an entry from every recall view.",
+    "entry.released": "A reviewer released a quarantined entry to its earlier state.",
     "session.ended": "A session's session-tier entries were retired.",
     "relation.observed": (
         "An observation relation was recorded (conflicts_with, duplicate_of, near_duplicate_of)."

@@ -3,8 +3,11 @@
 from lib.errors import DomainError, Forbidden, NotFound, TooLarge, ValidationFailed
 
 __all__ = [
+    "AdmissionRejected",
     "DomainError",
+    "EntryCandidate",
     "EntryInactive",
+    "EntryQuarantined",
     "Forbidden",
     "NotFound",
     "PersonalDataDetected",
@@ -38,6 +41,32 @@ class EntryStateConflict(DomainError):
 
     code = "state_conflict"
     http_status = 409
+
+
+class EntryCandidate(DomainError):
+    """The entry waits for its admission review: only a reviewer's decision on its
+    ``admission`` proposal (or a quarantine) changes it."""
+
+    code = "entry_candidate"
+    http_status = 409
+    default_message = "The entry is a candidate waiting for admission review."
+
+
+class EntryQuarantined(DomainError):
+    """The entry is quarantined: nothing changes it until a reviewer releases it."""
+
+    code = "entry_quarantined"
+    http_status = 409
+    default_message = "The entry is quarantined; a reviewer must release it first."
+
+
+class AdmissionRejected(DomainError):
+    """A reviewer rejected the entry at admission review: reactivating it would admit it
+    without review. Write it again (with evidence that clears the policy) instead."""
+
+    code = "admission_rejected"
+    http_status = 409
+    default_message = "The entry was rejected at admission review; it cannot be reactivated."
 
 
 class SecretDetected(DomainError):

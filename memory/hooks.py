@@ -10,7 +10,11 @@ called synchronously by the revision writer and the add action.
   created are not listed, nothing can refer to them yet.
 - ``entry_admitted(memory, actor, result, dedupe, near_duplicate_of)``: after an add has
   committed, in its own transaction, with the near-duplicate findings in ``result`` (a
-  duplicate files a consolidation proposal). A failure there never undoes the write.
+  duplicate files a consolidation proposal; injection findings on a direct write file a
+  quarantine proposal). A failure there never undoes the write.
+- ``candidate_written(memory, actor, entry, version, findings) -> proposal pk``: inside the
+  transaction of a write that landed as a candidate (admission review); files its ``admission``
+  proposal, so a candidate never exists without one. A failure there undoes the write.
 
 Read-only providers (queried by L1 maintenance and the inventory, no writes):
 
@@ -27,8 +31,11 @@ from typing import Any
 HeadsChanged = Callable[[Any, Any, list[int]], None]
 EntryAdmitted = Callable[..., None]
 
+CandidateWritten = Callable[..., int]
+
 _heads_changed: list[HeadsChanged] = []
 _entry_admitted: list[EntryAdmitted] = []
+_candidate_written: list[CandidateWritten] = []
 PendingEntries = Callable[[Any, list[int]], set[int]]
 PendingByKind = Callable[[Any], dict[str, int]]
 _pending_entries: list[PendingEntries] = []
@@ -45,6 +52,20 @@ def on_entry_admitted(fn: EntryAdmitted) -> EntryAdmitted:
     if fn not in _entry_admitted:
         _entry_admitted.append(fn)
     return fn
+
+
+def on_candidate_written(fn: CandidateWritten) -> CandidateWritten:
+    if fn not in _candidate_written:
+        _candidate_written.append(fn)
+    return fn
+
+
+def candidate_written(**kwargs: Any) -> int | None:
+    """The admission proposal filed for a candidate (None when no listener is registered)."""
+    filed = None
+    for fn in _candidate_written:
+        filed = fn(**kwargs)
+    return filed
 
 
 def heads_changed(memory: Any, revision: Any, entry_pks: list[int]) -> None:

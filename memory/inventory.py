@@ -81,7 +81,7 @@ INACTIVE_ALERT_MIN_ENTRIES = 1000
 
 def inventory(memory: Memory) -> dict[str, Any]:
     """Health figures of one Memory in three aggregate queries (plus the proposals provider):
-    active / inactive counts and share, importance distribution of active entries,
+    active / inactive / candidate / quarantined counts, the inactive share, importance distribution of active entries,
     auto-deactivations by reason, live near-duplicate findings, pending proposals by kind, and
     an alert when the inactive share is over 60 % with more than 1,000 entries."""
     rows = (
@@ -90,7 +90,7 @@ def inventory(memory: Memory) -> dict[str, Any]:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    active = inactive = 0
+    active = inactive = candidates = quarantined = 0
     importance: dict[str, int] = {str(i): 0 for i in range(4)}
     auto = auto_deactivations(memory)
     for row in rows:
@@ -98,6 +98,10 @@ def inventory(memory: Memory) -> dict[str, Any]:
             active += row["n"]
             key = str(row["importance"])
             importance[key] = importance.get(key, 0) + row["n"]
+        elif row["state"] == HeadState.CANDIDATE:
+            candidates += row["n"]
+        elif row["state"] == HeadState.QUARANTINED:
+            quarantined += row["n"]
         else:
             inactive += row["n"]
     conflicts = Relation.objects.filter(
@@ -114,7 +118,7 @@ def inventory(memory: Memory) -> dict[str, Any]:
         .annotate(n=Count("pk"))
         .order_by()
     }
-    total = active + inactive
+    total = active + inactive + candidates + quarantined
     share = inactive / total if total else 0.0
     alerts = []
     if share > INACTIVE_ALERT_SHARE and total > INACTIVE_ALERT_MIN_ENTRIES:
@@ -135,6 +139,8 @@ def inventory(memory: Memory) -> dict[str, Any]:
         "inactive": inactive,
         "active_count": active,
         "inactive_count": inactive,
+        "candidate_count": candidates,
+        "quarantined_count": quarantined,
         "inactive_share": round(share, 4),
         "manifest_bytes": manifest_bytes(memory),
         "importance": dict(sorted(importance.items())),

@@ -18,6 +18,7 @@ from django.db.models import Q
 
 from .models import (
     AUTHORITATIVE_RELATIONS,
+    WITHHELD_STATES,
     Authority,
     Entry,
     EntryVersion,
@@ -210,7 +211,12 @@ def _derive_one(bundle: _Bundle, entry_pk: int) -> LifecycleProjection:
     validity = Validity.CURRENT
     reason = ""
     successor_pk: int | None = None
-    if head.state == HeadState.INACTIVE:
+    if head.state in WITHHELD_STATES:
+        # A candidate waits for its admission review, a quarantined entry for its release:
+        # neither is current, whatever its relations say.
+        validity = Validity(head.state)
+        reason = head.state_reason
+    elif head.state == HeadState.INACTIVE:
         validity = Validity.INACTIVE
         reason = head.state_reason
         for rel in bundle.outgoing.get(entry_pk, []):

@@ -93,6 +93,14 @@ class Verification(models.TextChoices):
 class HeadState(models.TextChoices):
     ACTIVE = "active"
     INACTIVE = "inactive"
+    #: Written under admission review: waits for its ``admission`` proposal, never recalled.
+    CANDIDATE = "candidate"
+    #: Withheld by a reviewer (or an approved ``quarantine`` proposal) until released.
+    QUARANTINED = "quarantined"
+
+
+#: Head states no recall view returns (current, history, context packs, the vector channel).
+WITHHELD_STATES = (HeadState.CANDIDATE, HeadState.QUARANTINED)
 
 
 class RevisionKind(models.TextChoices):
@@ -108,6 +116,10 @@ class RevisionKind(models.TextChoices):
     SESSION_END = "session_end"
     COMPENSATE = "compensate"
     RELATE = "relate"
+    ADMIT = "admit"
+    REJECT_ADMISSION = "reject_admission"
+    QUARANTINE = "quarantine"
+    RELEASE = "release"
 
 
 class ActorType(models.TextChoices):
@@ -135,6 +147,8 @@ class Validity(models.TextChoices):
     INACTIVE = "inactive"
     SUPERSEDED = "superseded"
     UNRESOLVED_CONFLICT = "unresolved_conflict"
+    CANDIDATE = "candidate"
+    QUARANTINED = "quarantined"
 
 
 class EvidenceStrength(models.TextChoices):
@@ -411,7 +425,8 @@ class Head(models.Model):
         indexes = [models.Index(fields=["memory", "state"])]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(state__in=["active", "inactive"]), name="head_state_valid"
+                condition=models.Q(state__in=["active", "inactive", "candidate", "quarantined"]),
+                name="head_state_valid",
             ),
         ]
 

@@ -36,6 +36,16 @@ urlpatterns = [
         name="entry-reactivate",
     ),
     path(
+        "memories/<slug:slug>/entries/<str:entry_id>/quarantine",
+        api.EntryQuarantineApi.as_view(),
+        name="entry-quarantine",
+    ),
+    path(
+        "memories/<slug:slug>/entries/<str:entry_id>/release",
+        api.EntryReleaseApi.as_view(),
+        name="entry-release",
+    ),
+    path(
         "memories/<slug:slug>/entries/<str:entry_id>/pin",
         api.EntryPinApi.as_view(),
         name="entry-pin",

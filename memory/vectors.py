@@ -43,8 +43,8 @@ from .embeddings import (
     get_provider,
     pack,
 )
-from .models import EntryVersion
-from .search.common import ACTIVE, CURRENT, HEADS, Candidate, setting
+from .models import WITHHELD_STATES, EntryVersion, HeadState
+from .search.common import ACTIVE, CANDIDATES, CURRENT, HEADS, HISTORY, Candidate, setting
 
 log = logging.getLogger(__name__)
 
@@ -389,12 +389,16 @@ def _pg_ef_search(conn: BaseDatabaseWrapper, k: int) -> None:
 
 def _scoped(memory_pk: int, view: str, sensitivities: Sequence[str] | None) -> models.QuerySet[Any]:
     qs = EntryVersion.objects.filter(memory_id=memory_pk)
-    if view in (ACTIVE, CURRENT, HEADS):
+    if view in (ACTIVE, CURRENT, HEADS, CANDIDATES):
         qs = qs.filter(entry__head__version_id=F("pk"))
     if view in (ACTIVE, CURRENT):
-        qs = qs.filter(entry__head__state="active")
+        qs = qs.filter(entry__head__state=HeadState.ACTIVE)
+    if view == CANDIDATES:
+        qs = qs.filter(entry__head__state=HeadState.CANDIDATE)
     if view == CURRENT:
         qs = qs.filter(entry__projection__validity__in=["current", "unresolved_conflict"])
+    if view == HISTORY:
+        qs = qs.exclude(entry__projection__state__in=WITHHELD_STATES)
     if sensitivities is not None:
         qs = qs.filter(entry__sensitivity__in=list(sensitivities))
     return qs

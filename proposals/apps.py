@@ -6,7 +6,10 @@ called inside its transactions. Here ``proposals`` registers:
 - ``on_heads_changed`` → :func:`proposals.actions.mark_stale_for_heads` (a changed head makes the
   pending proposals touching it stale, atomically with the change);
 - ``on_entry_admitted`` → :func:`proposals.actions.file_duplicate_consolidation` (a duplicate on
-  add files a consolidation proposal as the system actor);
+  add files a consolidation proposal as the system actor) and
+  :func:`proposals.actions.file_injection_quarantine` (injection findings → quarantine proposal);
+- ``on_candidate_written`` → :func:`proposals.actions.file_admission` (a candidate's admission
+  proposal, in the write's transaction);
 - ``on_entries_with_pending_proposals`` / ``on_pending_proposals_by_kind`` → read-only providers
   below, so L1 maintenance leaves entries under review alone and the inventory counts proposals;
 - the maintenance passes (``proposals.passes``) as jobs of ``memory.maintenance``.
@@ -56,6 +59,8 @@ class ProposalsConfig(AppConfig):
 
         hooks.on_heads_changed(actions.mark_stale_for_heads)
         hooks.on_entry_admitted(actions.file_duplicate_consolidation)
+        hooks.on_entry_admitted(actions.file_injection_quarantine)
+        hooks.on_candidate_written(actions.file_admission)
         hooks.on_entries_with_pending_proposals(entries_with_pending_proposals)
         hooks.on_pending_proposals_by_kind(pending_proposals_by_kind)
 

@@ -56,6 +56,8 @@ class ProposalKind(models.TextChoices):
     SUPERSESSION = "supersession"
     PROMOTION = "promotion"
     CLEANUP = "cleanup"
+    ADMISSION = "admission"
+    QUARANTINE = "quarantine"
 
 
 class ProposalStatus(models.TextChoices):
@@ -101,7 +103,8 @@ class TargetRole(models.TextChoices):
     OLD = "old"  # supersession: the entry being superseded
     SUCCESSOR = "successor"  # supersession: an existing successor entry
     NOTE = "note"  # promotion: a working note
-    ENTRY = "entry"  # cleanup: a low-value entry
+    ENTRY = "entry"  # cleanup: a low-value entry; quarantine: an entry to withhold
+    CANDIDATE = "candidate"  # admission: the entry waiting to be admitted
 
 
 def affected_key(entry_pks: Iterable[int]) -> str:

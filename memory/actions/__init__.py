@@ -19,6 +19,7 @@ from .evidence import (
     resolve_evidence,
 )
 from .memories import POLICY_KEYS, clean_policy, create_memory, update_memory_policy
+from .quarantine import quarantine_entry, release_entry, state_before_quarantine
 from .relations import record_conflict
 from .sessions import SessionEndResult, end_session
 from .sources import declare_source, register_source
@@ -50,11 +51,14 @@ __all__ = [
     "label_of",
     "lock_memory",
     "pin_entry",
+    "quarantine_entry",
     "reactivate_entry",
     "record_conflict",
     "register_source",
+    "release_entry",
     "resolve_evidence",
     "revise_entry",
+    "state_before_quarantine",
     "update_memory_policy",
     "write_revision",
 ]

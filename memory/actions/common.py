@@ -55,6 +55,8 @@ class WriteResult:
     reason: str = ""
     near_duplicates: list[dict[str, Any]] = field(default_factory=list)
     proposal_id: int | None = None
+    #: The entry's head state after the write (``candidate`` under admission review).
+    state: str = ""
 
 
 def label_of(body: str) -> str:

@@ -12,18 +12,23 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from .. import audit, hooks
+from .. import audit, hooks, injection
 from ..actors import Actor
 from ..admission import clean_body, clean_id, clean_text
 from ..dedupe import Admission, find_near_duplicates, record_admission
 from ..exceptions import (
+    AdmissionRejected,
+    EntryCandidate,
     EntryInactive,
+    EntryQuarantined,
     EntryStateConflict,
     Forbidden,
     ValidationFailed,
     VersionConflict,
 )
+from ..governance import ADMISSION_PENDING, AdmissionPolicy, is_rejected_admission
 from ..models import (
+    Authority,
     Entry,
     Head,
     HeadState,
@@ -68,6 +73,15 @@ def _clean_datetime(value: Any, field_name: str) -> datetime | None:
 
 
 log = logging.getLogger(__name__)
+
+
+def refuse_withheld(head: Head) -> None:
+    """409 for a candidate (``entry_candidate``) or a quarantined entry (``entry_quarantined``):
+    only their review decides what happens to them."""
+    if head.state == HeadState.CANDIDATE:
+        raise EntryCandidate(details={"state": head.state, "reason": head.state_reason})
+    if head.state == HeadState.QUARANTINED:
+        raise EntryQuarantined(details={"state": head.state, "reason": head.state_reason})
 
 
 @dataclass(frozen=True)
@@ -183,9 +197,19 @@ def add_entry(
         if dedupe
         else None
     )
-    result = _write_entry(memory, actor, new, resolved, admission)
-    if result.created:
-        _after_admission(memory, actor, result, dedupe=dedupe, near_duplicate_of=near_duplicate_of)
+    # The injection scan is plain text work: before the lock, like every other admission check.
+    gate = AdmissionPolicy.of(memory.policy)
+    findings = injection.scan(new.body) if gate.injection_scan else []
+    result = _write_entry(memory, actor, new, resolved, admission, findings)
+    if result.created and result.state == HeadState.ACTIVE:
+        _after_admission(
+            memory,
+            actor,
+            result,
+            dedupe=dedupe,
+            near_duplicate_of=near_duplicate_of,
+            findings=findings,
+        )
     return result
 
 
@@ -196,26 +220,47 @@ def _write_entry(
     new: NewEntry,
     resolved: list[ResolvedEvidence],
     admission: Admission | None,
+    findings: list[injection.Finding],
 ) -> WriteResult:
-    """Under the Memory lock: the exact-duplicate no-op, the entry and its observations."""
+    """Under the Memory lock: the exact-duplicate no-op, the entry and its observations; under
+    admission review (the locked row's policy decides) the entry is a candidate and its
+    ``admission`` proposal is filed in this same transaction."""
     digest = new.content_hash
     memory = lock_memory(memory.pk)
-    existing = _active_duplicate(memory, actor, digest)
+    existing = _live_duplicate(memory, actor, digest)
     if existing is not None:
         return existing
-    result = _create_entry(memory, actor, new, resolved, digest)
+    candidate = AdmissionPolicy.of(memory.policy).needs_review(
+        r.declaration.authority if r.declaration else Authority.UNTRUSTED for r in resolved
+    )
+    result = _create_entry(memory, actor, new, resolved, digest, candidate=candidate)
     if admission is not None:
         result.near_duplicates = record_admission(
             memory, actor=actor, entry=result.entry, admission=admission
+        )
+    if candidate:
+        result.proposal_id = hooks.candidate_written(
+            memory=memory,
+            actor=actor,
+            entry=result.entry,
+            version=result.version,
+            findings=findings,
         )
     return result
 
 
 def _after_admission(
-    memory: Memory, actor: Actor, result: WriteResult, *, dedupe: bool, near_duplicate_of: Any
+    memory: Memory,
+    actor: Actor,
+    result: WriteResult,
+    *,
+    dedupe: bool,
+    near_duplicate_of: Any,
+    findings: list[injection.Finding],
 ) -> None:
-    """The listeners of an admitted entry (the system's consolidation intake), after the write
-    committed, each in its own transaction: a failure there never undoes the write."""
+    """The listeners of an admitted entry (the system's consolidation intake, the quarantine
+    proposal of injection findings), after the write committed, in their own transaction: a
+    failure there never undoes the write."""
     try:
         with transaction.atomic():
             hooks.entry_admitted(
@@ -224,17 +269,19 @@ def _after_admission(
                 result=result,
                 dedupe=dedupe,
                 near_duplicate_of=near_duplicate_of,
+                findings=findings,
             )
     except Exception:
         log.exception("entry_admitted listener failed for %s", result.entry.uid)
 
 
-def _active_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | None:
-    """An *active* entry within the actor's clearance with the same content hash."""
+def _live_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | None:
+    """An *active* (or candidate: the same write waiting for review) entry within the actor's
+    clearance with the same content hash."""
     existing = (
         Head.objects.filter(
             memory=memory,
-            state=HeadState.ACTIVE,
+            state__in=[HeadState.ACTIVE, HeadState.CANDIDATE],
             version__content_hash=digest,
             entry__sensitivity__in=sensitivities_up_to(actor.clearance),
         )
@@ -250,6 +297,7 @@ def _active_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult 
         revision=None,
         created=False,
         reason="exact_duplicate",
+        state=existing.state,
     )
 
 
@@ -259,8 +307,11 @@ def _create_entry(
     new: NewEntry,
     resolved: list[ResolvedEvidence],
     digest: str,
+    *,
+    candidate: bool = False,
 ) -> WriteResult:
-    """The entry row, its ``add`` revision (version 1) and the audit event."""
+    """The entry row, its ``add`` revision (version 1) and the audit event; a ``candidate``
+    head when admission review holds the write."""
     entry = Entry.objects.create(
         memory=memory,
         kind=new.kind,
@@ -269,8 +320,11 @@ def _create_entry(
         sensitivity=new.sensitivity,
         current_state=new.current_state,
     )
+    state = HeadState.CANDIDATE if candidate else HeadState.ACTIVE
     change = Change(
         entry=entry,
+        to_state=state,
+        state_reason=ADMISSION_PENDING if candidate else "",
         new_body=NewBody(new.body, digest, resolved, new.effective_at),
         restart_interval=True,
     )
@@ -283,9 +337,17 @@ def _create_entry(
         label=label_of(new.body),
         revision=revision,
         entry_ids=[entry.uid],
-        payload={"kind": new.kind, "tier": new.tier, "version": 1, "content_hash": digest},
+        payload={
+            "kind": new.kind,
+            "tier": new.tier,
+            "version": 1,
+            "content_hash": digest,
+            **({"state": state} if candidate else {}),
+        },
     )
-    return WriteResult(entry=entry, version=change.result_version, revision=revision, created=True)
+    return WriteResult(
+        entry=entry, version=change.result_version, revision=revision, created=True, state=state
+    )
 
 
 @transaction.atomic(durable=True)
@@ -328,6 +390,7 @@ def revise_entry(
     memory = lock_memory(memory.pk)
     entry = get_entry(actor, memory, entry_uid)
     head = head_of(entry)
+    refuse_withheld(head)
     if head.state != HeadState.ACTIVE:
         raise EntryInactive(details={"state": head.state, "reason": head.state_reason})
     if expected_version is not None and expected_version != head.version.number:
@@ -383,6 +446,7 @@ def forget_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -
     memory = lock_memory(memory.pk)
     entry = get_entry(actor, memory, entry_uid)
     head = head_of(entry)
+    refuse_withheld(head)
     if head.state != HeadState.ACTIVE:
         raise EntryInactive("The entry is already inactive.", details={"reason": head.state_reason})
     revision = write_revision(
@@ -414,8 +478,11 @@ def reactivate_entry(
     memory = lock_memory(memory.pk)
     entry = get_entry(actor, memory, entry_uid)
     head = head_of(entry)
+    refuse_withheld(head)
     if head.state == HeadState.ACTIVE:
         raise EntryStateConflict("The entry is already active.")
+    if is_rejected_admission(head.state_reason):
+        raise AdmissionRejected(details={"reason": head.state_reason})
     revision = write_revision(
         memory,
         actor=actor,
@@ -456,6 +523,7 @@ def pin_entry(
     memory = lock_memory(memory.pk)
     entry = get_entry(actor, memory, entry_uid)
     head = head_of(entry)
+    refuse_withheld(head)
     attributes = {"pinned": pinned, "pin_category": category if pinned else ""}
     if head.pinned == pinned and head.pin_category == attributes["pin_category"]:
         return WriteResult(entry, head.version, None, created=False, reason="no_change")

@@ -17,6 +17,7 @@ from ..exceptions import (
     MemoryExists,
     ValidationFailed,
 )
+from ..governance import AUTHORITY_ORDER, clean_admission_policy
 from ..models import (
     Memory,
 )
@@ -41,6 +42,7 @@ POLICY_KEYS = {
     "recall_events",
     "half_life_days",
     "personal_data",
+    "admission_review",
 }
 
 #: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)).
@@ -54,7 +56,15 @@ JOB_SETTINGS: dict[str, tuple[float, float]] = {
     "max_proposals": (1, 10_000),
     "max_entries": (1, 50),
 }
-JOB_NAMES = ("l1", "rebuild", "near_duplicates", "contradictions", "promotion", "capacity")
+JOB_NAMES = (
+    "l1",
+    "rebuild",
+    "near_duplicates",
+    "contradictions",
+    "promotion",
+    "capacity",
+    "injection_scan",
+)
 
 
 # --- Memories and sources -------------------------------------------------------------------
@@ -106,6 +116,18 @@ def clean_policy(policy: Any) -> dict[str, Any]:
             raise ValidationFailed(
                 details={"policy.webhook_url": [f"https to a public address only: {problem}"]}
             )
+    if "admission_review" in policy:
+        admission = clean_admission_policy(policy["admission_review"])
+        if admission is None:
+            raise ValidationFailed(
+                details={
+                    "policy.admission_review": [
+                        f"{{below_authority?: one of {list(AUTHORITY_ORDER)}, "
+                        "injection_scan?: true|false}."
+                    ]
+                }
+            )
+        policy = {**policy, "admission_review": admission}
     if "personal_data" in policy:
         section = clean_personal_data_policy(policy["personal_data"])
         if section is None:

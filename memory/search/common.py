@@ -78,4 +78,5 @@ class Candidate:
 ACTIVE = "active"  # head versions of active entries (the near-duplicate check)
 CURRENT = "current"  # head versions whose validity is current or unresolved_conflict
 HEADS = "heads"  # every head version, whatever its state (trace counts of the validity filter)
-HISTORY = "history"  # every version of every entry
+HISTORY = "history"  # every version of every entry not withheld (candidate, quarantined)
+CANDIDATES = "candidates"  # head versions of candidates (reviewers' and auditors' view)

@@ -10,6 +10,7 @@ from typing import Any
 from django.db import connection
 
 from ..models import (
+    WITHHELD_STATES,
     HeadState,
     Sensitivity,
     Validity,
@@ -17,8 +18,10 @@ from ..models import (
 from ..text import tokenize
 from .common import (
     ACTIVE,
+    CANDIDATES,
     CURRENT,
     HEADS,
+    HISTORY,
     Candidate,
     content_terms,
     query_floor,
@@ -123,12 +126,13 @@ def lexical_channel(
 ) -> list[Candidate]:
     """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
 
-    ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY); ``sensitivities`` (when given) is
-    the caller's clearance, applied in the same query so nothing above it is ever ranked. One
-    query, whatever the size of the Memory (plus, at most every ``STATS_TTL`` seconds per
-    process on PostgreSQL, one read of the lexeme statistics). A text is admitted when it
-    contains the admission floor's number of content terms (``common.content_terms``) and, for a
-    caller that can discard texts with fewer matching terms anyway, ``min_matched`` terms.
+    ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY / CANDIDATES); ``sensitivities`` (when
+    given) is the caller's clearance, applied in the same query so nothing above it is ever
+    ranked. One query, whatever the size of the Memory (plus, at most every ``STATS_TTL``
+    seconds per process on PostgreSQL, one read of the lexeme statistics). A text is admitted
+    when it contains the admission floor's number of content terms (``common.content_terms``)
+    and, for a caller that can discard texts with fewer matching terms anyway, ``min_matched``
+    terms.
     Ties of the number of matched terms go to the text with fewer tokens (``term_count``).
     """
     if not terms or limit <= 0 or min_matched > len(terms):
@@ -139,18 +143,23 @@ def lexical_channel(
     joins = ""
     where = ["v.memory_id = %s", "m.content_matched >= %s", "m.matched >= %s"]
     params += [memory_pk, floor, min_matched]
-    if view in (ACTIVE, CURRENT, HEADS):
+    if view in (ACTIVE, CURRENT, HEADS, CANDIDATES):
         joins += " JOIN memory_head h ON h.version_id = v.id"
-    if view in (ACTIVE, CURRENT):
+    if view in (ACTIVE, CURRENT, CANDIDATES):
         where.append("h.state = %s")
-        params.append(HeadState.ACTIVE)
-    # The projection carries the entry's (immutable) sensitivity: one join serves both filters.
+        params.append(HeadState.CANDIDATE if view == CANDIDATES else HeadState.ACTIVE)
+    # The projection carries the entry's (immutable) sensitivity and its head state: one join
+    # serves the validity, withheld-state and clearance filters.
     restricted = sensitivities is not None and set(Sensitivity.values) - set(sensitivities)
-    if view == CURRENT or restricted:
+    if view in (CURRENT, HISTORY) or restricted:
         joins += " JOIN memory_lifecycleprojection p ON p.entry_id = v.entry_id"
     if view == CURRENT:
         where.append("p.validity IN (%s, %s)")
         params += [Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
+    if view == HISTORY:
+        # Every version of an entry stays out while the entry is a candidate or quarantined.
+        where.append("p.state NOT IN (%s, %s)")
+        params += list(WITHHELD_STATES)
     if restricted and sensitivities is not None:
         where.append(f"p.sensitivity IN ({', '.join(['%s'] * len(sensitivities))})")
         params += list(sensitivities)

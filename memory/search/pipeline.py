@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
-from lib.errors import ValidationFailed
+from lib.errors import Forbidden, ValidationFailed
 
 from ..actors import Actor
 from ..models import (
@@ -23,7 +23,7 @@ from ..ranking import (
     quality_votes,
 )
 from ..visibility import redact_hits
-from .common import CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
+from .common import CANDIDATES, CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
 from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
 from .lexical import lexical_channel
@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 # --- The pipeline ---------------------------------------------------------------------------
 
-VIEWS = ("current", "history")
+VIEWS = ("current", "history", "candidates")
+#: The channel scope of each view.
+SCOPES = {"current": CURRENT, "history": HISTORY, "candidates": CANDIDATES}
 
 
 def search(
@@ -58,6 +60,8 @@ def search(
     The hits are redacted for ``actor`` (``memory.visibility.redact_hits``).
     """
     check_request(view=view, intent=intent, limit=limit)
+    if view == "candidates" and not actor.sees_withheld:
+        raise Forbidden("Only reviewers and auditors may search candidates.")
     if reranker is None:
         reranker = configured_reranker()
     now = now or timezone.now()
@@ -123,7 +127,7 @@ def run_channels(
 ) -> dict[str, list[Candidate]]:
     """Each channel's candidates for the view, clearance applied inside the channel query.
     ``query`` for the vector channel: the text, or its embedding when the caller has it."""
-    scope = CURRENT if view == "current" else HISTORY
+    scope = SCOPES[view]
     return {
         "lexical": lexical_channel(
             memory_pk, terms, view=scope, limit=cap, sensitivities=clearance

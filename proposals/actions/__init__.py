@@ -4,19 +4,29 @@
   memory write), :func:`purge_idempotency_keys`;
 - ``status``: :func:`withdraw_proposal`, :func:`mark_stale` and the staleness hook
   :func:`mark_stale_for_heads`;
-- ``system``: :func:`file_duplicate_consolidation`, the near-duplicate check's proposal.
+- ``system``: :func:`file_duplicate_consolidation` (the near-duplicate check's proposal),
+  :func:`file_admission` (a candidate's admission proposal) and
+  :func:`file_injection_quarantine` (the injection scan's quarantine proposal at write time).
 """
 
 from .intake import SubmitResult, purge_idempotency_keys, submit_in_transaction, submit_proposal
 from .status import mark_stale, mark_stale_for_heads, withdraw_proposal
-from .system import file_duplicate_consolidation
+from .system import (
+    file_admission,
+    file_duplicate_consolidation,
+    file_injection_quarantine,
+    quarantine_request,
+)
 
 __all__ = [
     "SubmitResult",
+    "file_admission",
     "file_duplicate_consolidation",
+    "file_injection_quarantine",
     "mark_stale",
     "mark_stale_for_heads",
     "purge_idempotency_keys",
+    "quarantine_request",
     "submit_in_transaction",
     "submit_proposal",
     "withdraw_proposal",

@@ -26,8 +26,14 @@ from memory import audit
 from memory.actions import clean_evidence, get_memory, lock_memory, resolve_evidence
 from memory.actors import Actor
 from memory.admission import check_no_secrets, clean_text
-from memory.exceptions import EntryInactive
-from memory.models import Entry, Head, HeadState, Memory
+from memory.exceptions import (
+    EntryCandidate,
+    EntryInactive,
+    EntryQuarantined,
+    EntryStateConflict,
+    Forbidden,
+)
+from memory.models import ActorType, Entry, Head, HeadState, Memory
 
 from .. import hooks, verify
 from ..evidence import evidence_json
@@ -165,17 +171,29 @@ def _check_heads(kind: str, resolved: Sequence[Resolved]) -> None:
             "A referenced version is not the entry's head; re-read and propose again.",
             details=stale,
         )
-    inactive = {
+    refused = [r for r in resolved if not spec.accepts(r.ref.role, r.head.state)]
+    if not refused:
+        return
+    details = {
         r.ref.path: {
             "entry_id": r.ref.entry_id,
             "state": r.head.state,
             "reason": r.head.state_reason,
         }
-        for r in resolved
-        if r.head.state != HeadState.ACTIVE and r.ref.role not in spec.inactive_roles
+        for r in refused
     }
-    if inactive:
-        raise EntryInactive("A referenced entry is inactive.", details=inactive)
+    states = {r.head.state for r in refused}
+    if HeadState.QUARANTINED in states:
+        raise EntryQuarantined("A referenced entry is quarantined.", details=details)
+    if HeadState.CANDIDATE in states:
+        raise EntryCandidate(
+            "A referenced entry is a candidate waiting for admission review.", details=details
+        )
+    if HeadState.ACTIVE in states:
+        raise EntryStateConflict(
+            "A referenced entry is not in the state this kind takes.", details=details
+        )
+    raise EntryInactive("A referenced entry is inactive.", details=details)
 
 
 def _verify(
@@ -250,6 +268,8 @@ def submit_in_transaction(
     check during an add, which holds the Memory lock). :func:`submit_proposal` is the entry
     point for everyone else."""
     require_submitter(actor)
+    if kind_of(submission.kind).server_filed and actor.type != ActorType.SYSTEM:
+        raise Forbidden(f"'{submission.kind}' proposals are filed by the server only.")
     key = _clean_idempotency_key(idempotency_key)
     request_hash = submission.request_hash
     if key is not None:

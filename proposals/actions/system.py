@@ -1,5 +1,9 @@
 """Proposals the system files itself inside a memory write.
 
+:func:`file_admission` is registered on ``memory.hooks.on_candidate_written`` (a candidate's
+admission proposal, in the write's transaction); :func:`file_injection_quarantine` on
+``on_entry_admitted`` (injection findings on a direct write → a quarantine proposal).
+
 :func:`file_duplicate_consolidation` is registered on ``memory.hooks.on_entry_admitted``: a new
 entry at or above ``tau_same`` of an existing one gets a consolidation proposal filed by the
 ``system`` actor through the same intake.
@@ -8,12 +12,14 @@ entry at or above ``tau_same`` of an existing one gets a consolidation proposal 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
 
 from memory.actors import Actor
 from memory.dedupe import thresholds
+from memory.injection import Finding
 from memory.models import Entry, Memory
 
 from ..exceptions import DomainError, DuplicateProposal
@@ -79,3 +85,61 @@ def file_duplicate_consolidation(
         log.info("no consolidation proposal for %s: %s", result.entry.uid, exc.message)
         return
     result.proposal_id = filed.proposal.pk
+
+
+def file_admission(
+    *, memory: Memory, actor: Actor, entry: Entry, version: Any, **_hook_kwargs: Any
+) -> int:
+    """Inside the write of a candidate: its ``admission`` proposal, filed by the server for the
+    writer (``proposals.kinds.admission``). A failure undoes the write: a candidate never
+    exists without its proposal."""
+    from ..kinds.admission import admission_submission, filer_for
+
+    filed = submit_in_transaction(
+        actor=filer_for(actor), submission=admission_submission(memory, entry, version)
+    )
+    return filed.proposal.pk
+
+
+def file_injection_quarantine(
+    *,
+    memory: Memory,
+    actor: Actor,
+    result: Any,
+    findings: Sequence[Finding] = (),
+    **_hook_kwargs: Any,
+) -> None:
+    """After a direct write whose text the injection scan flagged (``admission_review.
+    injection_scan``): a ``quarantine`` proposal with the matched spans, filed by the system.
+    Never quarantines anything itself, and never fails the write."""
+    if not findings or not getattr(result, "created", False):
+        return
+    rules = sorted({f.rule for f in findings})
+    data = quarantine_request(memory, [(result.entry.uid, result.version.number)], rules)
+    try:
+        with transaction.atomic():
+            submit_in_transaction(
+                actor=Actor.system("injection scan"),
+                submission=Submission.of(ProposalKind.QUARANTINE, data),
+            )
+    except DomainError as exc:
+        log.info("no quarantine proposal for %s: %s", result.entry.uid, exc.message)
+
+
+def quarantine_request(
+    memory: Memory, entries: Sequence[tuple[str, int]], rules: Sequence[str]
+) -> dict[str, Any]:
+    """The injection scan's quarantine proposal for ``entries`` (uid, head version)."""
+    from memory.injection import RULES_VERSION
+
+    reason = f"injection scan ({RULES_VERSION}): {', '.join(rules)}"
+    return {
+        "memory": memory.slug,
+        "kind": ProposalKind.QUARANTINE.value,
+        "rationale": (
+            "The text reads as instructions to a model; quarantine withholds it from recall "
+            "until a reviewer releases it. The matched spans are in the verification."
+        ),
+        "entries": [{"entry_id": uid, "version": n} for uid, n in entries],
+        "reason": reason,
+    }

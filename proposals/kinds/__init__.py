@@ -8,7 +8,7 @@ and undone" in one place (see :class:`~proposals.kinds.base.ProposalKindSpec`). 
 
 from __future__ import annotations
 
-from . import cleanup, consolidation, promotion, supersession
+from . import admission, cleanup, consolidation, promotion, quarantine, supersession
 from .base import (
     ApprovalPlan,
     ByRole,
@@ -25,7 +25,14 @@ from .base import (
 
 KINDS: dict[str, ProposalKindSpec] = {
     spec.name: spec
-    for spec in (consolidation.KIND, supersession.KIND, promotion.KIND, cleanup.KIND)
+    for spec in (
+        consolidation.KIND,
+        supersession.KIND,
+        promotion.KIND,
+        cleanup.KIND,
+        admission.KIND,
+        quarantine.KIND,
+    )
 }
 
 #: Every role's label on the proposal page.

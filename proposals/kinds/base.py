@@ -80,6 +80,7 @@ class Draft:
     target_kind: str = ""
     successor_new: dict[str, Any] | None = None
     successor_evidence: list[ResolvedEvidence] | None = None
+    reason: str = ""
 
 
 @dataclass
@@ -194,8 +195,17 @@ class ProposalKindSpec:
     diff_inputs: ClassVar[bool] = True
     #: Roles whose entries may already be inactive at submission.
     inactive_roles: ClassVar[frozenset[str]] = frozenset()
+    #: Only the server files this kind (agents and reviewers get 403).
+    server_filed: ClassVar[bool] = False
 
     # Intake
+
+    def accepts(self, role: str, state: str) -> bool:
+        """Whether an entry in head ``state`` may be referenced in ``role`` (default: active,
+        or inactive in :attr:`inactive_roles`)."""
+        return state == HeadState.ACTIVE or (
+            state == HeadState.INACTIVE and role in self.inactive_roles
+        )
 
     def refs(self, parsed: dict[str, Any]) -> list[Ref]:
         raise NotImplementedError
@@ -213,6 +223,13 @@ class ProposalKindSpec:
         self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
     ) -> ApprovalPlan:
         raise NotImplementedError
+
+    def rejection_plan(
+        self, memory: Memory, proposal: Proposal, by_role: ByRole, reason: str
+    ) -> tuple[str, Plan] | None:
+        """What rejecting writes, as ``(revision kind, plan)``. Default: nothing (a rejected
+        proposal leaves memory as it is); admission retires its candidate."""
+        return None
 
     def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
         raise NotImplementedError

@@ -261,12 +261,13 @@ def _record_decider(proposal: Proposal, actor: Actor, now: datetime, note: str) 
 @transaction.atomic(durable=True)
 def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str) -> DecisionResult:
     """Reject a pending proposal with a reason code and a comment (both required); the
-    submitter reads both over the API. Nothing about memory changes.
+    submitter reads both over the API. Nothing about memory changes — except for a kind whose
+    rejection writes (``rejection_plan``: an admission retires its candidate, one revision).
     Preconditions: ``reason`` is a ``RejectionReason`` (checked by the API and form).
     Locks: Memory row, then the proposal row."""
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
-    _, proposal = locked_proposal(proposal_pk, actor)
+    memory, proposal = locked_proposal(proposal_pk, actor)
     refuse_if_not_pending(proposal)
     if proposal.is_self(actor):
         raise SelfApproval(
@@ -275,6 +276,7 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
         )
     now = timezone.now()
     decision = _decision(proposal, actor, Verdict.REJECT, now, reason=reason, comment=note)
+    revision = _apply_rejection(memory, proposal, reason, note, actor=actor)
     fields = proposal.transition_to(ProposalStatus.REJECTED, at=now)
     proposal.rejection_reason = reason
     _record_decider(proposal, actor, now, note)
@@ -283,7 +285,32 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
         "proposal.rejected",
         proposal,
         actor=actor,
+        revision=revision,
         payload={"reason": reason, "comment": note},
     )
     notifications.decision_made(proposal, actor=actor)
-    return DecisionResult(proposal, decision)
+    return DecisionResult(proposal, decision, revision=revision)
+
+
+def _apply_rejection(
+    memory: Memory, proposal: Proposal, reason: str, note: str, *, actor: Actor
+) -> Revision | None:
+    """The kind's rejection plan, when it has one, as one revision (pre-state re-checked: a
+    proposal whose entries moved was made stale by that move already)."""
+    spec = kind_of(proposal.kind)
+    targets = locked_targets(proposal)
+    planned = spec.rejection_plan(memory, proposal, target_map(targets), reason)
+    if planned is None:
+        return None
+    _, moved = check_pre_state(targets)
+    if moved:  # pragma: no cover - a moved head makes the proposal stale in the same transaction
+        raise StaleProposal(details={"moved": moved})
+    revision_kind, plan = planned
+    return apply_plan(
+        memory,
+        plan,
+        actor=actor,
+        kind=revision_kind,
+        reason=f"proposal #{proposal.pk} rejected ({reason}): {note[:300]}",
+        proposal_id=proposal.pk,
+    )

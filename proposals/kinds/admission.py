@@ -1,0 +1,141 @@
+"""Admission: a candidate write waits for a reviewer (DESIGN.md §9, ``policy.admission_review``).
+
+- Filed by the server only, in the transaction of the write that landed as a candidate
+  (:func:`file_admission`); agents cannot submit this kind (403).
+- Input: ``{entry: {entry_id, version}}`` — the candidate.
+- Verified: the evidence's source authorities against the policy's ``below_authority``, and the
+  injection scan's spans on the candidate's text (``memory.injection``), as warnings.
+- Approval: the candidate becomes active (one ``admit`` revision; a new lifecycle interval).
+- Rejection: the candidate is retired with ``admission_rejected:<reason>`` (one
+  ``reject_admission`` revision); it cannot be reactivated.
+- Compensation: the entry goes back to being a candidate.
+- Recall: the entry joins current recall.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from memory import injection
+from memory.actions import Change
+from memory.actors import Actor
+from memory.governance import AdmissionPolicy, rejected_reason
+from memory.models import Authority, Entry, EntryVersion, HeadState, Memory, RevisionKind
+from memory.plans import Plan
+
+from .. import verify
+from ..inputs import EntryRefIn, ProposalCommonIn
+from ..models import Proposal, ProposalKind, TargetRole
+from . import base
+
+
+class AdmissionIn(ProposalCommonIn):
+    entry = EntryRefIn()
+
+
+class Admission(base.ProposalKindSpec):
+    name = ProposalKind.ADMISSION
+    revision_kind = RevisionKind.ADMIT
+    serializer = AdmissionIn
+    input_roles = (TargetRole.CANDIDATE,)
+    role_labels = {TargetRole.CANDIDATE: "Candidate (admitted on approval)"}
+    diff_inputs = False
+    server_filed = True
+
+    def accepts(self, role: str, state: str) -> bool:
+        return state == HeadState.CANDIDATE
+
+    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
+        return [base.ref("entry", TargetRole.CANDIDATE, parsed["entry"])]
+
+    def verify(
+        self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
+    ) -> base.Payload:
+        (candidate,) = found[TargetRole.CANDIDATE]
+        version = candidate.head.version
+        authorities = sorted({ev.authority for ev in version.evidence.all()})
+        floor = AdmissionPolicy.of(memory.policy).below_authority
+        report.check(
+            "source_authority",
+            "warn",
+            (
+                f"Cites only {', '.join(authorities)} sources (below {floor})."
+                if authorities
+                else "Cites no evidence."
+            ),
+            authorities=authorities,
+            below_authority=floor,
+        )
+        findings = injection.scan(version.body)
+        scan = injection.findings_json(findings)
+        if findings:
+            report.check(
+                "injection_scan",
+                "warn",
+                f"Reads as instructions to a model ({', '.join(scan['rules'])}).",  # type: ignore[arg-type]
+                **scan,
+            )
+        else:
+            report.check(
+                "injection_scan", "pass", f"No instruction-like text ({injection.RULES_VERSION})."
+            )
+        return {"entry": candidate.ref_json(), "injection": scan if findings else None}
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
+    ) -> base.ApprovalPlan:
+        out = base.ApprovalPlan()
+        for t in by_role.get(TargetRole.CANDIDATE, []):
+            out.plan.changes.append(Change(entry=t.entry, restart_interval=True))
+            out.after(t.entry, t.version_number, HeadState.ACTIVE)
+            out.restore_head(t, heads[t.entry_id])
+        return out
+
+    def rejection_plan(
+        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, reason: str
+    ) -> tuple[str, Plan] | None:
+        plan = Plan()
+        for t in by_role.get(TargetRole.CANDIDATE, []):
+            plan.changes.append(
+                Change(
+                    entry=t.entry, to_state=HeadState.INACTIVE, state_reason=rejected_reason(reason)
+                )
+            )
+        return RevisionKind.REJECT_ADMISSION, plan
+
+    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
+        return base.RecallEffect(
+            joins=[(t.entry.uid, t.version.body) for t in by_role.get(TargetRole.CANDIDATE, [])]
+        )
+
+
+KIND = Admission()
+
+
+def admission_submission(memory: Memory, entry: Entry, version: EntryVersion) -> base.Submission:
+    """The server's admission proposal for a candidate."""
+    floor = AdmissionPolicy.of(memory.policy).below_authority or Authority.UNTRUSTED
+    return base.Submission.of(
+        ProposalKind.ADMISSION,
+        {
+            "memory": memory.slug,
+            "kind": ProposalKind.ADMISSION.value,
+            "rationale": (
+                f"Admission review: {entry.uid} was written from sources below {floor}; "
+                "it reaches recall only once a reviewer admits it."
+            ),
+            "entry": {"entry_id": entry.uid, "version": version.number},
+        },
+    )
+
+
+def filer_for(writer: Actor) -> Actor:
+    """The server files for the writer: the writer's key and owner count as "self", so nobody
+    admits what they wrote."""
+    return dataclasses.replace(
+        Actor.system("admission review"),
+        key_pk=writer.key_pk,
+        user_pk=writer.user_pk,
+        on_behalf_of=writer.label,
+    )

@@ -1,0 +1,106 @@
+"""Quarantine: withhold entries from every recall view (DESIGN.md §9).
+
+- Input: ``{entries: [{entry_id, version}], reason}``; filed by the injection scan
+  (``proposals.passes.injection_scan``), at write time when ``admission_review.injection_scan``
+  is on, or by an agent or reviewer who found a poisoned memory.
+- Verified: the injection scan's spans on each entry's text (``memory.injection``); entries
+  without a finding get a warning (the reason alone must carry the case).
+- Approval: each entry quarantined with the reason (one ``quarantine`` revision).
+- Compensation: each entry back in the state it had; a reviewer can also release one entry
+  (``POST …/entries/{id}/release``).
+- Recall: every entry leaves current recall.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from memory import injection
+from memory.actions import Change
+from memory.admission import clean_text
+from memory.models import HeadState, Memory, RevisionKind
+
+from .. import verify
+from ..inputs import EntryRefIn, ProposalCommonIn
+from ..models import Proposal, ProposalKind, TargetRole
+from . import base
+
+
+class QuarantineIn(ProposalCommonIn):
+    entries = EntryRefIn(many=True, allow_empty=False)
+    reason = serializers.CharField(trim_whitespace=False, max_length=300)
+
+
+class Quarantine(base.ProposalKindSpec):
+    name = ProposalKind.QUARANTINE
+    revision_kind = RevisionKind.QUARANTINE
+    serializer = QuarantineIn
+    input_roles = (TargetRole.ENTRY,)
+    role_labels = {TargetRole.ENTRY: "Quarantined on approval"}
+    diff_inputs = False
+
+    def accepts(self, role: str, state: str) -> bool:
+        return state != HeadState.QUARANTINED
+
+    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
+        return base.refs_of("entries", TargetRole.ENTRY, parsed["entries"])
+
+    def clean(self, parsed: dict[str, Any], draft: base.Draft) -> None:
+        draft.reason = clean_text(parsed["reason"], field="reason", required=True)
+
+    def verify(
+        self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
+    ) -> base.Payload:
+        entries = found[TargetRole.ENTRY]
+        spans: dict[str, Any] = {}
+        for r in entries:
+            findings = injection.scan(r.head.version.body)
+            if findings:
+                spans[r.entry.uid] = injection.findings_json(findings)
+        clean = [r.entry.uid for r in entries if r.entry.uid not in spans]
+        if spans:
+            rules = sorted({rule for s in spans.values() for rule in s["rules"]})
+            report.check(
+                "injection_scan",
+                "pass",
+                f"Instruction-like text found ({', '.join(rules)}; {injection.RULES_VERSION}).",
+                rules_version=injection.RULES_VERSION,
+                entries=sorted(spans),
+            )
+        if clean:
+            report.check(
+                "injection_scan_clean",
+                "warn",
+                "The scan finds no instruction-like text in some entries; the reason must "
+                "carry the case.",
+                entries=clean,
+            )
+        return {
+            "entries": [r.ref_json() for r in entries],
+            "reason": draft.reason,
+            "injection": spans,
+        }
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
+    ) -> base.ApprovalPlan:
+        out = base.ApprovalPlan()
+        reason = str(proposal.payload.get("reason", ""))[:300]
+        for t in by_role.get(TargetRole.ENTRY, []):
+            out.plan.changes.append(
+                Change(entry=t.entry, to_state=HeadState.QUARANTINED, state_reason=reason)
+            )
+            out.after(t.entry, t.version_number, HeadState.QUARANTINED)
+            out.restore_head(t, heads[t.entry_id])
+        return out
+
+    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
+        return base.RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
+
+    def result_text(self, proposal: Proposal) -> str:
+        return f"Quarantine: {proposal.payload.get('reason', '')}"
+
+
+KIND = Quarantine()
