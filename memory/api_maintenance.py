@@ -73,7 +73,7 @@ class MaintenanceStartApi(MemoryApiView):
         request=MaintenanceRunIn,
         summary=(
             "Run a maintenance job (l1, rebuild, near_duplicates, contradictions, promotion, "
-            "capacity); dry run by default"
+            "capacity, injection_scan); dry run by default"
         ),
     )
     def post(self, request: Request, slug: str, job: str) -> Response:

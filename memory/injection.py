@@ -40,6 +40,7 @@ _OVERRIDE = [
     r"\byour\s+(?:new|real|true|updated)\s+instructions\s+(?:are|follow)",
     # German
     r"\b(?:ignorier(?:e|en|t)?|vergiss|vergessen\s+sie|missachte)\s+(?:bitte\s+)?(?:alle\s+)?"
+    r"(?:die\s+|deine\s+|ihre\s+)?"
     r"(?:vorherigen|bisherigen|obigen|vorangegangenen|früheren)\s+"
     r"(?:Anweisungen|Instruktionen|Befehle|Regeln|Anordnungen)",
     # French

@@ -81,9 +81,10 @@ INACTIVE_ALERT_MIN_ENTRIES = 1000
 
 def inventory(memory: Memory) -> dict[str, Any]:
     """Health figures of one Memory in three aggregate queries (plus the proposals provider):
-    active / inactive / candidate / quarantined counts, the inactive share, importance distribution of active entries,
-    auto-deactivations by reason, live near-duplicate findings, pending proposals by kind, and
-    an alert when the inactive share is over 60 % with more than 1,000 entries."""
+    active / inactive / candidate / quarantined counts, the inactive share, the importance
+    distribution of active entries, auto-deactivations by reason, live near-duplicate findings,
+    pending proposals by kind, and an alert when the inactive share is over 60 % with more than
+    1,000 entries."""
     rows = (
         LifecycleProjection.objects.filter(memory_id=memory.pk)
         .values("state", "importance")

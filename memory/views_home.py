@@ -36,7 +36,15 @@ from .models import HeadState, MaintenanceRun, Memory, RevisionChange
 #: Days shown in the active / inactive over time chart.
 HISTORY_DAYS = 90
 #: Jobs a reviewer can start from the pages.
-PAGE_JOBS = ("near_duplicates", "contradictions", "promotion", "capacity", "l1", "rebuild")
+PAGE_JOBS = (
+    "near_duplicates",
+    "contradictions",
+    "promotion",
+    "capacity",
+    "injection_scan",
+    "l1",
+    "rebuild",
+)
 
 
 def _reader(request: HttpRequest, slug: str) -> tuple[Actor, Memory]:

@@ -1,6 +1,15 @@
 """The sections of ``manage.py evaluate``, one module each; importing registers them."""
 
-from . import conflicts, dedupe, density, freshness, ledger, no_regression, recall  # noqa: F401
+from . import (  # noqa: F401
+    conflicts,
+    dedupe,
+    density,
+    freshness,
+    injection,
+    ledger,
+    no_regression,
+    recall,
+)
 
 # The lifecycle sections: deterministic for a seed, identical on every backend (a test holds
 # them to a stored expectation on SQLite and PostgreSQL).
