@@ -60,25 +60,42 @@ _OVERRIDE = [
     r"(?:以前|前|上記|これまで)の(?:指示|命令|ルール)を(?:すべて)?(?:無視|忘れ)",
 ]
 
-# Chat-template and role markers a stored fact has no reason to contain.
-_ROLE = [
-    r"<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id)\|>",
-    r"\[/?INST\]",
-    r"<<\s*/?SYS\s*>>",
-    r"</?\s*(?:system|system_prompt|assistant)\s*>",
-    r"(?:^|\n)\s*#{2,}\s*(?:system|instruction|new instructions?)\s*:?\s*(?:\n|$)",
-    r"(?:^|\n)\s*(?:system|SYSTEM)\s*(?:prompt)?\s*:\s*you\s+(?:are|must|will)\b",
-    r"\byou\s+are\s+now\s+(?:in\s+)?(?:DAN|developer\s+mode|jailbroken|an?\s+unrestricted)",
-    r"\b(?:enter|enable|activate)\s+(?:developer|god|jailbreak|DAN)\s+mode\b",
-    r"\b(?:reveal|print|repeat|output|show|leak|disclose)\s+(?:me\s+)?(?:your|the)\s+"
-    r"(?:full\s+|entire\s+|hidden\s+)?(?:system\s+prompt|initial\s+instructions|hidden\s+"
-    r"instructions)",
+# Chat-template and role markers a stored fact has no reason to contain, each with the words
+# (lower-cased) a text must contain for the pattern to run.
+_ADDRESSED = ("ai", "assistant", "model", "llm", "chatbot", "agent")
+_ROLE: list[tuple[tuple[str, ...], str]] = [
+    (
+        ("<|",),
+        r"<\|(?:im_start|im_end|system|assistant|user|endoftext|begin_of_text|start_header_id)\|>",
+    ),
+    (("inst]",), r"\[/?INST\]"),
+    (("<<",), r"<<\s*/?SYS\s*>>"),
+    (("<", ">"), r"</?\s*(?:system|system_prompt|assistant)\s*>"),
+    (("##",), r"(?:^|\n)\s*#{2,}\s*(?:system|instruction|new instructions?)\s*:?\s*(?:\n|$)"),
+    (("system",), r"(?:^|\n)\s*(?:system|SYSTEM)\s*(?:prompt)?\s*:\s*you\s+(?:are|must|will)\b"),
+    (
+        ("you are now",),
+        r"\byou\s+are\s+now\s+(?:in\s+)?(?:DAN|developer\s+mode|jailbroken|an?\s+unrestricted)",
+    ),
+    ((" mode",), r"\b(?:enter|enable|activate)\s+(?:developer|god|jailbreak|DAN)\s+mode\b"),
+    (
+        ("prompt", "instructions"),
+        r"\b(?:reveal|print|repeat|output|show|leak|disclose)\s+(?:me\s+)?(?:your|the)\s+"
+        r"(?:full\s+|entire\s+|hidden\s+)?(?:system\s+prompt|initial\s+instructions|hidden\s+"
+        r"instructions)",
+    ),
     # The model addressed directly with a standing order.
-    r"\b(?:AI|assistant|model|LLM|chatbot|agent)\s*[,:]\s*(?:from\s+now\s+on|always|you\s+must"
-    r"|never\s+tell|do\s+not\s+tell|ignore)\b",
-    r"\bfrom\s+now\s+on,?\s+you\s+(?:must|will|should|are\s+to)\b",
-    r"\bwhen(?:ever)?\s+you\s+(?:read|see|recall|retrieve|load)\s+this\s+(?:memory|note|entry"
-    r"|message)",
+    (
+        tuple(f"{w}{sep}" for w in _ADDRESSED for sep in (",", ":", " ,", " :")),
+        r"\b(?:AI|assistant|model|LLM|chatbot|agent)\s?[,:]\s*(?:from\s+now\s+on|always|you\s+must"
+        r"|never\s+tell|do\s+not\s+tell|ignore)\b",
+    ),
+    (("from now on",), r"\bfrom\s+now\s+on,?\s+you\s+(?:must|will|should|are\s+to)\b"),
+    (
+        ("when",),
+        r"\bwhen(?:ever)?\s+you\s+(?:read|see|recall|retrieve|load)\s+this\s+(?:memory|note|entry"
+        r"|message)",
+    ),
 ]
 
 # Tool-call payloads: the shapes model providers and agent frameworks parse as a call.
@@ -90,11 +107,25 @@ _TOOL = [
     r"\b(?:call|invoke|run|execute)\s+the\s+(?:tool|function)\s+[`'\"]?\w+[`'\"]?\s+with\b",
 ]
 
-_RULES: dict[str, list[re.Pattern[str]]] = {
-    "instruction_override": [re.compile(p, _I) for p in _OVERRIDE],
-    "role_marker": [re.compile(p, _I) for p in _ROLE],
-    "tool_call": [re.compile(p, _I) for p in _TOOL],
+#: Words one of which a text must contain (lower-cased) for a rule's patterns to run at all: a
+#: substring test is a hundred times cheaper than the patterns, and most memories hold none.
+_OVERRIDE_ANCHORS = (
+    "ignor", "disregard", "forget", "overrid", "bypass", "skip", "drop", "instructions",
+    "vergiss", "vergessen", "missacht", "oubli", "olvid", "esquec", "игнор", "забуд",
+    "忽略", "无视", "忘记", "忽視", "無視", "指示", "命令", "ルール",
+)  # fmt: skip
+_TOOL_ANCHORS = ("tool", "function", "invoke", '"name"', "```")
+
+Pattern = tuple[tuple[str, ...], re.Pattern[str]]
+_RULES: dict[str, list[Pattern]] = {
+    "instruction_override": [(_OVERRIDE_ANCHORS, re.compile(p, _I)) for p in _OVERRIDE],
+    "role_marker": [(anchors, re.compile(p, _I)) for anchors, p in _ROLE],
+    "tool_call": [(_TOOL_ANCHORS, re.compile(p, _I)) for p in _TOOL],
 }
+
+_ALL_ANCHORS = frozenset(
+    a for patterns in _RULES.values() for anchors, _ in patterns for a in anchors
+)
 
 #: Unicode tag characters (U+E0000–U+E007F): invisible, yet read by models as ASCII.
 _TAGS = re.compile("[\U000e0000-\U000e007f]+")
@@ -133,12 +164,17 @@ def _shown(text: str) -> str:
 def scan(text: str) -> list[Finding]:
     """Every rule's matches in ``text``, in order of position (at most ``MAX_FINDINGS``)."""
     found: list[Finding] = []
+    lowered = text.lower()
+    present = {anchor for anchor in _ALL_ANCHORS if anchor in lowered}
     for rule, patterns in _RULES.items():
-        for pattern in patterns:
+        for anchors, pattern in patterns:
+            if present.isdisjoint(anchors):
+                continue
             for m in pattern.finditer(text):
                 found.append(Finding(rule, m.start(), m.end(), _shown(m.group(0))))
-    flags = [(m.start(), m.end()) for m in _FLAG.finditer(text)]
-    for m in _TAGS.finditer(text):
+    has_tags = max(text, default="") >= "\U000e0000"
+    flags = [(m.start(), m.end()) for m in _FLAG.finditer(text)] if has_tags else []
+    for m in _TAGS.finditer(text) if has_tags else ():
         inside_flag = any(s < m.start() and m.end() <= e for s, e in flags)
         if not inside_flag:
             found.append(Finding("hidden_unicode", m.start(), m.end(), _shown(m.group(0))))
