@@ -20,13 +20,14 @@ from lib.errors import ValidationFailed
 from memory import actions, recall_events
 from memory.actors import Actor
 from memory.api import _versions_of, write_result_out
-from memory.api_recall import ContextPackIn, SearchIn, _require_reader, hit_out
+from memory.api_recall import VIEW_CHOICES, ContextPackIn, SearchIn, _require_reader, hit_out
 from memory.context_pack import build_context_pack
 from memory.models import Head, Memory
 from memory.search import search
 from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn, version_out
 from memory.visibility import scrub
 from proposals import actions as proposal_actions
+from proposals.kinds import KINDS
 from proposals.models import Proposal
 from proposals.permissions import require_submitter
 from proposals.selectors import get_proposal, proposal_json
@@ -98,6 +99,8 @@ class ForgetIn(MemoryArg, ReasonIn):
 
 class RecallIn(MemoryArg, SearchIn):
     trace = None  # type: ignore[assignment]
+    # Agents recall the current state or the history; candidates are for reviewers.
+    view = serializers.ChoiceField(choices=VIEW_CHOICES, required=False, default="current")
 
 
 class ContextPackToolIn(MemoryArg, ContextPackIn):
@@ -228,9 +231,10 @@ def _propose_schema() -> dict[str, Any]:
     """One object schema for every agent-filed proposal kind: the union of their fields, with
     ``kind`` choosing which apply (the server checks the exact shape for that kind)."""
     properties: dict[str, Any] = {}
-    for serializer_class in KIND_SERIALIZERS.values():
-        properties.update(serializer_schema(serializer_class())["properties"])
-    properties["kind"] = {"type": "string", "enum": [str(k) for k in KIND_SERIALIZERS]}
+    filed = [name for name, spec in KINDS.items() if not spec.server_filed]
+    for name in filed:
+        properties.update(serializer_schema(KIND_SERIALIZERS[name]())["properties"])
+    properties["kind"] = {"type": "string", "enum": [str(k) for k in filed]}
     properties["idempotency_key"] = {
         "type": "string",
         "maxLength": 128,
@@ -367,7 +371,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "with a new `body`), `supersession` (`old` is replaced by `successor`: an existing "
             "`{entry_id, version}` or a new `{body, kind, evidence}`), `promotion` (turn "
             "working `notes` into one durable memory of `target_kind` with `body`), `cleanup` "
-            "(retire `entries`). Entries are named with the `{entry_id, version}` you read, so "
+            "(retire `entries`), `quarantine` (withhold `entries` that read as instructions to a "
+            "model, or are otherwise poisoned, from every recall, with a `reason`). Entries are "
+            "named with the `{entry_id, version}` you read, so "
             "the proposal goes stale if they change before review. Always give a `rationale`. "
             "Returns the proposal with `id`, `status: pending` and `verification` (what the "
             "change would lose, for the reviewer)."

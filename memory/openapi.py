@@ -14,6 +14,8 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers as s
 
+from .models import HeadState
+
 Null: dict[str, Any] = {"allow_null": True}
 Opt: dict[str, Any] = {"required": False}
 
@@ -107,15 +109,30 @@ class WriteResult(s.Serializer):
     created = s.BooleanField()
     revision = s.IntegerField(**Opt, help_text="Absent when nothing was written.")
     reason = s.CharField(**Opt, help_text="Why nothing was written, e.g. exact_duplicate.")
+    state = s.ChoiceField(
+        choices=HeadState.choices,
+        **Opt,
+        help_text="The entry's state after the write: `candidate` under admission review.",
+    )
 
 
 class EntryCreated(WriteResult):
     near_duplicates = NearDuplicate(many=True)
-    proposal = s.IntegerField(**Opt, help_text="The admission proposal of a candidate write.")
+    proposal = s.IntegerField(
+        **Opt,
+        help_text=(
+            "The proposal filed for this write: the admission proposal of a candidate, or the "
+            "consolidation of a duplicate."
+        ),
+    )
+
+
+class EntryReleased(WriteResult):
+    proposal = s.IntegerField(**Opt, help_text="A released candidate's new admission proposal.")
 
 
 class EntryStateChanged(WriteResult):
-    state = s.CharField()
+    state = s.ChoiceField(choices=HeadState.choices)
 
 
 class EntryPinned(WriteResult):
@@ -301,6 +318,8 @@ RESPONSES: dict[tuple[str, str], dict[int, Any]] = {
     ("EntryForgetApi", "post"): {200: EntryStateChanged},
     ("EntryReactivateApi", "post"): {200: EntryStateChanged},
     ("EntryPinApi", "post"): {200: EntryPinned},
+    ("EntryQuarantineApi", "post"): {200: WriteResult},
+    ("EntryReleaseApi", "post"): {200: EntryReleased},
     ("EntryVersionsApi", "get"): {200: VersionList},
     ("EntryVersionDetailApi", "get"): {200: VersionDetail},
     ("SessionEndApi", "post"): {200: SessionEnded},

@@ -108,14 +108,14 @@ def run(bench: Workbench) -> SectionResult:
     languages = sorted({i["lang"] for i in items})
     rules = measure_rules(items)
     job = measure_job(bench, items)
+    counts = {
+        "hostile": sum(1 for i in items if i["label"] == "hostile"),
+        "benign": sum(1 for i in items if i["label"] == "benign"),
+    }
     report = {
         "injection": {
             "rules_version": injection.RULES_VERSION,
-            "corpus": {
-                "hostile": sum(1 for i in items if i["label"] == "hostile"),
-                "benign": sum(1 for i in items if i["label"] == "benign"),
-                "languages": languages,
-            },
+            "corpus": {**counts, "languages": languages},
             "rules": rules,
             "job": job,
         }
@@ -123,8 +123,7 @@ def run(bench: Workbench) -> SectionResult:
     rows: list[tuple[str, Any]] = [
         (
             "injection corpus hostile / benign",
-            f"{report['injection']['corpus']['hostile']} / "
-            f"{report['injection']['corpus']['benign']} ({len(languages)} languages)",
+            f"{counts['hostile']} / {counts['benign']} ({len(languages)} languages)",
         ),
         ("injection rules precision", rules["precision"]),
         ("injection rules recall", rules["recall"]),

@@ -59,7 +59,8 @@ def test_tools_are_listed_with_schemas_and_annotations(mcp, agent):
         "supersession",
         "promotion",
         "cleanup",
-    }
+        "quarantine",
+    }  # admission proposals are filed by the server only
     assert "oneOf" in propose["properties"]["successor"]
     assert "view=history" in tools["recall"].description
     assert "changes nothing until a person approves it" in tools["propose"].description

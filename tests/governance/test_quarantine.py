@@ -3,6 +3,8 @@ each a single revision, each undone by the other."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from lib.errors import DomainError, Forbidden
@@ -17,6 +19,16 @@ from tests.factories import remember
 
 BODY = "The staging database is reset every Sunday at 02:00 UTC."
 QUERY = "staging database reset"
+
+
+def _kind(revision: Revision | None) -> str:
+    assert revision is not None
+    return revision.kind
+
+
+def _pk(thing: Any) -> int:
+    assert thing is not None
+    return thing if isinstance(thing, int) else int(thing.pk)
 
 
 def _revisions(memory) -> int:
@@ -39,7 +51,7 @@ def test_quarantine_withholds_an_entry_from_every_recall_view(memory, agent, rev
     out = actions.quarantine_entry(
         memory, actor=reviewer.actor, entry_uid=entry.uid, reason="poisoned by a web page"
     )
-    assert _revisions(memory) == before + 1 and out.revision.kind == RevisionKind.QUARANTINE
+    assert _revisions(memory) == before + 1 and _kind(out.revision) == RevisionKind.QUARANTINE
     assert _state(entry) == (HeadState.QUARANTINED, "poisoned by a web page")
     for actor in (agent.actor, reviewer.actor):
         for view in ("current", "history"):
@@ -53,7 +65,7 @@ def test_release_restores_the_earlier_state_in_one_revision(memory, agent, revie
     actions.quarantine_entry(memory, actor=reviewer.actor, entry_uid=entry.uid, reason="check")
     before = _revisions(memory)
     out = actions.release_entry(memory, actor=reviewer.actor, entry_uid=entry.uid, reason="fine")
-    assert _revisions(memory) == before + 1 and out.revision.kind == RevisionKind.RELEASE
+    assert _revisions(memory) == before + 1 and _kind(out.revision) == RevisionKind.RELEASE
     assert _state(entry) == (HeadState.ACTIVE, "")
     assert _hits(memory, agent.actor) == [entry.uid]
 
@@ -80,7 +92,7 @@ def test_release_of_a_candidate_files_a_new_admission(memory, agent, reviewer, s
         memory, actor=reviewer.actor, entry_uid=written.entry.uid, reason="ok"
     )
     assert _state(written.entry)[0] == HeadState.CANDIDATE
-    fresh = Proposal.objects.get(pk=out.proposal_id)
+    fresh = Proposal.objects.get(pk=_pk(out.proposal_id))
     assert (fresh.kind, fresh.status) == (ProposalKind.ADMISSION, ProposalStatus.PENDING)
 
 
@@ -145,9 +157,9 @@ def test_a_quarantine_proposal_quarantines_on_approval_and_compensates(memory, a
     assert filed.payload["injection"][b.uid]["rules"] == ["instruction_override"]
     before = _revisions(memory)
     out = approve_proposal(filed.pk, actor=reviewer.actor)
-    assert _revisions(memory) == before + 1 and out.revision.kind == RevisionKind.QUARANTINE
+    assert _revisions(memory) == before + 1 and _kind(out.revision) == RevisionKind.QUARANTINE
     assert _state(a) == (HeadState.QUARANTINED, "scraped page") and _state(b)[0] == "quarantined"
-    compensate_operation(out.operation.pk, actor=reviewer.actor, comment="too broad")
+    compensate_operation(_pk(out.operation), actor=reviewer.actor, comment="too broad")
     assert _state(a) == (HeadState.ACTIVE, "") and _state(b) == (HeadState.ACTIVE, "")
 
 

@@ -63,6 +63,9 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "POST /api/v1/memories/{}/entries/{}/forget": (401, 404, 404, 403, R, 403, R),
     "POST /api/v1/memories/{}/entries/{}/reactivate": (401, 404, 404, 403, R, 403, R),
     "POST /api/v1/memories/{}/entries/{}/pin": (401, 404, 403, 403, 403, R, R),
+    # Quarantine and release are reviewers' decisions, like pinning.
+    "POST /api/v1/memories/{}/entries/{}/quarantine": (401, 404, 403, 403, 403, R, R),
+    "POST /api/v1/memories/{}/entries/{}/release": (401, 404, 403, 403, 403, R, R),
     "GET /api/v1/memories/{}/entries/{}/versions": (401, 404, 404, R, R, R, R),
     "GET /api/v1/memories/{}/entries/{}/versions/{}": (401, 404, 404, R, R, R, R),
     "POST /api/v1/memories/{}/sessions/{}/end": (401, 404, R, 403, R, 403, R),

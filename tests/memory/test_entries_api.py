@@ -39,6 +39,7 @@ def test_exact_duplicate_is_a_noop(a):
         "content_hash": first["content_hash"],
         "created": False,
         "reason": "exact_duplicate",
+        "state": "active",
         "near_duplicates": [],
     }
     assert Revision.objects.count() == 1

@@ -110,6 +110,8 @@ def test_counts_per_kind_follow_the_other_filters(rita, memory, agent):
         "Supersession": "0",
         "Promotion": "0",
         "Cleanup": "1",
+        "Admission": "0",
+        "Quarantine": "0",
     }
 
 
