@@ -28,7 +28,10 @@ def test_load_demo_is_idempotent_and_has_work_waiting():
         "supersession",
         "promotion",
         "cleanup",
+        "admission",
+        "quarantine",
     }
+    assert Head.objects.filter(memory=memory, state="candidate").count() == 1
     assert any(p.verification.get("lost_details") for p in pending)
     assert Proposal.objects.filter(memory=memory, status="stale").exists()
     head = memory.head

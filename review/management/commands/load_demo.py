@@ -7,8 +7,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from memory.actors import Actor
 from memory.demo import DEMO_PASSWORD, DEMO_SLUG, load_demo
-from proposals.demo import load_demo_proposals
+from proposals.demo import load_demo_governance, load_demo_proposals
+
+
+def _staff() -> Actor:
+    from django.contrib.auth.models import User
+
+    return Actor.for_user(User.objects.get(username="admin"))
 
 
 class Command(BaseCommand):
@@ -22,6 +29,9 @@ class Command(BaseCommand):
         proposals = 0
         if result.entries:
             proposals = len(load_demo_proposals(result.memory, agent_actor=result.agent))
+            proposals += len(
+                load_demo_governance(result.memory, agent_actor=result.agent, staff_actor=_staff())
+            )
         if opts["quiet"]:
             self.stdout.write(result.agent_key)
             return
