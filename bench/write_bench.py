@@ -15,6 +15,12 @@ server, ``--clients`` concurrent clients (threads, one keep-alive session each) 
    vocabulary, so the near-duplicate check has real lexical candidates to score.
 
 Prints requests/s and p50/p95 latency of each and the write/read throughput ratio.
+
+``--admission-review`` adds a third side to every round: the same ``POST`` with the Memory's
+``policy.admission_review`` on (``below_authority: repository_attested``; the bodies cite
+nothing, so every write lands as a candidate and files its ``admission`` proposal in the same
+transaction), and prints the p95 ratio of admission-reviewed to direct writes. The policy is
+switched between sides by the driver, so both sides write into the same Memory.
 ``--profile N`` instead runs N adds in-process through the same API view under cProfile and
 prints the functions by cumulative time (no server).
 """
@@ -35,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -67,10 +74,23 @@ from django.db import connection  # noqa: E402
 from search_bench import build, vocabulary, zipf_words  # noqa: E402
 
 from memory.keys import issue_api_key  # noqa: E402
-from memory.models import Entry  # noqa: E402
+from memory.models import Entry, Memory  # noqa: E402
 
 SIZE = 10_000
 SLUG = f"bench-{SIZE}"
+
+
+#: The Memory's policy on each side of the admission-review comparison.
+DIRECT: dict[str, Any] = {}
+REVIEWED: dict[str, Any] = {"admission_review": {"below_authority": "repository_attested"}}
+
+
+def set_policy(memory_pk: int, section: dict[str, Any]) -> None:
+    """Switch admission review on or off for the next side (read fresh by every request)."""
+    memory = Memory.objects.get(pk=memory_pk)
+    policy = {k: v for k, v in memory.policy.items() if k != "admission_review"}
+    Memory.objects.filter(pk=memory_pk).update(policy={**policy, **section})
+    connection.close()
 
 
 def body_maker(seed: int) -> Callable[[], dict[str, str]]:
@@ -167,6 +187,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="per side, all rounds")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--admission-review",
+        action="store_true",
+        help="also time writes under admission review (every write a candidate)",
+    )
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
@@ -207,10 +232,17 @@ def main() -> None:
             return r.status_code
 
         drive(args.clients, 2.0, read)  # warm every worker
+        sides: list[tuple[str, Callable[[requests.Session, int], int], dict[str, Any]]] = [
+            ("GET memory", read, DIRECT),
+            ("POST entries", write, DIRECT),
+        ]
+        if args.admission_review:
+            sides.append(("POST reviewed", write, REVIEWED))
         # Alternating rounds, so a change in the machine's load weighs on both sides alike.
         totals: dict[str, tuple[int, float, list[float], dict[int, int]]] = {}
         for _ in range(args.rounds):
-            for name, call in (("GET memory", read), ("POST entries", write)):
+            for name, call, policy in sides:
+                set_policy(memory.pk, policy)
                 rps, lat, codes = drive(args.clients, args.seconds / args.rounds, call)
                 n, secs, all_lat, all_codes = totals.get(name, (0, 0.0, [], {}))
                 for code, count in codes.items():
@@ -223,6 +255,13 @@ def main() -> None:
                 f"{name:13s} {n / secs:7.1f} req/s  p50 {statistics.median(lat):6.1f} ms  "
                 f"p95 {pct(lat, 0.95):6.1f} ms  n={n}  status={dict(sorted(codes.items()))}"
             )
+        if args.admission_review:
+            p95 = {name: pct(lat, 0.95) for name, (_, _, lat, _) in totals.items()}
+            print(
+                f"p95 ratio POST reviewed / POST entries: "
+                f"{p95['POST reviewed'] / p95['POST entries']:.3f}"
+            )
+        set_policy(memory.pk, DIRECT)
         ratio = results["POST entries"] / results["GET memory"]
         print(
             f"ratio POST/GET: {ratio:.3f}  ({args.clients} clients, {args.workers} gunicorn "
