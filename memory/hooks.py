@@ -25,8 +25,13 @@ Read-only providers (queried by L1 maintenance and the inventory, no writes):
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
+
+from django.db import transaction
+
+log = logging.getLogger(__name__)
 
 HeadsChanged = Callable[[Any, Any, list[int]], None]
 EntryAdmitted = Callable[..., None]
@@ -74,8 +79,13 @@ def heads_changed(memory: Any, revision: Any, entry_pks: list[int]) -> None:
 
 
 def entry_admitted(**kwargs: Any) -> None:
+    """Each listener in its own savepoint: one that fails (logged) leaves the others their turn."""
     for fn in _entry_admitted:
-        fn(**kwargs)
+        try:
+            with transaction.atomic():
+                fn(**kwargs)
+        except Exception:
+            log.exception("entry_admitted listener %s failed", getattr(fn, "__name__", fn))
 
 
 def on_entries_with_pending_proposals(fn: PendingEntries) -> PendingEntries:

@@ -20,6 +20,7 @@ from memory.actors import Actor
 from memory.admission import clean_text
 from memory.models import Entry, EntryVersion, Head, HeadState, Memory, Relation, RevisionKind
 from memory.plans import Plan, apply_plan
+from proposals.actions import file_admission
 from proposals.evidence import parse_time
 from proposals.models import Proposal, ProposalStatus
 
@@ -97,7 +98,7 @@ def _undo_plan(memory: Memory, operation: MaintenanceOperation, entries: dict[st
             entry=entries[item["entry_id"]],
             version=versions[(item["entry_id"], item["version"])],
             to_state=item["state"],
-            state_reason=item.get("reason", "") if item["state"] == HeadState.INACTIVE else "",
+            state_reason=item.get("reason", "") if item["state"] != HeadState.ACTIVE else "",
             interval_started_at=parse_time(item.get("interval_started_at")),
             restart_interval=item["state"] == HeadState.ACTIVE,
         )
@@ -112,6 +113,18 @@ def _undo_plan(memory: Memory, operation: MaintenanceOperation, entries: dict[st
         )
     )
     return Plan(changes=changes, retire=retire)
+
+
+def _refile_admissions(
+    memory: Memory, operation: MaintenanceOperation, entries: dict[str, Entry], *, actor: Actor
+) -> None:
+    """An entry put back to ``candidate`` (undoing its admission) waits for review again: its
+    admission proposal is filed afresh, in this transaction, as for any candidate."""
+    for item in operation.compensation_plan.get("heads", []):
+        if item["state"] == HeadState.CANDIDATE:
+            entry = entries[item["entry_id"]]
+            head = Head.objects.select_related("version").get(entry=entry)
+            file_admission(memory=memory, actor=actor, entry=entry, version=head.version)
 
 
 @transaction.atomic(durable=True)
@@ -148,6 +161,7 @@ def compensate_operation(
         ProposalStatus.COMPENSATED, reason=f"compensated by revision {revision.number}"
     )
     proposal.save(update_fields=fields)
+    _refile_admissions(memory, operation, entries, actor=actor)
     audit.record(
         "operation.compensated",
         actor=actor,

@@ -106,8 +106,12 @@ def test_approval_admits_the_candidate_in_exactly_one_revision(gated, agent, rev
     assert _hits(gated, reviewer.actor, "candidates") == []
     # Undoing the operation makes it a candidate again, withheld again.
     compensate_operation(_pk(outcome.operation), actor=reviewer.actor, comment="not yet")
-    assert Head.objects.get(entry=written.entry).state == HeadState.CANDIDATE
+    head = Head.objects.get(entry=written.entry)
+    assert (head.state, head.state_reason) == (HeadState.CANDIDATE, "admission_review")
     assert _hits(gated, agent.actor) == []
+    # ... and it waits for review again.
+    again = Proposal.objects.get(kind=ProposalKind.ADMISSION, status=ProposalStatus.PENDING)
+    assert again.pk != written.proposal_id and again.targets.get().entry_id == written.entry.pk
 
 
 def test_rejection_retires_the_candidate_with_the_reason_in_one_revision(gated, agent, reviewer):
