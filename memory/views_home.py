@@ -31,10 +31,23 @@ from . import actions, inventory, maintenance
 from .actors import Actor
 from .api_maintenance import run_out
 from .api_recall import may_see_trace
-from .models import HeadState, MaintenanceRun, Memory, RevisionChange
+from .models import (
+    WITHHELD_STATES,
+    Head,
+    HeadState,
+    MaintenanceRun,
+    Memory,
+    RevisionChange,
+    sensitivities_up_to,
+)
 
 #: Days shown in the active / inactive over time chart.
 HISTORY_DAYS = 90
+#: Candidate and quarantined entries listed on the Memory home (the newest; the counts say how
+#: many there are in all).
+WITHHELD_SHOWN = 20
+#: Characters of an entry's body shown as its label.
+LABEL_CHARS = 120
 #: Jobs a reviewer can start from the pages.
 PAGE_JOBS = (
     "near_duplicates",
@@ -78,12 +91,44 @@ def active_over_time(memory: Memory, days: int = HISTORY_DAYS) -> list[dict[str,
             inactive -= r["n"]
         if r["to_state"] == HeadState.ACTIVE:
             active += r["n"]
-        else:
+        elif r["to_state"] == HeadState.INACTIVE:
             inactive += r["n"]
         series[str(r["day"])] = (active, inactive)
     cutoff = str((timezone.now() - timedelta(days=days)).date())
     return [
         {"day": day, "active": a, "inactive": i} for day, (a, i) in series.items() if day >= cutoff
+    ]
+
+
+def _label(body: str) -> str:
+    """The first :data:`LABEL_CHARS` characters of a body (an ellipsis when there is more)."""
+    return body[:LABEL_CHARS] + ("…" if len(body) > LABEL_CHARS else "")
+
+
+def withheld_entries(
+    actor: Actor, memory: Memory, limit: int = WITHHELD_SHOWN
+) -> list[dict[str, Any]]:
+    """The newest candidate and quarantined entries within the actor's clearance (one bounded
+    query on the heads' ``(memory, state)`` index): state, reason, label and since when."""
+    heads = (
+        Head.objects.filter(
+            memory=memory,
+            state__in=WITHHELD_STATES,
+            entry__sensitivity__in=sensitivities_up_to(actor.clearance),
+        )
+        .select_related("entry", "version", "revision")
+        .order_by("-revision_id", "-entry_id")[:limit]
+    )
+    return [
+        {
+            "entry_id": h.entry.uid,
+            "state": h.state,
+            "reason": h.state_reason,
+            "label": _label(h.version.body),
+            "since": h.revision.recorded_at,
+            "revision": h.revision.number,
+        }
+        for h in heads
     ]
 
 
@@ -112,6 +157,8 @@ def memory_home(request: HttpRequest, slug: str) -> HttpResponse:
             "inv": figures,
             "charts": charts,
             "runs": runs,
+            "withheld": withheld_entries(actor, memory),
+            "withheld_shown": WITHHELD_SHOWN,
             "can_run": actor.is_reviewer,
             "jobs": PAGE_JOBS,
             "nav": "memory",

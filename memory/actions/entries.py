@@ -230,9 +230,10 @@ def _write_entry(
     existing = _live_duplicate(memory, actor, digest)
     if existing is not None:
         return existing
-    candidate = AdmissionPolicy.of(memory.policy).needs_review(
+    authorities = [
         r.declaration.authority if r.declaration else Authority.UNTRUSTED for r in resolved
-    )
+    ]
+    candidate = AdmissionPolicy.of(memory.policy).needs_review(authorities)
     result = _create_entry(memory, actor, new, resolved, digest, candidate=candidate)
     if admission is not None:
         result.near_duplicates = record_admission(
@@ -244,7 +245,9 @@ def _write_entry(
             actor=actor,
             entry=result.entry,
             version=result.version,
-            findings=findings,
+            authorities=authorities,
+            findings=findings if AdmissionPolicy.of(memory.policy).injection_scan else None,
+            new_entry=True,
         )
     return result
 

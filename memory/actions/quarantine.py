@@ -109,7 +109,7 @@ def release_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) 
     result = WriteResult(entry, head.version, revision, created=False, state=state)
     if state == HeadState.CANDIDATE:
         result.proposal_id = hooks.candidate_written(
-            memory=memory, actor=actor, entry=entry, version=head.version, findings=[]
+            memory=memory, actor=actor, entry=entry, version=head.version
         )
     audit.record(
         "entry.released",

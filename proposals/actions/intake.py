@@ -13,7 +13,7 @@ with a write that changes those heads (whose staleness hook would otherwise miss
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -200,17 +200,26 @@ def _verify(
     memory: Memory, draft: Draft, resolved: Sequence[Resolved]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Kind rules and the verification report; returns ``(payload, verification)``."""
+    report = _report()
+    by_role: dict[str, list[Resolved]] = {}
+    for r in resolved:
+        by_role.setdefault(r.ref.role, []).append(r)
+    payload = kind_of(draft.kind).verify(memory, draft, by_role, report)
+    return payload, _finish(memory, draft, report)
+
+
+def _report() -> verify.Report:
     report = verify.Report()
     report.check(
         "heads_match",
         "pass",
         "Every referenced version is its entry's head in this memory.",
     )
-    by_role: dict[str, list[Resolved]] = {}
-    for r in resolved:
-        by_role.setdefault(r.ref.role, []).append(r)
-    payload = kind_of(draft.kind).verify(memory, draft, by_role, report)
+    return report
 
+
+def _finish(memory: Memory, draft: Draft, report: verify.Report) -> dict[str, Any]:
+    """The policy-version check, and the report as stored."""
     version = verify.policy_version(memory)
     if draft.claimed_policy_version is None:
         report.check("policy_version", "pass", f"Verified under policy {version}.")
@@ -223,7 +232,7 @@ def _verify(
             f"Submitted under policy {draft.claimed_policy_version}; {version} is in force.",
             claimed=draft.claimed_policy_version,
         )
-    return payload, report.as_json()
+    return report.as_json()
 
 
 def _recheck_heads_locked(kind: str, resolved: Sequence[Resolved]) -> None:
@@ -295,6 +304,69 @@ def submit_in_transaction(
     proposal = _insert(memory, kind, akey, draft, resolved, payload, verification, actor=actor)
     if key is not None:
         _remember_key(actor, key, request_hash, proposal)
+    _announce(memory, proposal, draft, resolved, verification, actor=actor, key=key)
+    return SubmitResult(proposal, created=True)
+
+
+def file_under_lock(
+    memory: Memory,
+    *,
+    actor: Actor,
+    kind: str,
+    rationale: str,
+    resolved: Sequence[Resolved],
+    checks: Callable[[verify.Report], dict[str, Any]],
+    new_entries: bool = False,
+) -> Proposal:
+    """The intake for a proposal the server files inside a memory write that holds the Memory
+    lock, about heads it has just written (a candidate's admission): nothing read before the
+    lock can be stale and the text is the server's own, so only the kind's ``checks`` (which
+    fill the report and return the payload) and the inserts remain — the write path stays short.
+    ``new_entries``: every entry was created in this transaction (no other proposal can name
+    it, so the one-open check and the insert's savepoint are skipped); otherwise 409
+    ``duplicate_proposal`` as in the intake. Locks: none taken (the caller holds the Memory
+    lock)."""
+    draft = Draft(
+        kind=kind,
+        memory_slug=memory.slug,
+        rationale=rationale,
+        evidence=[],
+        claimed_policy_version=None,
+        refs=[r.ref for r in resolved],
+    )
+    report = _report()
+    payload = checks(report)
+    verification = _finish(memory, draft, report)
+    akey = affected_key(r.entry.pk for r in resolved)
+    if not new_entries:
+        _refuse_duplicate(memory, kind, akey)
+    proposal = _insert(
+        memory,
+        kind,
+        akey,
+        draft,
+        resolved,
+        payload,
+        verification,
+        actor=actor,
+        guarded=not new_entries,
+    )
+    _announce(memory, proposal, draft, resolved, verification, actor=actor, key=None)
+    return proposal
+
+
+def _announce(
+    memory: Memory,
+    proposal: Proposal,
+    draft: Draft,
+    resolved: Sequence[Resolved],
+    verification: dict[str, Any],
+    *,
+    actor: Actor,
+    key: str | None,
+) -> None:
+    """The ``proposal.submitted`` audit event and the ``submitted`` hook (notifications)."""
+    kind = proposal.kind
     audit.record(
         "proposal.submitted",
         actor=actor,
@@ -311,7 +383,6 @@ def submit_in_transaction(
         },
     )
     hooks.submitted(proposal, actor=actor)
-    return SubmitResult(proposal, created=True)
 
 
 def _insert(
@@ -324,8 +395,11 @@ def _insert(
     verification: dict[str, Any],
     *,
     actor: Actor,
+    guarded: bool = True,
 ) -> Proposal:
-    """The pending proposal and its exact pre-state targets (under the Memory lock)."""
+    """The pending proposal and its exact pre-state targets (under the Memory lock).
+    ``guarded=False`` skips the savepoint around the insert: only for entries created in this
+    transaction, which no other proposal can name."""
     now = timezone.now()
     proposal = Proposal(
         memory=memory,
@@ -347,13 +421,16 @@ def _insert(
         status_changed_at=now,
         correlation_id=current_correlation_id(),
     )
-    try:
-        with transaction.atomic():
-            proposal.save(force_insert=True)
-    except IntegrityError:
-        # The partial unique constraint: another submission won a race the check above lost.
-        _refuse_duplicate(memory, kind, akey)
-        raise
+    if not guarded:
+        proposal.save(force_insert=True)
+    else:
+        try:
+            with transaction.atomic():
+                proposal.save(force_insert=True)
+        except IntegrityError:
+            # The partial unique constraint: another submission won a race the check lost.
+            _refuse_duplicate(memory, kind, akey)
+            raise
     ProposalTarget.objects.bulk_create(
         [
             ProposalTarget(

@@ -19,13 +19,13 @@ from django.db import transaction
 
 from memory.actors import Actor
 from memory.dedupe import thresholds
-from memory.injection import Finding
+from memory.injection import Finding, scan
 from memory.models import Entry, Memory
 
 from ..exceptions import DomainError, DuplicateProposal
 from ..kinds import Submission
 from ..models import ProposalKind
-from .intake import submit_in_transaction
+from .intake import file_under_lock, submit_in_transaction
 
 log = logging.getLogger(__name__)
 
@@ -88,17 +88,41 @@ def file_duplicate_consolidation(
 
 
 def file_admission(
-    *, memory: Memory, actor: Actor, entry: Entry, version: Any, **_hook_kwargs: Any
+    *,
+    memory: Memory,
+    actor: Actor,
+    entry: Entry,
+    version: Any,
+    authorities: Sequence[str] | None = None,
+    findings: Sequence[Finding] | None = None,
+    new_entry: bool = False,
+    **_hook_kwargs: Any,
 ) -> int:
-    """Inside the write of a candidate: its ``admission`` proposal, filed by the server for the
-    writer (``proposals.kinds.admission``). A failure undoes the write: a candidate never
-    exists without its proposal."""
-    from ..kinds.admission import admission_submission, filer_for
+    """Inside the write of a candidate (under its Memory lock): its ``admission`` proposal,
+    filed by the server for the writer (``proposals.kinds.admission``). ``authorities`` and
+    ``findings`` are what the write already knows (read and scanned here when not given, as for
+    a released or compensated candidate); ``new_entry``: the entry was created by this write.
+    A failure undoes the write: a candidate never exists without its proposal."""
+    from ..kinds.admission import KIND, candidate_ref, filer_for, rationale_for
 
-    filed = submit_in_transaction(
-        actor=filer_for(actor), submission=admission_submission(memory, entry, version)
+    if authorities is None:
+        authorities = list(version.evidence.values_list("authority", flat=True))
+    if findings is None:
+        findings = scan(version.body)
+    candidate = candidate_ref(entry, version)
+    known_authorities, known_findings = authorities, findings
+    proposal = file_under_lock(
+        memory,
+        actor=filer_for(actor),
+        kind=ProposalKind.ADMISSION,
+        rationale=rationale_for(memory, entry),
+        resolved=[candidate],
+        checks=lambda report: KIND.checks(
+            memory, candidate, known_authorities, known_findings, report
+        ),
+        new_entries=new_entry,
     )
-    return filed.proposal.pk
+    return proposal.pk
 
 
 def file_injection_quarantine(

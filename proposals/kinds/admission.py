@@ -1,7 +1,8 @@
 """Admission: a candidate write waits for a reviewer (DESIGN.md §9, ``policy.admission_review``).
 
 - Filed by the server only, in the transaction of the write that landed as a candidate
-  (:func:`file_admission`); agents cannot submit this kind (403).
+  (``proposals.actions.file_admission``, through ``intake.file_under_lock``); agents cannot
+  submit this kind (403).
 - Input: ``{entry: {entry_id, version}}`` — the candidate.
 - Verified: the evidence's source authorities against the policy's ``below_authority``, and the
   injection scan's spans on the candidate's text (``memory.injection``), as warnings.
@@ -15,16 +16,18 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from memory import injection
 from memory.actions import Change
 from memory.actors import Actor
 from memory.governance import AdmissionPolicy, rejected_reason
-from memory.models import Authority, Entry, EntryVersion, HeadState, Memory, RevisionKind
+from memory.models import Authority, Entry, EntryVersion, Head, HeadState, Memory, RevisionKind
 from memory.plans import Plan
 
 from .. import verify
+from ..verify import Report
 from ..inputs import EntryRefIn, ProposalCommonIn
 from ..models import Proposal, ProposalKind, TargetRole
 from . import base
@@ -54,21 +57,33 @@ class Admission(base.ProposalKindSpec):
     ) -> base.Payload:
         (candidate,) = found[TargetRole.CANDIDATE]
         version = candidate.head.version
-        authorities = sorted({ev.authority for ev in version.evidence.all()})
+        authorities = [ev.authority for ev in version.evidence.all()]
+        return self.checks(memory, candidate, authorities, injection.scan(version.body), report)
+
+    def checks(
+        self,
+        memory: Memory,
+        candidate: base.Resolved,
+        authorities: Sequence[str],
+        findings: Sequence[injection.Finding],
+        report: Report,
+    ) -> base.Payload:
+        """The admission checks from what the write already knows: the evidence's authorities
+        and the injection scan's findings on the candidate's text."""
+        cited = sorted(set(authorities))
         floor = AdmissionPolicy.of(memory.policy).below_authority
         report.check(
             "source_authority",
             "warn",
             (
-                f"Cites only {', '.join(authorities)} sources (below {floor})."
-                if authorities
+                f"Cites only {', '.join(cited)} sources (below {floor})."
+                if cited
                 else "Cites no evidence."
             ),
-            authorities=authorities,
+            authorities=cited,
             below_authority=floor,
         )
-        findings = injection.scan(version.body)
-        scan = injection.findings_json(findings)
+        scan = injection.findings_json(list(findings))
         if findings:
             report.check(
                 "injection_scan",
@@ -113,20 +128,19 @@ class Admission(base.ProposalKindSpec):
 KIND = Admission()
 
 
-def admission_submission(memory: Memory, entry: Entry, version: EntryVersion) -> base.Submission:
-    """The server's admission proposal for a candidate."""
+def rationale_for(memory: Memory, entry: Entry) -> str:
     floor = AdmissionPolicy.of(memory.policy).below_authority or Authority.UNTRUSTED
-    return base.Submission.of(
-        ProposalKind.ADMISSION,
-        {
-            "memory": memory.slug,
-            "kind": ProposalKind.ADMISSION.value,
-            "rationale": (
-                f"Admission review: {entry.uid} was written from sources below {floor}; "
-                "it reaches recall only once a reviewer admits it."
-            ),
-            "entry": {"entry_id": entry.uid, "version": version.number},
-        },
+    return (
+        f"Admission review: {entry.uid} was written from sources below {floor}; "
+        "it reaches recall only once a reviewer admits it."
+    )
+
+
+def candidate_ref(entry: Entry, version: EntryVersion) -> base.Resolved:
+    """The candidate as a resolved reference (its head as just written, read from nothing)."""
+    head = Head(entry=entry, version=version, state=HeadState.CANDIDATE)
+    return base.Resolved(
+        base.Ref("entry", TargetRole.CANDIDATE, entry.uid, version.number), entry, head
     )
 
 
