@@ -27,9 +27,9 @@ from memory.models import Authority, Entry, EntryVersion, Head, HeadState, Memor
 from memory.plans import Plan
 
 from .. import verify
-from ..verify import Report
 from ..inputs import EntryRefIn, ProposalCommonIn
 from ..models import Proposal, ProposalKind, TargetRole
+from ..verify import Report
 from . import base
 
 
