@@ -15,6 +15,7 @@ from django.db.models import Prefetch, Q
 from lib.errors import NotFound
 from memory.actors import Actor
 from memory.models import (
+    WITHHELD_STATES,
     AuditEvent,
     Entry,
     EntryVersion,
@@ -28,6 +29,7 @@ from memory.models import (
     SourceDeclaration,
     sensitivities_up_to,
 )
+from proposals.models import ProposalKind, ProposalStatus
 from proposals.selectors import visible_proposals
 from review.compare import DiffSegment as Segment
 from review.compare import word_diff
@@ -85,6 +87,13 @@ class Timeline:
     proposals: list[ProposalView]
     operation_ids: list[int]
     declarations_now: dict[int, SourceDeclaration]
+    #: The pending ``admission`` proposal a candidate waits for (None otherwise).
+    admission_proposal_id: int | None = None
+
+    @property
+    def withheld(self) -> bool:
+        """A candidate or quarantined entry: no recall view returns it."""
+        return self.head.state in WITHHELD_STATES
 
 
 def get_visible_memory(actor: Actor, slug: str) -> Memory:
@@ -147,6 +156,24 @@ def entry_timeline(actor: Actor, memory: Memory, uid: str) -> Timeline:
         proposals=proposals_touching(actor, memory, proposal_ids),
         operation_ids=operation_ids,
         declarations_now=declarations_now,
+        admission_proposal_id=(
+            pending_admission(actor, entry) if head.state == HeadState.CANDIDATE else None
+        ),
+    )
+
+
+def pending_admission(actor: Actor, entry: Entry) -> int | None:
+    """The newest pending ``admission`` proposal of a candidate the actor may see (1 query)."""
+    return (
+        visible_proposals(actor)
+        .filter(
+            kind=ProposalKind.ADMISSION,
+            status=ProposalStatus.PENDING,
+            targets__entry=entry,
+        )
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
     )
 
 

@@ -93,10 +93,29 @@ def audit_log(request: HttpRequest, actor: Actor) -> HttpResponse:
 @audit_page
 def entry_timeline(request: HttpRequest, actor: Actor, slug: str, entry_id: str) -> HttpResponse:
     """``/memories/<slug>/entries/<entry_id>/``: versions with word diffs, lifecycle intervals,
-    relations, evidence snapshots, proposals and decisions, and every audit event about it."""
-    return _memory_page(
-        request, actor, slug, "audit/timeline.html", "t", pages.entry_timeline, entry_id
-    )
+    relations, evidence snapshots, proposals and decisions, and every audit event about it;
+    for reviewers, the Quarantine or Release form (posted to ``review.entry_views``)."""
+    return render_timeline(request, actor, slug, entry_id)
+
+
+def render_timeline(
+    request: HttpRequest,
+    actor: Actor,
+    slug: str,
+    entry_id: str,
+    *,
+    status: int = 200,
+    govern: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """The entry timeline as ``actor`` may see it (404 page otherwise). ``govern`` is a refused
+    Quarantine / Release form — ``{"error", "reason"}`` — when ``review.entry_views`` shows the
+    page again with what went wrong."""
+    try:
+        page = pages.entry_timeline(actor, pages.get_visible_memory(actor, slug), entry_id)
+    except DomainError as exc:
+        return _not_found(request, exc)
+    context = {"nav": "audit", "t": page, "can_govern": actor.is_reviewer, "govern": govern or {}}
+    return render(request, "audit/timeline.html", context, status=status)
 
 
 @audit_page

@@ -235,6 +235,8 @@ class Row:
     result_short: str = ""
     more_inputs: int = 0
     lost_title: str = ""
+    #: Rules of the injection scan that matched (admission and quarantine proposals).
+    injection_rules: list[str] = field(default_factory=list)
 
     @property
     def pk(self) -> int:
@@ -268,6 +270,16 @@ def moved_entries(targets: Iterable[ProposalTarget]) -> list[str]:
         if head is not None and (head.version_id != t.version_id or head.state != t.state):
             out.append(t.entry.uid)
     return out
+
+
+def injection_rules(proposal: Proposal) -> list[str]:
+    """The injection-scan rules that matched, as stored on an admission (one scan of the
+    candidate) or a quarantine (one scan per entry) at submission; [] for other kinds."""
+    stored = (proposal.payload or {}).get("injection")
+    if not isinstance(stored, dict) or not stored:
+        return []
+    scans = [stored] if "rules" in stored else [s for s in stored.values() if isinstance(s, dict)]
+    return sorted({str(rule) for scan in scans for rule in scan.get("rules") or []})
 
 
 #: Inputs shown per row (the rest are counted).
@@ -304,6 +316,7 @@ def row_for(proposal: Proposal, *, now: datetime) -> Row:
         result_short=Truncator(result).chars(170),
         more_inputs=max(len(inputs) - ROW_INPUTS, 0),
         lost_title=", ".join(lost),
+        injection_rules=injection_rules(proposal),
     )
 
 

@@ -1,12 +1,13 @@
 """Browser routes of the reviewer inbox, proposal and operation pages (mounted at the site root).
 
 API.md "Browser pages": ``/review/`` inbox · ``/review/proposals/{id}/`` · ``/operations/{id}/``.
-Each form posts to its own URL under the page it belongs to.
+Each form posts to its own URL under the page it belongs to; the entry timeline's Quarantine and
+Release forms post under ``/review/entries/``.
 """
 
 from django.urls import path
 
-from . import inbox_views, operation_views, proposal_views
+from . import entry_views, inbox_views, operation_views, proposal_views
 
 urlpatterns = [
     path("review/", inbox_views.inbox_page, name="review-inbox"),
@@ -23,6 +24,16 @@ urlpatterns = [
         "review/proposals/<int:pk>/reject/",
         proposal_views.proposal_reject,
         name="review-proposal-reject",
+    ),
+    path(
+        "review/entries/<slug:slug>/<str:entry_id>/quarantine/",
+        entry_views.entry_quarantine,
+        name="review-entry-quarantine",
+    ),
+    path(
+        "review/entries/<slug:slug>/<str:entry_id>/release/",
+        entry_views.entry_release,
+        name="review-entry-release",
     ),
     path("operations/<int:pk>/", operation_views.operation_detail, name="review-operation"),
     path(

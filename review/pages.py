@@ -22,7 +22,14 @@ from memory.actors import Actor
 from memory.models import Evidence, Head
 from proposals.evidence import parse_time, union
 from proposals.kinds import ROLE_LABELS, kind_of
-from proposals.models import Proposal, ProposalStatus, ProposalTarget, TargetRole, target_map
+from proposals.models import (
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    ProposalTarget,
+    TargetRole,
+    target_map,
+)
 from proposals.selectors import get_proposal, visible_proposals
 
 from . import compare
@@ -202,6 +209,104 @@ def build_panes(
     )
 
 
+# --- Governance evidence: the quarantine reason and the injection scan --------------------------
+
+#: Characters of the entry's text shown on each side of a matched span.
+SPAN_CONTEXT = 40
+
+
+@dataclass
+class SpanView:
+    """One matched span of the injection scan, with a little of the text around it."""
+
+    rule: str
+    start: int
+    end: int
+    match: str
+    before: str = ""
+    after: str = ""
+
+
+@dataclass
+class InjectionView:
+    """The injection scan of one affected entry, as stored on the proposal at submission."""
+
+    entry_id: str
+    href: str
+    rules_version: str = ""
+    rules: list[str] = field(default_factory=list)
+    spans: list[SpanView] = field(default_factory=list)
+
+
+@dataclass
+class Governance:
+    """What an ``admission`` or ``quarantine`` proposal asks the reviewer to weigh: the reason
+    given for withholding, and where the entries' text reads as instructions to a model."""
+
+    reason: str
+    findings: list[InjectionView]
+
+    @property
+    def flagged(self) -> int:
+        return sum(1 for f in self.findings if f.spans)
+
+
+#: Kinds whose page shows the governance card.
+GOVERNANCE_KINDS = (ProposalKind.ADMISSION, ProposalKind.QUARANTINE)
+
+
+def _spans(scan: dict[str, Any], body: str) -> list[SpanView]:
+    out = []
+    for span in scan.get("spans") or []:
+        if not isinstance(span, dict):
+            continue
+        start, end = int(span.get("start") or 0), int(span.get("end") or 0)
+        # Context only when the stored offsets still fit the text the scan read.
+        fits = 0 <= start <= end <= len(body)
+        before = body[max(start - SPAN_CONTEXT, 0) : start] if fits else ""
+        after = body[end : end + SPAN_CONTEXT] if fits else ""
+        out.append(
+            SpanView(
+                rule=str(span.get("rule", "")),
+                start=start,
+                end=end,
+                match=str(span.get("match", "")),
+                before=("…" if fits and start > SPAN_CONTEXT else "") + before,
+                after=after + ("…" if fits and end + SPAN_CONTEXT < len(body) else ""),
+            )
+        )
+    return out
+
+
+def governance(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Governance | None:
+    """The governance card of an admission or quarantine proposal (None for other kinds). The
+    scan is the one stored in the payload at submission (``injection``): for an admission one
+    scan of the candidate, for a quarantine one per entry that has findings."""
+    if proposal.kind not in GOVERNANCE_KINDS:
+        return None
+    payload = proposal.payload or {}
+    stored = payload.get("injection") or {}
+    slug = proposal.memory.slug
+    findings = []
+    for t in targets:
+        uid = t.entry.uid
+        if proposal.kind == ProposalKind.ADMISSION:
+            scan = stored if isinstance(stored, dict) and "spans" in stored else {}
+        else:
+            scan = (stored.get(uid) if isinstance(stored, dict) else None) or {}
+        findings.append(
+            InjectionView(
+                entry_id=uid,
+                href=entry_href(slug, uid),
+                rules_version=str(scan.get("rules_version", "")),
+                rules=[str(r) for r in scan.get("rules") or []],
+                spans=_spans(scan, t.version.body),
+            )
+        )
+    reason = str(payload.get("reason", "")) if proposal.kind == ProposalKind.QUARANTINE else ""
+    return Governance(reason=reason, findings=findings)
+
+
 # --- The proposal page -------------------------------------------------------------------------
 
 
@@ -241,6 +346,7 @@ class ProposalPage:
     approvals: int
     required: int
     is_self: bool
+    governance: Governance | None = None
 
     @property
     def is_pending(self) -> bool:
@@ -300,6 +406,7 @@ def proposal_page(
         approvals=sum(1 for d in decisions if d.verdict == "approve"),
         required=approvals_required(proposal.memory, proposal.kind),
         is_self=proposal.is_self(actor),
+        governance=governance(proposal, targets),
     )
 
 

@@ -10,6 +10,20 @@ from audit import links as audit_links
 
 register = template.Library()
 
+#: Badge classes of head states (app.css): the withheld states each have their own, so a
+#: candidate or a quarantined entry never looks like a merely stale one.
+STATE_BADGES = {
+    "active": "ok",
+    "candidate": "candidate",
+    "quarantined": "quarantined",
+}
+
+
+@register.filter
+def state_badge(state: str) -> str:
+    """The badge class of a head state: ``ok``, ``candidate``, ``quarantined`` or ``stale``."""
+    return STATE_BADGES.get(str(state), "stale")
+
 
 @register.simple_tag
 def entry_url(slug: str, uid: str) -> str:

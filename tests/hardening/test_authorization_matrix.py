@@ -119,6 +119,8 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "operations/<int:pk>/compensate/": POST_ONLY,
     "review/claim/": POST_ONLY,
     "review/claim/release/": POST_ONLY,
+    "review/entries/<slug:slug>/<str:entry_id>/quarantine/": POST_ONLY,
+    "review/entries/<slug:slug>/<str:entry_id>/release/": POST_ONLY,
     "review/proposals/<int:pk>/approve/": POST_ONLY,
     "review/proposals/<int:pk>/reject/": POST_ONLY,
 }
