@@ -396,10 +396,11 @@ def test_the_celery_task_runs_the_scan_as_the_system_actor(memory, control):
     assert MaintenanceRun.objects.get(pk=rebuild_id).job == "rebuild"
 
 
-def test_unknown_and_planned_jobs_are_refused():
-    for job in ("injection_scan", "nope"):
-        with pytest.raises(JobNotAvailable):
-            maintenance.check_job(job)
+def test_unknown_jobs_are_refused_and_every_named_job_is_available():
+    with pytest.raises(JobNotAvailable):
+        maintenance.check_job("nope")
+    for job in maintenance.JOB_NAMES:
+        assert maintenance.check_job(job).name == job
 
 
 # --- Inventory -------------------------------------------------------------------------------
@@ -501,11 +502,14 @@ def test_a_real_l1_run_over_http_is_refused_while_disabled(api, memory, reviewer
     assert not MaintenanceRun.objects.exists()
 
 
-def test_planned_jobs_answer_422(api, memory, reviewer):
-    for job in ("injection_scan", "unknown"):
-        r = api.as_(reviewer).post(f"/api/v1/memories/acme/maintenance/{job}", {})
-        assert r.status_code == 422, r.text
-        assert r.json()["error"]["code"] == "invalid"
+def test_unknown_jobs_answer_422_and_the_injection_scan_runs(api, memory, reviewer):
+    r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/unknown", {})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "invalid"
+    r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/injection_scan", {})
+    assert r.status_code == 202, r.text
+    run = api.as_(reviewer).get(f"/api/v1/maintenance/runs/{r.json()['run']}").json()
+    assert run["job"] == "injection_scan" and run["dry_run"] is True
 
 
 def test_runs_and_inventory_of_other_memories_are_404(
