@@ -12,9 +12,10 @@ called synchronously by the revision writer and the add action.
   committed, in its own transaction, with the near-duplicate findings in ``result`` (a
   duplicate files a consolidation proposal; injection findings on a direct write file a
   quarantine proposal). A failure there never undoes the write.
-- ``candidate_written(memory, actor, entry, version, findings) -> proposal pk``: inside the
-  transaction of a write that landed as a candidate (admission review); files its ``admission``
-  proposal, so a candidate never exists without one. A failure there undoes the write.
+- ``candidate_written(memory, actor, entry, version, …) -> proposal pk``: files the
+  ``admission`` proposal of a candidate — right after the add committed, in its own
+  transaction; inside the transaction (and lock) of a release or compensation that made an
+  entry a candidate again.
 
 Read-only providers (queried by L1 maintenance and the inventory, no writes):
 
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 HeadsChanged = Callable[[Any, Any, list[int]], None]
 EntryAdmitted = Callable[..., None]
 
-CandidateWritten = Callable[..., int]
+CandidateWritten = Callable[..., int | None]
 
 _heads_changed: list[HeadsChanged] = []
 _entry_admitted: list[EntryAdmitted] = []

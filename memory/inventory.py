@@ -133,6 +133,18 @@ def inventory(memory: Memory) -> dict[str, Any]:
                 ),
             }
         )
+    pending = dict(sorted(hooks.pending_proposals_by_kind(memory).items()))
+    orphans = candidates - pending.get("admission", 0)
+    if orphans > 0:
+        alerts.append(
+            {
+                "code": "candidates_without_admission",
+                "message": (
+                    f"{orphans} candidate(s) have no pending admission proposal; they stay "
+                    "withheld from recall. Quarantine and release one to file it again."
+                ),
+            }
+        )
     return {
         "memory": memory.slug,
         "entries": total,
@@ -152,7 +164,7 @@ def inventory(memory: Memory) -> dict[str, Any]:
             "total": sum(duplicates.values()),
         },
         "conflicts": conflicts,
-        "pending_proposals": dict(sorted(hooks.pending_proposals_by_kind(memory).items())),
+        "pending_proposals": pending,
         "alerts": alerts,
     }
 

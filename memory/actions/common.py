@@ -57,6 +57,8 @@ class WriteResult:
     proposal_id: int | None = None
     #: The entry's head state after the write (``candidate`` under admission review).
     state: str = ""
+    #: A candidate's evidence authorities, for its admission proposal.
+    authorities: list[str] = field(default_factory=list)
 
 
 def label_of(body: str) -> str:

@@ -201,6 +201,8 @@ def add_entry(
     gate = AdmissionPolicy.of(memory.policy)
     findings = injection.scan(new.body) if gate.injection_scan else []
     result = _write_entry(memory, actor, new, resolved, admission, findings)
+    if result.created and result.state == HeadState.CANDIDATE:
+        _file_admission(memory, actor, result, findings if gate.injection_scan else None)
     if result.created and result.state == HeadState.ACTIVE:
         _after_admission(
             memory,
@@ -223,8 +225,7 @@ def _write_entry(
     findings: list[injection.Finding],
 ) -> WriteResult:
     """Under the Memory lock: the exact-duplicate no-op, the entry and its observations; under
-    admission review (the locked row's policy decides) the entry is a candidate and its
-    ``admission`` proposal is filed in this same transaction."""
+    admission review (the locked row's policy decides) the entry is a candidate."""
     digest = new.content_hash
     memory = lock_memory(memory.pk)
     existing = _live_duplicate(memory, actor, digest)
@@ -240,16 +241,33 @@ def _write_entry(
             memory, actor=actor, entry=result.entry, admission=admission
         )
     if candidate:
-        result.proposal_id = hooks.candidate_written(
-            memory=memory,
-            actor=actor,
-            entry=result.entry,
-            version=result.version,
-            authorities=authorities,
-            findings=findings if AdmissionPolicy.of(memory.policy).injection_scan else None,
-            new_entry=True,
-        )
+        result.authorities = authorities
     return result
+
+
+def _file_admission(
+    memory: Memory,
+    actor: Actor,
+    result: WriteResult,
+    findings: list[injection.Finding] | None,
+) -> None:
+    """A candidate's ``admission`` proposal, right after its write committed, in its own short
+    transaction and outside the Memory lock (so admission review costs the write path no lock
+    time). The candidate is withheld from recall whatever happens here; should filing fail, the
+    failure is logged and the inventory's ``candidates_without_admission`` alert names it."""
+    try:
+        with transaction.atomic():
+            result.proposal_id = hooks.candidate_written(
+                memory=memory,
+                actor=actor,
+                entry=result.entry,
+                version=result.version,
+                authorities=result.authorities,
+                findings=findings,
+                new_entry=True,
+            )
+    except Exception:
+        log.exception("no admission proposal for candidate %s", result.entry.uid)
 
 
 def _after_admission(

@@ -308,7 +308,7 @@ def submit_in_transaction(
     return SubmitResult(proposal, created=True)
 
 
-def file_under_lock(
+def file_server_proposal(
     memory: Memory,
     *,
     actor: Actor,
@@ -318,14 +318,15 @@ def file_under_lock(
     checks: Callable[[verify.Report], dict[str, Any]],
     new_entries: bool = False,
 ) -> Proposal:
-    """The intake for a proposal the server files inside a memory write that holds the Memory
-    lock, about heads it has just written (a candidate's admission): nothing read before the
-    lock can be stale and the text is the server's own, so only the kind's ``checks`` (which
-    fill the report and return the payload) and the inserts remain — the write path stays short.
-    ``new_entries``: every entry was created in this transaction (no other proposal can name
-    it, so the one-open check and the insert's savepoint are skipped); otherwise 409
-    ``duplicate_proposal`` as in the intake. Locks: none taken (the caller holds the Memory
-    lock)."""
+    """The intake for a proposal the server files about heads a memory write has just written
+    (a candidate's admission): nothing read before can be stale and the text is the server's
+    own, so only the kind's ``checks`` (which fill the report and return the payload) and the
+    inserts remain. ``new_entries``: every entry was created by the write this follows, in a
+    transaction of its own right after it (no other proposal can name them, so the one-open
+    check and the insert's savepoint are skipped; should a reviewer change such a head before
+    the insert, approval finds the recorded pre-state moved and the proposal stale). Otherwise
+    the caller holds the Memory lock (a release, a compensation) and a second open proposal is
+    409 ``duplicate_proposal`` as in the intake. Locks: none taken."""
     draft = Draft(
         kind=kind,
         memory_slug=memory.slug,

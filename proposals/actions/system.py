@@ -20,12 +20,12 @@ from django.db import transaction
 from memory.actors import Actor
 from memory.dedupe import thresholds
 from memory.injection import Finding, scan
-from memory.models import Entry, Memory
+from memory.models import Entry, Head, HeadState, Memory
 
 from ..exceptions import DomainError, DuplicateProposal
 from ..kinds import Submission
 from ..models import ProposalKind
-from .intake import file_under_lock, submit_in_transaction
+from .intake import file_server_proposal, submit_in_transaction
 
 log = logging.getLogger(__name__)
 
@@ -97,21 +97,29 @@ def file_admission(
     findings: Sequence[Finding] | None = None,
     new_entry: bool = False,
     **_hook_kwargs: Any,
-) -> int:
-    """Inside the write of a candidate (under its Memory lock): its ``admission`` proposal,
+) -> int | None:
+    """Right after the write of a candidate (or inside a release or compensation that made an
+    entry a candidate again, under its Memory lock): its ``admission`` proposal,
     filed by the server for the writer (``proposals.kinds.admission``). ``authorities`` and
     ``findings`` are what the write already knows (read and scanned here when not given, as for
     a released or compensated candidate); ``new_entry``: the entry was created by this write.
-    A failure undoes the write: a candidate never exists without its proposal."""
+    The candidate is withheld from recall whether or not this succeeds."""
     from ..kinds.admission import KIND, candidate_ref, filer_for, rationale_for
 
+    if (
+        new_entry
+        and not Head.objects.filter(
+            entry=entry, version=version, state=HeadState.CANDIDATE
+        ).exists()
+    ):
+        return None  # a reviewer acted on it already (quarantined it) since the write committed
     if authorities is None:
         authorities = list(version.evidence.values_list("authority", flat=True))
     if findings is None:
         findings = scan(version.body)
     candidate = candidate_ref(entry, version)
     known_authorities, known_findings = authorities, findings
-    proposal = file_under_lock(
+    proposal = file_server_proposal(
         memory,
         actor=filer_for(actor),
         kind=ProposalKind.ADMISSION,

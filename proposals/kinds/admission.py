@@ -1,7 +1,7 @@
 """Admission: a candidate write waits for a reviewer (DESIGN.md §9, ``policy.admission_review``).
 
 - Filed by the server only, in the transaction of the write that landed as a candidate
-  (``proposals.actions.file_admission``, through ``intake.file_under_lock``); agents cannot
+  (``proposals.actions.file_admission``, through ``intake.file_server_proposal``); agents cannot
   submit this kind (403).
 - Input: ``{entry: {entry_id, version}}`` — the candidate.
 - Verified: the evidence's source authorities against the policy's ``below_authority``, and the

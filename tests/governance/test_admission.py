@@ -243,3 +243,19 @@ def test_the_server_files_the_admission_for_the_writer(gated, agent):
     assert proposal.submitted_by_type == "system"
     assert proposal.submitted_by_key_id == agent.key.pk
     assert proposal.submitted_on_behalf_of == agent.actor.label
+
+
+def test_a_failed_filing_leaves_the_candidate_withheld_and_the_inventory_says_so(
+    gated, agent, monkeypatch
+):
+    from proposals.actions import system
+
+    def broken(**kwargs):
+        raise RuntimeError("database hiccup")
+
+    monkeypatch.setattr(system, "file_server_proposal", lambda *a, **k: broken())
+    written = remember(gated, agent.actor, BODY)
+    assert written.state == HeadState.CANDIDATE and written.proposal_id is None
+    assert _hits(gated, agent.actor) == []
+    alerts = {a["code"] for a in inventory(gated)["alerts"]}
+    assert "candidates_without_admission" in alerts
