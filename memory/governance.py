@@ -7,7 +7,8 @@ A Memory opts in with ``policy.admission_review``::
 - ``below_authority``: a write whose evidence cites no source declared at or above that
   authority (``untrusted < user_asserted < repository_attested < system_attested``; a source
   without a declaration counts as ``untrusted``), or that cites nothing, lands as a *candidate*
-  and is filed as an ``admission`` proposal in the same transaction. Absent: writes are direct.
+  and is filed as an ``admission`` proposal right after the write commits. Absent: writes are
+  direct.
 - ``injection_scan``: each write's text is scanned for instructions aimed at a model
   (``memory.injection``); findings go on the admission proposal of a candidate, or file a
   ``quarantine`` proposal for a direct write. Nothing is quarantined without a reviewer.
