@@ -272,14 +272,17 @@ def moved_entries(targets: Iterable[ProposalTarget]) -> list[str]:
     return out
 
 
-def injection_rules(proposal: Proposal) -> list[str]:
-    """The injection-scan rules that matched, as stored on an admission (one scan of the
-    candidate) or a quarantine (one scan per entry) at submission; [] for other kinds."""
-    stored = (proposal.payload or {}).get("injection")
-    if not isinstance(stored, dict) or not stored:
-        return []
-    scans = [stored] if "rules" in stored else [s for s in stored.values() if isinstance(s, dict)]
-    return sorted({str(rule) for scan in scans for rule in scan.get("rules") or []})
+def injection_rules(proposal: Proposal, targets: Sequence[ProposalTarget]) -> list[str]:
+    """The injection-scan rules that matched on the affected entries, as the kind stored them
+    at submission (``scan_of``); [] for kinds without a scan."""
+    spec = kind_of(proposal.kind)
+    return sorted(
+        {
+            str(rule)
+            for t in targets
+            for rule in spec.scan_of(proposal, t.entry.uid).get("rules") or []
+        }
+    )
 
 
 #: Inputs shown per row (the rest are counted).
@@ -316,7 +319,7 @@ def row_for(proposal: Proposal, *, now: datetime) -> Row:
         result_short=Truncator(result).chars(170),
         more_inputs=max(len(inputs) - ROW_INPUTS, 0),
         lost_title=", ".join(lost),
-        injection_rules=injection_rules(proposal),
+        injection_rules=injection_rules(proposal, targets),
     )
 
 

@@ -24,7 +24,6 @@ from proposals.evidence import parse_time, union
 from proposals.kinds import ROLE_LABELS, kind_of
 from proposals.models import (
     Proposal,
-    ProposalKind,
     ProposalStatus,
     ProposalTarget,
     TargetRole,
@@ -251,10 +250,6 @@ class Governance:
         return sum(1 for f in self.findings if f.spans)
 
 
-#: Kinds whose page shows the governance card.
-GOVERNANCE_KINDS = (ProposalKind.ADMISSION, ProposalKind.QUARANTINE)
-
-
 def _spans(scan: dict[str, Any], body: str) -> list[SpanView]:
     out = []
     for span in scan.get("spans") or []:
@@ -282,18 +277,14 @@ def governance(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Governa
     """The governance card of an admission or quarantine proposal (None for other kinds). The
     scan is the one stored in the payload at submission (``injection``): for an admission one
     scan of the candidate, for a quarantine one per entry that has findings."""
-    if proposal.kind not in GOVERNANCE_KINDS:
+    spec = kind_of(proposal.kind)
+    if not spec.governs:
         return None
-    payload = proposal.payload or {}
-    stored = payload.get("injection") or {}
     slug = proposal.memory.slug
     findings = []
     for t in targets:
         uid = t.entry.uid
-        if proposal.kind == ProposalKind.ADMISSION:
-            scan = stored if isinstance(stored, dict) and "spans" in stored else {}
-        else:
-            scan = (stored.get(uid) if isinstance(stored, dict) else None) or {}
+        scan = spec.scan_of(proposal, uid)
         findings.append(
             InjectionView(
                 entry_id=uid,
@@ -303,8 +294,7 @@ def governance(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Governa
                 spans=_spans(scan, t.version.body),
             )
         )
-    reason = str(payload.get("reason", "")) if proposal.kind == ProposalKind.QUARANTINE else ""
-    return Governance(reason=reason, findings=findings)
+    return Governance(reason=spec.withhold_reason(proposal), findings=findings)
 
 
 # --- The proposal page -------------------------------------------------------------------------

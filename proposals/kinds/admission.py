@@ -45,6 +45,11 @@ class Admission(base.ProposalKindSpec):
     role_labels = {TargetRole.CANDIDATE: "Candidate (admitted on approval)"}
     diff_inputs = False
     server_filed = True
+    governs = True
+
+    def scan_of(self, proposal: Proposal, entry_id: str) -> dict[str, Any]:
+        stored = (proposal.payload or {}).get("injection")
+        return stored if isinstance(stored, dict) else {}
 
     def accepts(self, role: str, state: str) -> bool:
         return state == HeadState.CANDIDATE

@@ -243,3 +243,15 @@ class ProposalKindSpec:
     def result_pane(self, proposal: Proposal, by_role: ByRole) -> ResultPane | None:
         """The result pane. Default: none (inputs only)."""
         return None
+
+    #: Whether the page shows the governance card (the reason to withhold, the injection scan).
+    governs: ClassVar[bool] = False
+
+    def withhold_reason(self, proposal: Proposal) -> str:
+        """The reason given for withholding the entries. Default: none."""
+        return ""
+
+    def scan_of(self, proposal: Proposal, entry_id: str) -> dict[str, Any]:
+        """The injection scan stored for one affected entry (``{rules_version, rules, spans}``).
+        Default: none."""
+        return {}

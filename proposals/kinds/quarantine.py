@@ -40,6 +40,15 @@ class Quarantine(base.ProposalKindSpec):
     input_roles = (TargetRole.ENTRY,)
     role_labels = {TargetRole.ENTRY: "Quarantined on approval"}
     diff_inputs = False
+    governs = True
+
+    def withhold_reason(self, proposal: Proposal) -> str:
+        return str((proposal.payload or {}).get("reason", ""))
+
+    def scan_of(self, proposal: Proposal, entry_id: str) -> dict[str, Any]:
+        stored = (proposal.payload or {}).get("injection")
+        found = stored.get(entry_id) if isinstance(stored, dict) else None
+        return found if isinstance(found, dict) else {}
 
     def accepts(self, role: str, state: str) -> bool:
         return state != HeadState.QUARANTINED
