@@ -56,6 +56,7 @@ from .exceptions import (
     MaintenanceRunning,
     NotFound,
 )
+from .jobs import JOB_NAMES
 from .models import (
     Entry,
     Head,
@@ -86,18 +87,9 @@ LAMBDA = math.log(2) / 90
 SIGMA = 0.5
 MU = math.log(2) / 30
 
-#: Every job name the API knows (API.md). A job is available once an app registered it
-#: (:func:`register_job`): ``memory`` registers ``l1`` and ``rebuild``, ``proposals`` the
-#: passes that file proposals.
-JOB_NAMES = (
-    "l1",
-    "rebuild",
-    "near_duplicates",
-    "contradictions",
-    "promotion",
-    "capacity",
-    "injection_scan",
-)
+# Every job name the API knows is ``memory.jobs.JOB_NAMES``. A job is available once an app
+# registered it (:func:`register_job`): ``memory`` registers ``l1`` and ``rebuild``,
+# ``proposals`` the passes that file proposals.
 #: A lock older than this is taken over (a worker that died without releasing it).
 LOCK_TTL = timedelta(minutes=30)
 

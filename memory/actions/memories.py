@@ -18,6 +18,7 @@ from ..exceptions import (
     ValidationFailed,
 )
 from ..governance import AUTHORITY_ORDER, clean_admission_policy
+from ..jobs import JOB_NAMES
 from ..models import (
     Memory,
 )
@@ -56,15 +57,6 @@ JOB_SETTINGS: dict[str, tuple[float, float]] = {
     "max_proposals": (1, 10_000),
     "max_entries": (1, 50),
 }
-JOB_NAMES = (
-    "l1",
-    "rebuild",
-    "near_duplicates",
-    "contradictions",
-    "promotion",
-    "capacity",
-    "injection_scan",
-)
 
 
 # --- Memories and sources -------------------------------------------------------------------
