@@ -14,13 +14,20 @@ rule code              vote   when
 ``evidence_direct``    +1     the head version cites verified or attested evidence
 ``fresh``              +1     query-gated freshness ≥ the midpoint (age ≤ half-life)
 ``stale``              −1     query-gated freshness ≤ the quarter point (age ≥ 2 half-lives);
-                              never for pinned, critical (importance 3) or high-authority
-                              (repository/system attested) entries
+                              never for protected entries (``stale_protected`` instead)
+``fresh_held``,        0      a freshness vote withdrawn because it would have moved a
+``stale_held``                protected entry down (see below)
 =====================  =====  ===========================================================
 
 The votes add up to a desired shift, clamped to ±2. Freshness
 ``alpha + (1 − alpha)·2^(−age/half_life)`` applies only to ``current_state`` entries when the
 query has current/temporal intent; unknown time is neutral.
+
+*Protected* entries — pinned, critical (importance 3) or high-authority (repository/system
+attested) — are never moved down by freshness: not by a ``stale`` vote of their own, and not
+through a neighbour's rise or fall. :func:`quality_order` compares the order with every vote
+to the order without the freshness votes and withdraws freshness votes one at a time until no
+protected entry sits lower than it would without freshness.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ from typing import Any, TypeVar
 from .models import Authority, EvidenceStrength
 
 MAX_SHIFT = 2
+#: The version of the vote rules above, named in every RankingTrace. A change to a rule, a
+#: vote or the protection bumps it.
+RULES_VERSION = "quality:v2"
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_ALPHA = 0.5
@@ -162,16 +172,47 @@ class FreshnessPolicy:
         return cls(alpha=min(1.0, max(0.0, alpha)), half_life_days=max(half, 1e-6))
 
 
+def quality_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """What a RankingTrace names about the reorder: the rules' version, the bound and the
+    freshness parameters in force (the Memory's ``policy.freshness`` clamped as applied)."""
+    fresh = FreshnessPolicy.from_policy(policy)
+    return {
+        "rules_version": RULES_VERSION,
+        "max_shift": MAX_SHIFT,
+        "freshness": {"alpha": fresh.alpha, "half_life_days": fresh.half_life_days},
+    }
+
+
 @dataclass
 class Votes:
+    """One member's votes: ``shift`` (clamped sum), ``freshness`` (the part of the unclamped
+    sum that freshness cast: +1, −1 or 0), the rule codes that fired and whether the member
+    is protected from being moved down by freshness."""
+
     shift: int = 0
     rules: list[str] = field(default_factory=list)
+    freshness: int = 0
+    raw: int = 0
+    protected: bool = False
+
+    def without_freshness(self) -> int:
+        """The clamped shift had freshness cast no vote."""
+        return clamp(self.raw - self.freshness)
+
+
+def clamp(shift: int) -> int:
+    return max(-MAX_SHIFT, min(MAX_SHIFT, shift))
 
 
 def high_authority(provenance: Mapping[str, int]) -> bool:
     return any(
         provenance.get(a, 0) > 0 for a in (Authority.REPOSITORY_ATTESTED, Authority.SYSTEM_ATTESTED)
     )
+
+
+def is_protected(item: QualityInputs) -> bool:
+    """Pinned, critical (importance 3) or high-authority: freshness never moves it down."""
+    return item.pinned or item.importance >= 3 or high_authority(item.provenance)
 
 
 def quality_votes(
@@ -182,10 +223,10 @@ def quality_votes(
     fresh: FreshnessPolicy,
 ) -> Votes:
     """The independent votes of one member, their clamped sum and the rule codes that fired."""
-    votes = Votes()
+    votes = Votes(protected=is_protected(item))
 
     def vote(value: int, rule: str) -> None:
-        votes.shift += value
+        votes.raw += value
         votes.rules.append(rule)
 
     if item.importance >= 2:
@@ -200,11 +241,59 @@ def quality_votes(
         span = 1.0 - fresh.alpha
         if span > 0 and f >= fresh.alpha + 0.5 * span:
             vote(+1, "fresh")
+            votes.freshness = +1
         elif span > 0 and f <= fresh.alpha + 0.25 * span:
-            protected = item.pinned or item.importance >= 3 or high_authority(item.provenance)
-            if protected:
+            if votes.protected:
                 votes.rules.append("stale_protected")
             else:
                 vote(-1, "stale")
-    votes.shift = max(-MAX_SHIFT, min(MAX_SHIFT, votes.shift))
+                votes.freshness = -1
+    votes.shift = clamp(votes.raw)
     return votes
+
+
+def quality_order(baseline: Sequence[K], votes: Mapping[K, Votes]) -> list[K]:
+    """The bounded stable reorder of ``baseline`` by ``votes``, with no protected member
+    lower than in the order freshness did not vote on.
+
+    While some protected member sits lower than without freshness, one freshness vote is
+    withdrawn — first a ``fresh`` vote of a member that passed it, then any ``fresh`` vote
+    above it, then a ``stale`` vote (a sinking neighbour can push it down too), nearest
+    first; the rule becomes ``fresh_held`` / ``stale_held`` — and the order recomputed. Each
+    round withdraws a vote, so it ends: at the latest with no freshness vote left, which is
+    the order without freshness. Mutates the withdrawn members' ``Votes``.
+    """
+    plain = bounded_stable_reorder(baseline, {k: v.without_freshness() for k, v in votes.items()})
+    plain_at = {k: i for i, k in enumerate(plain)}
+    while True:
+        order = bounded_stable_reorder(baseline, {k: v.shift for k, v in votes.items()})
+        culprit = _freshness_culprit(order, plain_at, votes)
+        if culprit is None:
+            return order
+        held = votes[culprit]
+        code = "fresh" if held.freshness > 0 else "stale"
+        held.raw -= held.freshness
+        held.freshness = 0
+        held.shift = clamp(held.raw)
+        held.rules = [f"{code}_held" if r == code else r for r in held.rules]
+
+
+def _freshness_culprit(
+    order: Sequence[K], plain_at: Mapping[K, int], votes: Mapping[K, Votes]
+) -> K | None:
+    """The freshness vote to withdraw for the highest protected member that sits lower than
+    without freshness; None when every protected member holds its place."""
+    at = {k: i for i, k in enumerate(order)}
+    for k in order:
+        v = votes.get(k)
+        if v is None or not v.protected or at[k] <= plain_at[k]:
+            continue
+        voters = [m for m in order if m in votes and votes[m].freshness != 0]
+
+        def preference(m: K, k: K = k) -> tuple[bool, bool, int]:
+            rose = votes[m].freshness > 0 and at[m] < at[k]
+            return (not (rose and plain_at[m] > plain_at[k]), not rose, abs(at[m] - at[k]))
+
+        if voters:
+            return min(voters, key=preference)
+    return None

@@ -18,8 +18,10 @@ from ..models import (
 from ..ranking import (
     INTENTS,
     FreshnessPolicy,
-    bounded_stable_reorder,
+    Votes,
     has_current_intent,
+    quality_order,
+    quality_policy,
     quality_votes,
 )
 from ..visibility import redact_hits
@@ -97,7 +99,12 @@ def search(
             pool_size=len(pool),
             baseline=baseline,
             ordered=ordered,
-            quality={"enabled": quality_on, "reason": why, "current_intent": current_intent},
+            quality={
+                "enabled": quality_on,
+                "reason": why,
+                "current_intent": current_intent,
+                "policy": quality_policy(memory.policy),
+            },
             reranker=reranker,
             vector=scans[0].as_dict() if scans else None,
         ),
@@ -173,13 +180,13 @@ def _quality_gate(memory: Memory, hits: Sequence[Hit]) -> tuple[bool, str]:
 
 def _reorder(hits: list[Hit], *, current_intent: bool, memory: Memory, now: datetime) -> list[Hit]:
     fresh = FreshnessPolicy.from_policy(memory.policy)
-    shifts: dict[tuple[int, int], int] = {}
-    for h in hits:
-        if h.quality is None:
-            continue
-        votes = quality_votes(h.quality, current_intent=current_intent, now=now, fresh=fresh)
-        h.rules = votes.rules
-        shifts[h.key] = votes.shift
+    votes: dict[tuple[int, int], Votes] = {
+        h.key: quality_votes(h.quality, current_intent=current_intent, now=now, fresh=fresh)
+        for h in hits
+        if h.quality is not None
+    }
     by_key = {h.key: h for h in hits}
-    order = bounded_stable_reorder([h.key for h in hits], shifts)
+    order = quality_order([h.key for h in hits], votes)
+    for key, v in votes.items():
+        by_key[key].rules = v.rules
     return [by_key[k] for k in order]

@@ -17,6 +17,8 @@ from memory.ranking import (
     check_reorder,
     freshness,
     has_current_intent,
+    quality_order,
+    quality_policy,
     quality_votes,
 )
 from memory.text import searchable_text, tokenize
@@ -150,3 +152,62 @@ def test_current_intent_cues():
     assert not has_current_intent("Why did we pick eu-2?", None)
     assert not has_current_intent("current deploy target", "none")
     assert has_current_intent("deploy target", "current")
+
+
+def test_a_neighbours_fresh_rise_never_moves_a_critical_entry_down():
+    """The measured case: a fresh important note passed a critical stale one
+    (``["fresh_low", "critical_stale"]``). Freshness may not do that, even indirectly."""
+    critical_stale = votes(inputs(importance=3))
+    fresh_note = votes(inputs(importance=2, reference_time=NOW - timedelta(days=1)))
+    assert (critical_stale.shift, fresh_note.shift) == (1, 2)
+    table = {"critical_stale": critical_stale, "fresh_low": fresh_note}
+    # Plain shifts would let the fresh note pass (this is what the protection prevents).
+    unprotected = bounded_stable_reorder(
+        ["critical_stale", "fresh_low"], {k: v.shift for k, v in table.items()}
+    )
+    assert unprotected == ["fresh_low", "critical_stale"]
+    assert quality_order(["critical_stale", "fresh_low"], table) == ["critical_stale", "fresh_low"]
+    assert fresh_note.rules == ["importance_high", "fresh_held"]
+    assert fresh_note.shift == 1
+    assert critical_stale.rules == ["importance_high", "stale_protected"]
+
+
+def test_a_fresh_rise_past_unprotected_members_is_kept():
+    stale_plain = votes(inputs())
+    fresh_note = votes(inputs(importance=2, reference_time=NOW - timedelta(days=1)))
+    table = {"old": stale_plain, "new": fresh_note}
+    assert quality_order(["old", "new"], table) == ["new", "old"]
+    assert fresh_note.rules == ["importance_high", "fresh"]
+
+
+member_inputs = st.builds(
+    inputs,
+    importance=st.integers(min_value=0, max_value=3),
+    evidence_strength=st.sampled_from(["weak", "direct"]),
+    provenance=st.sampled_from([{}, {"repository_attested": 1}]),
+    current_state=st.booleans(),
+    pinned=st.booleans(),
+    time_known=st.booleans(),
+    reference_time=st.sampled_from([NOW - timedelta(days=d) for d in (0, 1, 20, 45, 90, 400)]),
+)
+
+
+@given(st.lists(member_inputs, max_size=30))
+def test_freshness_never_lowers_a_protected_member_below_its_place_without_freshness(items):
+    pool = list(range(len(items)))
+    table = {i: votes(item) for i, item in enumerate(items)}
+    plain = bounded_stable_reorder(pool, {k: v.without_freshness() for k, v in table.items()})
+    out = quality_order(pool, table)
+    check_reorder(pool, out)
+    for k, v in table.items():
+        if v.protected:
+            assert out.index(k) <= plain.index(k)
+
+
+def test_the_policy_named_in_the_trace_is_the_one_applied():
+    assert quality_policy({"freshness": {"alpha": 2, "half_life_days": 7}}) == {
+        "rules_version": "quality:v2",
+        "max_shift": 2,
+        "freshness": {"alpha": 1.0, "half_life_days": 7.0},
+    }
+    assert quality_policy({})["freshness"] == {"alpha": 0.5, "half_life_days": 30.0}

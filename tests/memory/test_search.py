@@ -141,6 +141,11 @@ def test_without_quality_ranking_order_is_exactly_plain_rrf(memory, me):
         "enabled": False,
         "reason": "policy_off",
         "current_intent": False,
+        "policy": {
+            "rules_version": "quality:v2",
+            "max_shift": 2,
+            "freshness": {"alpha": 0.5, "half_life_days": 30.0},
+        },
     }
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
 
@@ -339,3 +344,50 @@ def test_system_actor_sees_restricted_entries(memory, me):
     ).entry
     assert ids(search(memory, actor=Actor.system(), query="rotation")) == [hidden.uid]
     assert Validity.CURRENT == "current"
+
+
+def test_a_fresh_neighbour_never_pushes_a_pinned_entry_down(memory, me, wiki, reviewer):
+    """Current intent: a pinned (protected) fact ranks first lexically; a fresh current-state
+    note right below it would pass it on its freshness vote alone. It is held back, and the
+    trace names the withdrawn vote and the policy applied."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    memory.policy = {"quality_ranking": True, "freshness": {"alpha": 0.5, "half_life_days": 2}}
+    memory.save(update_fields=["policy"])
+    now = timezone.now()
+    pinned = remember(
+        memory, me, "Release train cadence: the release train leaves every Tuesday"
+    ).entry
+    actions.pin_entry(
+        memory,
+        actor=reviewer.actor,
+        entry_uid=pinned.uid,
+        pinned=True,
+        category="durable_decision",
+        reason="release policy",
+    )
+    fresh = remember(
+        memory,
+        me,
+        "Release train leaves on Thursday from this week",
+        current_state=True,
+        effective_at=(now - timedelta(hours=1)).isoformat(),
+        evidence=[{"source": "wiki", "ref": "release-page"}],
+    ).entry
+
+    def order_and_rules(result):
+        return [(a["entry_id"], a["rules"]) for a in result.trace.adjusted]
+
+    query = "release train cadence"
+    result = search(memory, actor=me, query=query, intent="current", trace=True)
+    assert [b["entry_id"] for b in result.trace.baseline] == [pinned.uid, fresh.uid]
+    assert order_and_rules(result) == [(pinned.uid, []), (fresh.uid, ["fresh_held"])]
+    assert result.trace.quality["policy"]["freshness"] == {"alpha": 0.5, "half_life_days": 2.0}
+    # Once it is no longer pinned, the fresh note passes it.
+    actions.pin_entry(
+        memory, actor=reviewer.actor, entry_uid=pinned.uid, pinned=False, reason="policy ended"
+    )
+    unpinned = search(memory, actor=me, query=query, intent="current", trace=True)
+    assert order_and_rules(unpinned) == [(fresh.uid, ["fresh"]), (pinned.uid, [])]
