@@ -36,6 +36,7 @@ from .actions import approvals_required, lost_detail_names
 from .inbox import moved_entries, result_text, targets_with_heads
 from .models import Decision, MaintenanceOperation, ReviewClaim
 from .recall_preview import RecallPreview, recall_preview
+from .selectors import irreversible_effects
 
 
 def entry_href(slug: str, entry_id: str) -> str:
@@ -501,6 +502,6 @@ def operation_page(operation: MaintenanceOperation) -> OperationPage:
         compensation_href=(
             revision_href(slug, compensation.revision_number) if compensation else None
         ),
-        irreversible=list(operation.irreversible_effects or []),
+        irreversible=irreversible_effects(operation),
         moved=[r for r in rows.values() if r.moved_on] if compensation is None else [],
     )

@@ -124,6 +124,14 @@ class Admission(base.ProposalKindSpec):
             )
         return RevisionKind.REJECT_ADMISSION, plan
 
+    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
+        entry = base.role_ids(by_role, TargetRole.CANDIDATE)
+        return [
+            f"From approval, {entry} is returned by current recall and Context Packs; "
+            "compensation withholds it again as a candidate but cannot take back what agents "
+            "read.",
+        ]
+
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         return base.RecallEffect(
             joins=[(t.entry.uid, t.version.body) for t in by_role.get(TargetRole.CANDIDATE, [])]

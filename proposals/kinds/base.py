@@ -179,6 +179,15 @@ class ResultPane:
 # --- The kind ---------------------------------------------------------------------------------
 
 
+def ids(uids: list[str]) -> str:
+    """Entry ids in a sentence: ``e_1``, ``e_1 and e_2``, ``e_1, e_2 and e_3``."""
+    return uids[0] if len(uids) == 1 else ", ".join(uids[:-1]) + " and " + uids[-1]
+
+
+def role_ids(by_role: ByRole, role: str) -> str:
+    return ids([t.entry.uid for t in by_role.get(role, [])] or ["(none)"])
+
+
 class ProposalKindSpec:
     """One proposal kind. Subclasses live in ``proposals/kinds/<kind>.py``."""
 
@@ -233,6 +242,37 @@ class ProposalKindSpec:
 
     def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
         raise NotImplementedError
+
+    def irreversible(
+        self, proposal: Proposal, by_role: ByRole, approval: ApprovalPlan, revision: int
+    ) -> list[str]:
+        """What compensating this approval cannot take back, in words, recorded on the
+        operation: the kind's lasting effects (:meth:`lasting_effects`), the entries it
+        created (compensation retires them; it never deletes), and the history it wrote. What
+        happened after the approval (notifications sent, recall served) is added when the
+        operation is read (``review.selectors.irreversible_effects``)."""
+        affected = {t.entry.uid for ts in by_role.values() for t in ts}
+        created = [
+            c.entry.uid
+            for c in approval.plan.changes
+            if c.new_body is not None and c.entry.uid not in affected
+        ]
+        out = self.lasting_effects(proposal, by_role)
+        if created:
+            out.append(
+                f"{ids(created)} created by this approval: compensation retires "
+                f"{'it' if len(created) == 1 else 'them'}, never deletes; the text stays "
+                "readable in history and the audit log."
+            )
+        out.append(
+            f"Revision r{revision} stays in the append-only history; a compensation adds its "
+            "own revision after it."
+        )
+        return out
+
+    def lasting_effects(self, proposal: Proposal, by_role: ByRole) -> list[str]:
+        """What agents may have acted on while the approval was in force. Default: none."""
+        return []
 
     # Pages
 

@@ -74,6 +74,14 @@ class Cleanup(base.ProposalKindSpec):
             out.restore_head(t, heads[t.entry_id])
         return out
 
+    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
+        entries = base.role_ids(by_role, TargetRole.ENTRY)
+        return [
+            f"While it is in force, current recall and Context Packs leave out {entries}; "
+            "reads served in that time are not repeated when compensation restores what it "
+            "retired.",
+        ]
+
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         return base.RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
 

@@ -123,6 +123,15 @@ class Consolidation(base.ProposalKindSpec):
             out.restore_head(r, heads[r.entry_id])
         return out
 
+    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
+        target = base.role_ids(by_role, TargetRole.TARGET)
+        redundant = base.role_ids(by_role, TargetRole.REDUNDANT)
+        return [
+            f"While it is in force, current recall and Context Packs return {target} with the "
+            f"merged body in place of {redundant}; what agents answered from the merged text "
+            "is not taken back by compensation.",
+        ]
+
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         body = str((proposal.payload or {}).get("body", ""))
         return base.RecallEffect(

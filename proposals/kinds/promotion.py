@@ -148,6 +148,14 @@ class Promotion(base.ProposalKindSpec):
             out.restore_head(n, heads[n.entry_id])
         return out
 
+    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
+        notes = base.role_ids(by_role, TargetRole.NOTE)
+        return [
+            f"While it is in force, the promoted entry is recalled as durable memory in place "
+            f"of the working notes {notes}; compensation retires it and restores the notes, "
+            "but answers built on it stay with the agents that received them.",
+        ]
+
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         notes = by_role.get(TargetRole.NOTE, [])
         return base.RecallEffect(

@@ -105,6 +105,14 @@ class Quarantine(base.ProposalKindSpec):
             out.restore_head(t, heads[t.entry_id])
         return out
 
+    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
+        entries = base.role_ids(by_role, TargetRole.ENTRY)
+        return [
+            f"While it is in force, every recall view and Context Pack withholds {entries}; "
+            "reads served in that time did not include what it withheld, and compensation "
+            "does not repeat them.",
+        ]
+
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         return base.RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
 

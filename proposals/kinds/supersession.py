@@ -144,6 +144,14 @@ class Supersession(base.ProposalKindSpec):
         out.plan.relations.append(NewRelation(RelationKind.SUPERSEDES, successor, old.entry))
         return out
 
+    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
+        old = base.role_ids(by_role, TargetRole.OLD)
+        return [
+            f"While it is in force, recall labels {old} superseded and leaves it out of "
+            "current recall and Context Packs; agents that acted on the successor instead "
+            "are not told when compensation restores it.",
+        ]
+
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         successor = (proposal.payload or {}).get("successor") or {}
         joins = []

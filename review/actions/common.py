@@ -21,11 +21,6 @@ from proposals.selectors import visible_proposals
 from ..exceptions import AlreadyDecided, NotFound, StaleProposal
 from ..models import Decision, MaintenanceOperation
 
-IRREVERSIBLE = [
-    "Search results and context packs already served to agents may contain the pre-approval state.",
-    "Notifications already sent about this decision.",
-]
-
 
 @dataclass
 class DecisionResult:

@@ -30,7 +30,6 @@ from ..exceptions import AlreadyDecided, DetailsNotAcknowledged, SelfApproval, S
 from ..models import Decision, MaintenanceOperation, Verdict
 from ..permissions import has_approved, require_reviewer
 from .common import (
-    IRREVERSIBLE,
     DecisionResult,
     StaleOutcome,
     approvals_required,
@@ -84,7 +83,9 @@ def _operation_record(
         },
         derived_view_impact={**impact, "projection_rows": sorted(approval.heads_after)},
         compensation_plan={"heads": approval.restore, "retire_relations_of_revision": number},
-        irreversible_effects=IRREVERSIBLE,
+        irreversible_effects=kind_of(proposal.kind).irreversible(
+            proposal, target_map(targets), approval, number
+        ),
         actor_id=actor.id,
         actor_label=actor.label,
     )

@@ -440,3 +440,68 @@ def test_approval_rechecks_the_pre_state_itself_when_a_head_moved_outside_the_wr
     stale = AuditEvent.objects.get(action="proposal.stale", proposal_id=pid)
     assert stale.payload["detected_by"] == "approval"
     assert approve(rv, pid).json()["error"]["code"] == "stale_proposal"
+
+
+def test_irreversible_effects_are_specific_to_the_kind_and_to_what_happened(
+    ag, rv, consolidation, monkeypatch
+):
+    """The operation lists what compensation cannot take back: the consolidation's own effect
+    (naming its entries and its revision), then what happened after the approval — the
+    webhook that went out, and which affected entries recall served since."""
+    from memory import recall_events
+    from review import tasks
+
+    monkeypatch.setattr(tasks, "post_json", lambda url, body, headers, *, timeout: 204)
+    policy = {"webhook_url": "https://hooks.example.com/x", "recall_events": True}
+    assert rv.patch("/api/v1/memories/acme", {"policy": policy}).status_code == 200
+    pid = consolidation["proposal"]["id"]
+    a, b = consolidation["a"], consolidation["b"]
+    out = approve(rv, pid).json()
+    op_url = f"/api/v1/operations/{out['operation']}"
+    effects = rv.get(op_url).json()["irreversible_effects"]
+    assert effects[0].startswith(
+        f"While it is in force, current recall and Context Packs return {a}"
+    )
+    assert f"in place of {b}" in effects[0]
+    assert f"Revision r{out['revision']} stays in the append-only history" in effects[1]
+    assert effects[2:] == [
+        "1 notification about this approval went out (webhook ×1); they cannot be withdrawn."
+    ]
+    assert not any("superseded" in e or "candidate" in e for e in effects)
+
+    recall_events.flush()
+    assert recall(ag, "deploy 02:00 UTC") == [a]
+    recall_events.flush()
+    served = rv.get(op_url).json()["irreversible_effects"]
+    assert len(served) == len(effects) + 1
+    assert served[-1].startswith(f"Recall served {a} (last ")
+    assert served[-1].endswith("after the approval; those reads are not repeated.")
+
+
+def test_without_recall_events_the_operation_says_recall_is_not_recorded(ag, rv, consolidation):
+    out = approve(rv, consolidation["proposal"]["id"]).json()
+    effects = rv.get(f"/api/v1/operations/{out['operation']}").json()["irreversible_effects"]
+    assert any("policy.recall_events is off" in e for e in effects)
+    assert not any("notification" in e for e in effects)  # no owner e-mail, no webhook
+
+
+def test_a_supersession_names_the_superseded_entry_and_the_successor_it_created(ag, rv):
+    old = add_via_api(ag, "The on-call rotation changes every Monday", current_state=True)
+    p = submit(
+        ag,
+        {
+            "kind": "supersession",
+            "old": {"entry_id": old["entry_id"], "version": 1},
+            "successor": {"body": "The on-call rotation changes every Wednesday", "kind": "fact"},
+            "rationale": "Rotation day moved",
+            "evidence": [{"source": "chat", "ref": "msg-9"}],
+        },
+    )
+    out = approve(rv, p["id"]).json()
+    effects = rv.get(f"/api/v1/operations/{out['operation']}").json()["irreversible_effects"]
+    assert effects[0].startswith(
+        f"While it is in force, recall labels {old['entry_id']} superseded"
+    )
+    created = MaintenanceOperation.objects.get(pk=out["operation"]).produced["created_entries"]
+    assert len(created) == 1
+    assert effects[1].startswith(f"{created[0]} created by this approval: compensation retires it")

@@ -331,6 +331,10 @@ def test_operation_page_shows_pre_state_produced_impact_plan_and_links(rita, pro
     assert f'href="/memories/acme/revisions/{op.revision_number}/"' in html
     assert "consolidated_into" in html and "Leaves current recall" in html
     assert "Compensation plan" in html and "Cannot be undone" in html
+    # The consolidation's own lasting effect, naming its entries, and the recall note.
+    assert "current recall and Context Packs return" in html
+    assert f"in place of {b}" in html or f"in place of {a}" in html
+    assert "policy.recall_events is off" in html
     assert re.search(r"<button[^>]*>Compensate</button>", html)
     assert 'for="compensate-comment">Comment<' in html
 
