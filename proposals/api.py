@@ -16,8 +16,17 @@ from memory.actions import get_memory
 from . import actions
 from .models import Proposal
 from .permissions import require_reader, require_submitter
-from .selectors import get_proposal, proposal_json, visible_proposals
-from .serializers import ProposalListQuery, ProposalSubmitIn, WithdrawIn, parse_submission
+from .selectors import filter_proposals, get_proposal, proposal_json, visible_proposals
+from .serializers import (
+    AmendIn,
+    AssignIn,
+    CommentIn,
+    ProposalListQuery,
+    ProposalSubmitIn,
+    WithdrawIn,
+    comment_out,
+    parse_submission,
+)
 
 TAGS = ["proposals"]
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -39,6 +48,15 @@ class ProposalListSubmitApi(ActorApiView):
             OpenApiParameter("kind", str),
             OpenApiParameter("memory", str, description="Memory slug"),
             OpenApiParameter("submitted_by", str, description="Actor id (key:…), or 'me'"),
+            OpenApiParameter(
+                "submitter", str, description="Submitter's actor id or label, or 'me'"
+            ),
+            OpenApiParameter(
+                "q", str, description="Words in the rationale, the proposed text or entry ids"
+            ),
+            OpenApiParameter("entry", str, description="Proposals affecting this entry id"),
+            OpenApiParameter("has_lost_details", bool),
+            OpenApiParameter("assigned", str, description="'me': assigned to the caller"),
             OpenApiParameter("cursor", str),
             OpenApiParameter("limit", int),
         ],
@@ -63,6 +81,7 @@ class ProposalListSubmitApi(ActorApiView):
         if "submitted_by" in filters:
             who = filters["submitted_by"]
             qs = qs.filter(submitted_by=actor.id if who == "me" else who)
+        qs = filter_proposals(qs, actor, filters)
         rows, cursor = keyset_page(qs, request.query_params, descending=True)
         return Response({"items": [proposal_json(actor, p) for p in rows], "next_cursor": cursor})
 
@@ -113,4 +132,54 @@ class ProposalWithdrawApi(ActorApiView):
         proposal = get_proposal(actor, proposal_id)
         data = parse(WithdrawIn, request)
         actions.withdraw_proposal(proposal, actor=actor, reason=data.get("reason", ""))
+        return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
+
+
+class ProposalCommentsApi(ActorApiView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Comment on a proposal (reviewers and the submitter)",
+        operation_id="proposals_comment",
+        request=CommentIn,
+        responses={201: OpenApiTypes.OBJECT},
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        actor = self.actor(request)
+        data = parse(CommentIn, request)
+        proposal = get_proposal(actor, proposal_id)
+        comment = actions.add_comment(proposal, actor=actor, body=data["body"])
+        return Response(comment_out(comment), status=status.HTTP_201_CREATED)
+
+
+class ProposalAmendApi(ActorApiView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Amend an open proposal: a new revision, verification rerun (submitter, reviewer)",
+        operation_id="proposals_amend",
+        request=AmendIn,
+        responses=OpenApiTypes.OBJECT,
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        actor = self.actor(request)
+        data = parse(AmendIn, request)
+        proposal = get_proposal(actor, proposal_id)
+        comment = data.pop("comment", "")
+        amended = actions.amend_proposal(proposal, actor=actor, changes=data, comment=comment)
+        out = proposal_json(actor, get_proposal(actor, amended.pk))
+        return Response(out)
+
+
+class ProposalAssignApi(ActorApiView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Assign an open proposal to a reviewer (null clears it)",
+        operation_id="proposals_assign",
+        request=AssignIn,
+        responses=OpenApiTypes.OBJECT,
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        actor = self.actor(request)
+        data = parse(AssignIn, request)
+        proposal = get_proposal(actor, proposal_id)
+        actions.assign_proposal(proposal, actor=actor, reviewer=data["reviewer"])
         return Response(proposal_json(actor, get_proposal(actor, proposal_id)))

@@ -22,13 +22,13 @@ from django.db.models import Count
 
 
 def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int]:
-    """Which of ``entry_pks`` a pending proposal of ``memory`` touches (one query)."""
-    from .models import ProposalStatus, ProposalTarget
+    """Which of ``entry_pks`` an open proposal of ``memory`` touches (one query)."""
+    from .models import OPEN_STATUSES, ProposalTarget
 
     return set(
         ProposalTarget.objects.filter(
             proposal__memory_id=memory.pk,
-            proposal__status=ProposalStatus.PENDING,
+            proposal__status__in=OPEN_STATUSES,
             entry_id__in=list(entry_pks),
         ).values_list("entry_id", flat=True)
     )

@@ -67,13 +67,28 @@ class ProposalStatus(models.TextChoices):
     WITHDRAWN = "withdrawn"
     STALE = "stale"
     COMPENSATED = "compensated"
+    CHANGES_REQUESTED = "changes_requested"
 
+
+#: Statuses in which a proposal is still open: it may be decided (pending) or amended
+#: (changes requested), goes stale when its entries move, and blocks a second proposal on the
+#: same set of entries.
+OPEN_STATUSES = (ProposalStatus.PENDING, ProposalStatus.CHANGES_REQUESTED)
 
 #: The only legal status changes. Everything not listed here is refused.
 TRANSITIONS: dict[str, frozenset[str]] = {
     ProposalStatus.PENDING: frozenset(
         {
             ProposalStatus.APPROVED,
+            ProposalStatus.REJECTED,
+            ProposalStatus.WITHDRAWN,
+            ProposalStatus.STALE,
+            ProposalStatus.CHANGES_REQUESTED,
+        }
+    ),
+    ProposalStatus.CHANGES_REQUESTED: frozenset(
+        {
+            ProposalStatus.PENDING,  # the submitter (or a reviewer) amended it
             ProposalStatus.REJECTED,
             ProposalStatus.WITHDRAWN,
             ProposalStatus.STALE,
@@ -117,6 +132,10 @@ class ProposalQuerySet(models.QuerySet["Proposal"]):
     def pending(self) -> ProposalQuerySet:
         return self.filter(status=ProposalStatus.PENDING)
 
+    def open(self) -> ProposalQuerySet:
+        """Pending or waiting for changes (:data:`OPEN_STATUSES`)."""
+        return self.filter(status__in=OPEN_STATUSES)
+
     def for_memory(self, memory: Memory) -> ProposalQuerySet:
         return self.filter(memory=memory)
 
@@ -142,14 +161,18 @@ class ProposalQuerySet(models.QuerySet["Proposal"]):
         )
 
     def with_detail(self) -> ProposalQuerySet:
-        """Memory, stale revision and targets with their entries and versions: 2 queries."""
-        return self.select_related("memory", "stale_revision").prefetch_related(
+        """Memory, stale revision, assignee, and targets with their entries and versions,
+        comments, decisions (review's verdicts) and amendments: 5 queries."""
+        return self.select_related("memory", "stale_revision", "assigned_to").prefetch_related(
             models.Prefetch(
                 "targets",
                 queryset=ProposalTarget.objects.select_related("entry", "version").order_by(
                     "position"
                 ),
-            )
+            ),
+            models.Prefetch("comments", queryset=ProposalComment.objects.order_by("id")),
+            "decisions",
+            models.Prefetch("amendments", queryset=ProposalAmendment.objects.order_by("number")),
         )
 
 
@@ -159,7 +182,7 @@ class Proposal(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="proposals")
     kind = models.CharField(max_length=16, choices=ProposalKind.choices)
     status = models.CharField(
-        max_length=16, choices=ProposalStatus.choices, default=ProposalStatus.PENDING
+        max_length=24, choices=ProposalStatus.choices, default=ProposalStatus.PENDING
     )
     # sha256 of the sorted pks of every affected entry: the "set of affected entries".
     affected_key = models.CharField(max_length=64)
@@ -210,6 +233,22 @@ class Proposal(models.Model):
     )
     decision_comment = models.TextField(blank=True, default="")
 
+    # The proposal's revision: 1 as submitted, +1 per amendment (approvals count only for the
+    # revision they were given on).
+    revision = models.PositiveIntegerField(default=1)
+    # Identities (actor ids, ``user:<pk>``) of everyone who amended it: they count as "self".
+    editors = models.JSONField(default=list, blank=True)
+    # The reviewer it is assigned to (advisory, like claims), who assigned it and when.
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    assigned_by_label = models.CharField(max_length=200, blank=True, default="")
+    assigned_at = models.DateTimeField(null=True, blank=True)
+
     objects = ProposalQuerySet.as_manager()
 
     class Meta:
@@ -224,7 +263,7 @@ class Proposal(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["memory", "kind", "affected_key"],
-                condition=Q(status="pending"),
+                condition=Q(status__in=["pending", "changes_requested"]),
                 name="one_open_proposal_per_affected_set",
             ),
             models.CheckConstraint(
@@ -251,7 +290,7 @@ class Proposal(models.Model):
 
     @property
     def is_open(self) -> bool:
-        return self.status == ProposalStatus.PENDING
+        return self.status in OPEN_STATUSES
 
     def can_transition_to(self, status: str) -> bool:
         return status in TRANSITIONS.get(self.status, frozenset())
@@ -278,14 +317,78 @@ class Proposal(models.Model):
             fields.append("status_reason")
         return fields
 
-    def is_self(self, actor: Actor) -> bool:
-        """Whether ``actor`` counts as the submitter: the same key, the key's owner, or the
-        same actor id (DESIGN.md §9: nobody approves what they submitted)."""
+    def is_submitter(self, actor: Actor) -> bool:
+        """Whether ``actor`` submitted it: the same key, the key's owner, or the same actor id."""
         if actor.id == self.submitted_by:
             return True
         if actor.key_pk is not None and actor.key_pk == self.submitted_by_key_id:
             return True
         return actor.user_pk is not None and actor.user_pk == self.submitted_by_owner_id
+
+    def is_self(self, actor: Actor) -> bool:
+        """Whether ``actor`` counts as self (DESIGN.md §9: nobody approves what they submitted
+        or edited): the submitter, or anyone who amended it."""
+        return self.is_submitter(actor) or bool(actor_identities(actor) & set(self.editors or []))
+
+
+def actor_identities(actor: Actor) -> set[str]:
+    """Everything that names the person behind ``actor``: the actor id, the key's owner and the
+    signed-in user (a key and its owner are one person)."""
+    ids = {actor.id}
+    if actor.on_behalf_of:
+        ids.add(actor.on_behalf_of)
+    if actor.user_pk is not None:
+        ids.add(f"user:{actor.user_pk}")
+    return ids
+
+
+class ProposalComment(AppendOnlyModel):
+    """One message in a proposal's discussion (reviewers and the submitting agent)."""
+
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="comments")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    # The proposal revision the comment was written on.
+    proposal_revision = models.PositiveIntegerField()
+    author_id = models.CharField(max_length=200)
+    author_type = models.CharField(max_length=8)
+    author_label = models.CharField(max_length=200)
+    on_behalf_of = models.CharField(max_length=200, blank=True, default="")
+    body = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["proposal_id", "id"]
+        indexes = [models.Index(fields=["proposal", "id"])]
+
+    def __str__(self) -> str:
+        return f"comment on #{self.proposal_id} by {self.author_label}"
+
+
+class ProposalAmendment(AppendOnlyModel):
+    """One amendment: the proposal's revision ``number`` replaced revision ``number - 1``.
+    ``before`` and ``after`` hold the amended fields (rationale, evidence, payload,
+    verification) so the change can be shown as a diff."""
+
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="amendments")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    number = models.PositiveIntegerField()
+    author_id = models.CharField(max_length=200)
+    author_type = models.CharField(max_length=8)
+    author_label = models.CharField(max_length=200)
+    on_behalf_of = models.CharField(max_length=200, blank=True, default="")
+    comment = models.TextField(blank=True, default="")
+    before = models.JSONField()
+    after = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["proposal_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "number"], name="uniq_amendment_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.proposal_id} r{self.number} by {self.author_label}"
 
 
 class ProposalTarget(AppendOnlyModel):

@@ -11,15 +11,17 @@ representation with ids of entries above the actor's clearance redacted from fre
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from memory.actors import Actor
 from memory.visibility import ENTRY_UID, scrub
 
 from .exceptions import NotFound
-from .models import Proposal, ProposalQuerySet
+from .models import Proposal, ProposalQuerySet, ProposalTarget
 from .permissions import require_reader
 from .serializers import proposal_out
 
@@ -53,3 +55,37 @@ def proposal_json(actor: Actor, proposal: Proposal) -> dict[str, Any]:
     if set(ENTRY_UID.findall(json.dumps(out, default=str))) - own:
         return scrub(out, memory_pk=proposal.memory_id, actor=actor)
     return out
+
+
+def filter_proposals(
+    qs: ProposalQuerySet, actor: Actor, filters: Mapping[str, Any]
+) -> ProposalQuerySet:
+    """The list filters shared by REST and the inbox: ``q`` (words of the rationale, the
+    proposed text — the payload — or an affected entry id, case-insensitive), ``submitter``
+    (actor id or label, ``me``), ``entry`` (an affected entry id), ``has_lost_details`` and
+    ``assigned=me``. Each is one condition on the same query."""
+    q = (filters.get("q") or "").strip()
+    if q:
+        qs = qs.annotate(_payload_text=Cast("payload", TextField())).filter(
+            Q(rationale__icontains=q)
+            | Q(_payload_text__icontains=q)
+            | Q(pk__in=ProposalTarget.objects.filter(entry__uid=q).values("proposal_id"))
+        )
+    who = filters.get("submitter")
+    if who:
+        qs = qs.filter(
+            Q(submitted_by=actor.id)
+            if who == "me"
+            else Q(submitted_by=who) | Q(submitted_by_label=who)
+        )
+    if filters.get("entry"):
+        qs = qs.filter(
+            pk__in=ProposalTarget.objects.filter(entry__uid=filters["entry"]).values("proposal_id")
+        )
+    lost = filters.get("has_lost_details")
+    if lost is not None:
+        has = Q(verification__lost_details__0__isnull=False)
+        qs = qs.filter(has) if lost else qs.exclude(has)
+    if filters.get("assigned") == "me":
+        qs = qs.filter(assigned_to_id=actor.user_pk) if actor.user_pk else qs.none()
+    return qs

@@ -20,7 +20,15 @@ from lib.errors import ValidationFailed
 
 from .inputs import ProposalCommonIn
 from .kinds import KINDS, Submission, request_hash
-from .models import Proposal, ProposalKind, ProposalStatus, ProposalTarget
+from .models import (
+    Proposal,
+    ProposalAmendment,
+    ProposalComment,
+    ProposalKind,
+    ProposalStatus,
+    ProposalTarget,
+    RejectionReason,
+)
 
 KIND_SERIALIZERS: dict[str, type[ProposalCommonIn]] = {
     name: spec.serializer for name, spec in KINDS.items()
@@ -71,8 +79,54 @@ class ProposalListQuery(StrictSerializer):
     kind = serializers.ChoiceField(choices=ProposalKind.choices, required=False)
     memory = serializers.CharField(required=False, max_length=64)
     submitted_by = serializers.CharField(required=False, max_length=200)
+    submitter = serializers.CharField(
+        required=False, max_length=200, help_text="Submitter's actor id or label (or 'me')"
+    )
+    q = serializers.CharField(required=False, max_length=200)
+    entry = serializers.CharField(required=False, max_length=128)
+    has_lost_details = serializers.BooleanField(required=False, allow_null=True, default=None)
+    assigned = serializers.ChoiceField(choices=["me"], required=False)
     cursor = serializers.CharField(required=False)
     limit = serializers.IntegerField(required=False, min_value=1)
+
+
+class CommentIn(StrictSerializer):
+    body = serializers.CharField(trim_whitespace=False)
+
+
+class AmendIn(StrictSerializer):
+    """The fields an amendment may replace (which ones apply depends on the kind)."""
+
+    body = serializers.CharField(required=False, trim_whitespace=False)
+    rationale = serializers.CharField(required=False, trim_whitespace=False)
+    evidence = serializers.ListField(child=serializers.DictField(), required=False)
+    successor = serializers.DictField(required=False)
+    reason = serializers.CharField(required=False, trim_whitespace=False)
+    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class AssignIn(StrictSerializer):
+    reviewer = serializers.CharField(allow_null=True, max_length=150)
+
+
+class BulkIn(StrictSerializer):
+    action = serializers.ChoiceField(choices=["approve", "reject"])
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), allow_empty=False, max_length=100
+    )
+    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    reason = serializers.ChoiceField(choices=RejectionReason.choices, required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["action"] == "reject":
+            errors = {}
+            if not attrs.get("reason"):
+                errors["reason"] = ["A rejection needs a reason code."]
+            if not (attrs.get("comment") or "").strip():
+                errors["comment"] = ["A rejection needs a comment."]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return attrs
 
 
 # --- Output -----------------------------------------------------------------------------------
@@ -125,4 +179,60 @@ def proposal_out(p: Proposal) -> dict[str, Any]:
             "rejection_reason": p.rejection_reason or None,
             "comment": p.decision_comment or None,
         },
+        "revision": p.revision,
+        "assigned_to": p.assigned_to.get_username() if p.assigned_to else None,
+        "comments": thread_out(p),
+        "amendments": [amendment_out(a) for a in p.amendments.all()],
+    }
+
+
+def comment_out(c: ProposalComment) -> dict[str, Any]:
+    return {
+        "id": c.pk,
+        "type": "comment",
+        "author": c.author_label,
+        "author_id": c.author_id,
+        "verdict": None,
+        "reason": None,
+        "body": c.body,
+        "revision": c.proposal_revision,
+        "created_at": c.created_at,
+    }
+
+
+def thread_out(p: Proposal) -> list[dict[str, Any]]:
+    """The discussion, oldest first: comments and the reviewers' verdicts (approve, reject,
+    request changes) with their comments (``decisions`` and ``comments`` prefetched)."""
+    verdicts = [
+        {
+            "id": d.pk,
+            "type": "decision",
+            "author": d.actor_label,
+            "author_id": d.actor_id,
+            "verdict": d.verdict,
+            "reason": d.reason or None,
+            "body": d.comment,
+            "revision": d.proposal_revision,
+            "created_at": d.decided_at,
+        }
+        for d in p.decisions.all()
+    ]
+    items = [*verdicts, *(comment_out(c) for c in p.comments.all())]
+    return sorted(items, key=lambda i: (i["created_at"], i["type"], i["id"]))
+
+
+def amendment_out(a: ProposalAmendment) -> dict[str, Any]:
+    """One amendment: who, when, why, and what changed (fields before → after)."""
+    changed = {
+        k: {"before": a.before.get(k), "after": a.after.get(k)}
+        for k in ("rationale", "evidence", "payload")
+        if a.before.get(k) != a.after.get(k)
+    }
+    return {
+        "revision": a.number,
+        "author": a.author_label,
+        "author_id": a.author_id,
+        "comment": a.comment or None,
+        "changed": changed,
+        "created_at": a.created_at,
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -11,8 +12,10 @@ from rest_framework.response import Response
 
 from lib.api import ActorApiView, StrictSerializer, parse
 from proposals.models import RejectionReason
+from proposals.serializers import BulkIn
 
 from . import actions
+from .permissions import require_reviewer
 from .selectors import get_operation, operation_json
 
 
@@ -25,6 +28,10 @@ class ApproveIn(StrictSerializer):
 
 class RejectIn(StrictSerializer):
     reason = serializers.ChoiceField(choices=RejectionReason.choices)
+    comment = serializers.CharField(trim_whitespace=False)
+
+
+class RequestChangesIn(StrictSerializer):
     comment = serializers.CharField(trim_whitespace=False)
 
 
@@ -67,6 +74,44 @@ class ProposalRejectApi(ActorApiView):
             decision_out(result)
             | {"reason": result.proposal.rejection_reason, "comment": result.decision.comment}
         )
+
+
+class ProposalRequestChangesApi(ActorApiView):
+    @extend_schema(
+        tags=["proposals"],
+        request=RequestChangesIn,
+        responses=OpenApiTypes.OBJECT,
+        summary="Ask the submitter for changes (reviewers)",
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        data = parse(RequestChangesIn, request)
+        result = actions.request_changes(
+            proposal_id, actor=self.actor(request), comment=data["comment"]
+        )
+        return Response(
+            {"id": result.proposal.pk, "status": result.proposal.status, "comment": data["comment"]}
+        )
+
+
+class ProposalBulkApi(ActorApiView):
+    @extend_schema(
+        tags=["proposals"],
+        request=BulkIn,
+        responses=OpenApiTypes.OBJECT,
+        summary="Approve or reject many proposals, each in its own transaction (reviewers)",
+    )
+    def post(self, request: Request) -> Response:
+        actor = self.actor(request)
+        require_reviewer(actor)  # refused before the body is read
+        data = parse(BulkIn, request)
+        outcomes = actions.bulk_decide(
+            actor=actor,
+            action=data["action"],
+            ids=data["ids"],
+            comment=data.get("comment", ""),
+            reason=data.get("reason", ""),
+        )
+        return Response({"results": [o.as_dict() for o in outcomes]})
 
 
 class OperationDetailApi(ActorApiView):

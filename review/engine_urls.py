@@ -16,6 +16,12 @@ urlpatterns = [
         name="proposal-reject",
     ),
     path(
+        "proposals/<int:proposal_id>/request-changes",
+        api.ProposalRequestChangesApi.as_view(),
+        name="proposal-request-changes",
+    ),
+    path("proposals/bulk", api.ProposalBulkApi.as_view(), name="proposal-bulk"),
+    path(
         "operations/<int:operation_id>",
         api.OperationDetailApi.as_view(),
         name="operation-detail",

@@ -133,7 +133,11 @@ def page_queryset(actor: Actor, f: InboxFilter) -> QuerySet[Proposal]:
     """What one inbox row needs, in 2 queries for a whole page: the proposals (with memory,
     claim and approval count) and their targets (with entry, version and head)."""
     approvals = (
-        Decision.objects.filter(proposal=OuterRef("pk"), verdict=Verdict.APPROVE)
+        Decision.objects.filter(
+            proposal=OuterRef("pk"),
+            verdict=Verdict.APPROVE,
+            proposal_revision=OuterRef("revision"),
+        )
         .order_by()
         .values("proposal")
         .annotate(n=Count("pk"))

@@ -28,7 +28,7 @@ from django.db.models import Count, F, Max, Min, Q
 from memory.actors import Actor
 from memory.lifecycle import rebuild_projection
 from memory.models import Memory, Revision, RevisionKind
-from proposals.models import Proposal, ProposalStatus, ProposalTarget
+from proposals.models import OPEN_STATUSES, Proposal, ProposalStatus, ProposalTarget
 
 from .models import Compensation, MaintenanceOperation
 
@@ -186,7 +186,7 @@ def _check_approval_records(memory: Memory, add: Add, report: MemoryReport) -> N
 
 def _check_pending_targets(memory: Memory, add: Add) -> None:
     moved = (
-        ProposalTarget.objects.filter(memory=memory, proposal__status=ProposalStatus.PENDING)
+        ProposalTarget.objects.filter(memory=memory, proposal__status__in=OPEN_STATUSES)
         .exclude(version_id=F("entry__head__version_id"), state=F("entry__head__state"))
         .values_list(
             "proposal_id",

@@ -19,6 +19,7 @@ from proposals.models import RejectionReason
 class Verdict(models.TextChoices):
     APPROVE = "approve"
     REJECT = "reject"
+    REQUEST_CHANGES = "request_changes"
 
 
 class Decision(AppendOnlyModel):
@@ -28,7 +29,9 @@ class Decision(AppendOnlyModel):
         "proposals.Proposal", on_delete=models.PROTECT, related_name="decisions"
     )
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
-    verdict = models.CharField(max_length=8, choices=Verdict.choices)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    # The proposal revision the verdict was given on: an amendment voids earlier approvals.
+    proposal_revision = models.PositiveIntegerField(default=1)
     reason = models.CharField(max_length=32, choices=RejectionReason.choices, blank=True)
     comment = models.TextField(blank=True, default="")
     acknowledged_lost_details = models.JSONField(default=list, blank=True)
@@ -40,10 +43,14 @@ class Decision(AppendOnlyModel):
 
     class Meta:
         constraints = [
-            # One verdict per person per proposal (N distinct approvals means N people).
-            models.UniqueConstraint(fields=["proposal", "actor_id"], name="one_decision_per_actor"),
+            # One verdict per person per proposal revision (N distinct approvals means N
+            # people; an amendment opens a new revision to decide).
+            models.UniqueConstraint(
+                fields=["proposal", "proposal_revision", "actor_id"],
+                name="one_decision_per_actor_and_revision",
+            ),
             models.CheckConstraint(
-                condition=models.Q(verdict="approve") | ~models.Q(reason=""),
+                condition=~models.Q(verdict="reject") | ~models.Q(reason=""),
                 name="rejection_has_reason",
             ),
         ]

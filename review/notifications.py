@@ -57,6 +57,11 @@ def decision_made(proposal: Proposal, *, actor: Actor) -> None:
     owner = proposal.submitted_by_owner
     verdict = proposal.status
     body = f"Proposal #{proposal.pk} ({proposal.kind}) was {verdict} by {actor.label}."
+    if verdict == "changes_requested":
+        body = (
+            f"{actor.label} asked for changes to proposal #{proposal.pk} ({proposal.kind}):\n"
+            f"{proposal.status_reason}\nAmend it to send it back for review."
+        )
     if proposal.rejection_reason:
         body += f"\nReason: {proposal.rejection_reason}\nComment: {proposal.decision_comment}"
     rows: list[Notification] = []

@@ -394,7 +394,11 @@ def proposal_page(
         decisions=decisions,
         claim=claim if claim is not None and claim.is_live(now) else None,
         operation=operation,
-        approvals=sum(1 for d in decisions if d.verdict == "approve"),
+        approvals=sum(
+            1
+            for d in decisions
+            if d.verdict == "approve" and d.proposal_revision == proposal.revision
+        ),
         required=approvals_required(proposal.memory, proposal.kind),
         is_self=proposal.is_self(actor),
         governance=governance(proposal, targets),

@@ -40,9 +40,13 @@ def identities(actor: Actor) -> set[str]:
     return ids
 
 
-def has_approved(actor: Actor, decisions: Iterable[Decision]) -> bool:
-    """Whether the person behind ``actor`` (by any of its identities) already approved."""
+def has_approved(actor: Actor, decisions: Iterable[Decision], *, revision: int) -> bool:
+    """Whether the person behind ``actor`` (by any of its identities) already approved the
+    proposal's current ``revision`` (approvals of an earlier revision are void)."""
     me = identities(actor)
     return any(
-        d.verdict == Verdict.APPROVE and me & {d.actor_id, d.on_behalf_of} for d in decisions
+        d.verdict == Verdict.APPROVE
+        and d.proposal_revision == revision
+        and me & {d.actor_id, d.on_behalf_of}
+        for d in decisions
     )

@@ -63,7 +63,7 @@ def _page_context(
 ) -> dict[str, Any]:
     now = timezone.now()
     page = pages.proposal_page(actor, proposal, now=now, with_preview=with_preview)
-    approved_already = has_approved(actor, page.decisions)
+    approved_already = has_approved(actor, page.decisions, revision=page.proposal.revision)
     return {
         "nav": "review",
         "page": page,

@@ -2,6 +2,7 @@
 
 - ``intake``: :func:`submit_proposal` (and :func:`submit_in_transaction` for callers inside a
   memory write), :func:`purge_idempotency_keys`;
+- ``discussion``: :func:`add_comment`, :func:`amend_proposal`, :func:`assign_proposal`;
 - ``status``: :func:`withdraw_proposal`, :func:`mark_stale` and the staleness hook
   :func:`mark_stale_for_heads`;
 - ``system``: :func:`file_duplicate_consolidation` (the near-duplicate check's proposal),
@@ -9,6 +10,7 @@
   :func:`file_injection_quarantine` (the injection scan's quarantine proposal at write time).
 """
 
+from .discussion import add_comment, amend_proposal, assign_proposal
 from .intake import SubmitResult, purge_idempotency_keys, submit_in_transaction, submit_proposal
 from .status import mark_stale, mark_stale_for_heads, withdraw_proposal
 from .system import (
@@ -20,6 +22,9 @@ from .system import (
 
 __all__ = [
     "SubmitResult",
+    "add_comment",
+    "amend_proposal",
+    "assign_proposal",
     "file_admission",
     "file_duplicate_consolidation",
     "file_injection_quarantine",

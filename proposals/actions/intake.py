@@ -235,7 +235,7 @@ def _finish(memory: Memory, draft: Draft, report: verify.Report) -> dict[str, An
     return report.as_json()
 
 
-def _recheck_heads_locked(kind: str, resolved: Sequence[Resolved]) -> None:
+def recheck_heads_locked(kind: str, resolved: Sequence[Resolved]) -> None:
     """Under the Memory lock: the heads read before locking are still the heads."""
     fresh = {
         h.entry_id: h
@@ -246,6 +246,27 @@ def _recheck_heads_locked(kind: str, resolved: Sequence[Resolved]) -> None:
     for r in resolved:
         r.head = fresh[r.entry.pk]
     _check_heads(kind, resolved)
+
+
+@dataclass
+class Checked:
+    """A submission checked before any lock: the draft, the referenced entries with their heads,
+    and the kind's normalized payload and verification report."""
+
+    draft: Draft
+    resolved: list[Resolved]
+    payload: dict[str, Any]
+    verification: dict[str, Any]
+
+
+def check_submission(actor: Actor, memory: Memory, kind: str, parsed: dict[str, Any]) -> Checked:
+    """Text checks, references, heads and the kind's verification (no lock; intake and
+    amendments share it). Raises the precise intake errors."""
+    draft = _clean(kind, parsed)
+    resolved = _resolve(actor, memory, draft.refs)
+    _check_heads(kind, resolved)
+    payload, verification = _verify(memory, draft, resolved)
+    return Checked(draft, resolved, payload, verification)
 
 
 @transaction.atomic(durable=True)
@@ -287,17 +308,16 @@ def submit_in_transaction(
             return replay
     kind, parsed = submission.kind, dict(submission.fields)
     memory = get_memory(actor, parsed["memory"])
-    draft = _clean(kind, parsed)
-    resolved = _resolve(actor, memory, draft.refs)
-    _check_heads(kind, resolved)
-    payload, verification = _verify(memory, draft, resolved)
+    checked = check_submission(actor, memory, kind, parsed)
+    draft, resolved = checked.draft, checked.resolved
+    payload, verification = checked.payload, checked.verification
 
     memory = lock_memory(memory.pk)
     if key is not None:
         replay = _replay(actor, key, request_hash)
         if replay is not None:
             return replay
-    _recheck_heads_locked(kind, resolved)
+    recheck_heads_locked(kind, resolved)
     akey = affected_key(r.entry.pk for r in resolved)
     _refuse_duplicate(memory, kind, akey)
 
@@ -453,7 +473,7 @@ def _insert(
 
 def _refuse_duplicate(memory: Memory, kind: str, akey: str) -> None:
     first = (
-        Proposal.objects.pending()
+        Proposal.objects.open()
         .filter(memory=memory, kind=kind, affected_key=akey)
         .order_by("pk")
         .first()

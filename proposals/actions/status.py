@@ -2,9 +2,9 @@
 revision that moves an affected entry makes it stale.
 
 :func:`mark_stale_for_heads` is registered on ``memory.hooks.on_heads_changed``: when a revision
-changes an affected entry's head, every pending proposal touching it becomes ``stale`` in the
-same transaction, naming that revision. :func:`mark_stale` is the one way a proposal becomes
-stale (the hook and approval's own pre-state check both use it).
+changes an affected entry's head, every open proposal (pending or waiting for changes) touching
+it becomes ``stale`` in the same transaction, naming that revision. :func:`mark_stale` is the
+one way a proposal becomes stale (the hook and approval's own pre-state check both use it).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def withdraw_proposal(proposal: Proposal, *, actor: Actor, reason: str = "") -> 
     why = clean_text(reason, field="reason")
     lock_memory(proposal.memory_id)
     proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
-    if not proposal.is_self(actor):
+    if not proposal.is_submitter(actor):
         raise Forbidden("Only the submitter may withdraw a proposal.")
     fields = proposal.transition_to(ProposalStatus.WITHDRAWN, reason=why)
     proposal.save(update_fields=fields)
@@ -61,7 +61,7 @@ def _revision_actor(revision: Revision) -> Actor:
 
 
 def mark_stale_for_heads(memory: Memory, revision: Revision, entry_pks: list[int]) -> None:
-    """Every pending proposal touching ``entry_pks`` becomes ``stale`` with ``revision``.
+    """Every open proposal touching ``entry_pks`` becomes ``stale`` with ``revision``.
 
     Called by the revision writer inside its transaction, under the Memory lock, after the heads
     changed. The proposal a revision applies (``revision.proposal_id``) is left to its approver.
@@ -69,7 +69,7 @@ def mark_stale_for_heads(memory: Memory, revision: Revision, entry_pks: list[int
     """
     if not entry_pks:
         return
-    qs = Proposal.objects.pending().filter(memory=memory).touching(entry_pks)
+    qs = Proposal.objects.open().filter(memory=memory).touching(entry_pks)
     if revision.proposal_id is not None:
         qs = qs.exclude(pk=revision.proposal_id)
     proposals = list(qs.select_for_update().order_by("pk"))

@@ -206,6 +206,8 @@ class ProposalKindSpec:
     inactive_roles: ClassVar[frozenset[str]] = frozenset()
     #: Only the server files this kind (agents and reviewers get 403).
     server_filed: ClassVar[bool] = False
+    #: The kind's own fields an amendment may replace (rationale and evidence always may).
+    amendable_fields: ClassVar[tuple[str, ...]] = ()
 
     # Intake
 
@@ -218,6 +220,13 @@ class ProposalKindSpec:
 
     def refs(self, parsed: dict[str, Any]) -> list[Ref]:
         raise NotImplementedError
+
+    def resubmission(self, proposal: Proposal) -> dict[str, Any]:
+        """The kind's fields of ``proposal`` as its submission schema takes them (what an
+        amendment starts from). Default: the stored payload's keys that are schema fields
+        (what the server added, such as scan findings, is recomputed)."""
+        fields = self.serializer().fields
+        return {k: v for k, v in (proposal.payload or {}).items() if k in fields}
 
     def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
         """Kind fields of the draft (bodies cleaned, evidence resolved). Default: none."""

@@ -49,6 +49,7 @@ class Consolidation(base.ProposalKindSpec):
     name = ProposalKind.CONSOLIDATION
     revision_kind = RevisionKind.CONSOLIDATE
     serializer = ConsolidationIn
+    amendable_fields = ("body",)
     input_roles = (TargetRole.TARGET, TargetRole.REDUNDANT)
     role_labels = {
         TargetRole.TARGET: "Target (receives the merged body)",

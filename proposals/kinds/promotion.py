@@ -54,6 +54,7 @@ class Promotion(base.ProposalKindSpec):
     name = ProposalKind.PROMOTION
     revision_kind = RevisionKind.PROMOTE
     serializer = PromotionIn
+    amendable_fields = ("body",)
     input_roles = (TargetRole.NOTE,)
     role_labels = {TargetRole.NOTE: "Working note (forgotten, promoted)"}
     inactive_roles = frozenset({TargetRole.NOTE})

@@ -37,6 +37,7 @@ class Quarantine(base.ProposalKindSpec):
     name = ProposalKind.QUARANTINE
     revision_kind = RevisionKind.QUARANTINE
     serializer = QuarantineIn
+    amendable_fields = ("reason",)
     input_roles = (TargetRole.ENTRY,)
     role_labels = {TargetRole.ENTRY: "Quarantined on approval"}
     diff_inputs = False

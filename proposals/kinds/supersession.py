@@ -48,6 +48,7 @@ class Supersession(base.ProposalKindSpec):
     name = ProposalKind.SUPERSESSION
     revision_kind = RevisionKind.SUPERSEDE
     serializer = SupersessionIn
+    amendable_fields = ("successor",)
     input_roles = (TargetRole.OLD,)
     role_labels = {
         TargetRole.OLD: "Old (becomes superseded)",
@@ -100,6 +101,20 @@ class Supersession(base.ProposalKindSpec):
             }
         report.check("changes_something", "pass", "The old entry would become superseded.")
         return {"old": old.ref_json(), "successor": successor_json}
+
+    def resubmission(self, proposal: Proposal) -> dict[str, Any]:
+        payload = super().resubmission(proposal)
+        successor = dict(payload.get("successor") or {})
+        if "body" in successor:  # a new successor: as submitted, evidence as inputs
+            successor = {
+                "body": successor["body"],
+                "kind": successor["kind"],
+                "evidence": [
+                    {k: e[k] for k in ("source", "ref", "observed_at", "quote") if e.get(k)}
+                    for e in successor.get("evidence") or []
+                ],
+            }
+        return {**payload, "successor": successor}
 
     def plan(
         self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads

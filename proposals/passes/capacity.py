@@ -102,7 +102,7 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
     if not reasons:
         return run.finish()
     open_cleanup = (
-        Proposal.objects.pending().filter(memory_id=memory.pk, kind=ProposalKind.CLEANUP).first()
+        Proposal.objects.open().filter(memory_id=memory.pk, kind=ProposalKind.CLEANUP).first()
     )
     if open_cleanup is not None:
         run.counts["cleanup_pending"] = open_cleanup.pk

@@ -69,8 +69,12 @@ def locked_proposal(proposal_pk: int, actor: Actor) -> tuple[Memory, Proposal]:
     return memory, proposal
 
 
-def refuse_if_not_pending(proposal: Proposal) -> None:
-    if proposal.status == ProposalStatus.PENDING:
+def refuse_if_not_pending(
+    proposal: Proposal, *, allow: Sequence[str] = (ProposalStatus.PENDING,)
+) -> None:
+    """409 unless the proposal's status is in ``allow``: ``stale_proposal`` for a stale one,
+    ``already_decided`` (saying by whom and when) otherwise."""
+    if proposal.status in allow:
         return
     details = {
         "proposal": proposal.pk,
@@ -81,6 +85,11 @@ def refuse_if_not_pending(proposal: Proposal) -> None:
     }
     if proposal.status == ProposalStatus.STALE:
         raise StaleProposal("The proposal is stale: an affected entry changed.", details=details)
+    if proposal.status == ProposalStatus.CHANGES_REQUESTED:
+        raise AlreadyDecided(
+            "Changes were requested on this proposal; it waits for an amendment.",
+            details=details,
+        )
     who = f" by {proposal.decided_by_label}" if proposal.decided_by_label else ""
     when = f" at {proposal.decided_at:%Y-%m-%d %H:%M} UTC" if proposal.decided_at else ""
     raise AlreadyDecided(f"The proposal was already {proposal.status}{who}{when}.", details=details)

@@ -23,7 +23,13 @@ from memory.admission import clean_text
 from memory.models import Memory, Revision
 from memory.plans import apply_plan
 from proposals.kinds import ApprovalPlan, kind_of
-from proposals.models import Proposal, ProposalStatus, ProposalTarget, target_map
+from proposals.models import (
+    OPEN_STATUSES,
+    Proposal,
+    ProposalStatus,
+    ProposalTarget,
+    target_map,
+)
 
 from .. import notifications
 from ..exceptions import AlreadyDecided, DetailsNotAcknowledged, SelfApproval, StaleProposal
@@ -179,11 +185,11 @@ def _approve(
         return stale_by_approval(memory, proposal, moved, actor=actor)
 
     previous = list(
-        Decision.objects.filter(proposal=proposal, verdict=Verdict.APPROVE).only(
-            "verdict", "actor_id", "on_behalf_of"
-        )
+        Decision.objects.filter(
+            proposal=proposal, verdict=Verdict.APPROVE, proposal_revision=proposal.revision
+        ).only("verdict", "actor_id", "on_behalf_of", "proposal_revision")
     )
-    if has_approved(actor, previous):
+    if has_approved(actor, previous, revision=proposal.revision):
         raise AlreadyDecided(
             "You already approved this proposal; it is waiting for another reviewer.",
             details={"proposal": proposal.pk, "approvals": len(previous)},
@@ -242,6 +248,7 @@ def _decision(
     return Decision.objects.create(
         proposal=proposal,
         memory_id=proposal.memory_id,
+        proposal_revision=proposal.revision,
         verdict=verdict,
         actor_type=actor.type,
         actor_id=actor.id,
@@ -269,7 +276,7 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
     memory, proposal = locked_proposal(proposal_pk, actor)
-    refuse_if_not_pending(proposal)
+    refuse_if_not_pending(proposal, allow=OPEN_STATUSES)
     if proposal.is_self(actor):
         raise SelfApproval(
             "You cannot decide a proposal you submitted; withdraw it instead.",
@@ -291,6 +298,35 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
     )
     notifications.decision_made(proposal, actor=actor)
     return DecisionResult(proposal, decision, revision=revision)
+
+
+@transaction.atomic(durable=True)
+def request_changes(proposal_pk: int, *, actor: Actor, comment: str) -> DecisionResult:
+    """Ask the submitter to change a pending proposal (the comment says what): the proposal
+    becomes ``changes_requested`` until it is amended (then pending again, as a new revision)
+    or withdrawn. Nothing about memory changes. 403 for non-reviewers and for "self"; 409 when
+    it is not pending. Locks: Memory row, then the proposal row."""
+    require_reviewer(actor)
+    note = clean_text(comment, field="comment", required=True)
+    _memory, proposal = locked_proposal(proposal_pk, actor)
+    refuse_if_not_pending(proposal)
+    if proposal.is_self(actor):
+        raise SelfApproval(
+            "You cannot review a proposal you submitted or amended.",
+            details={"proposal": proposal.pk},
+        )
+    now = timezone.now()
+    decision = _decision(proposal, actor, Verdict.REQUEST_CHANGES, now, comment=note)
+    fields = proposal.transition_to(ProposalStatus.CHANGES_REQUESTED, reason=note, at=now)
+    proposal.save(update_fields=fields)
+    _record(
+        "proposal.changes_requested",
+        proposal,
+        actor=actor,
+        payload={"comment": note, "revision": proposal.revision},
+    )
+    notifications.decision_made(proposal, actor=actor)
+    return DecisionResult(proposal, decision)
 
 
 def _apply_rejection(

@@ -88,6 +88,11 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "POST /api/v1/proposals/{}/withdraw": (401, 404, 404, 403, R, 403, 403),
     "POST /api/v1/proposals/{}/approve": (401, 403, 403, 403, 403, R, R),
     "POST /api/v1/proposals/{}/reject": (401, 403, 403, 403, 403, R, R),
+    "POST /api/v1/proposals/{}/request-changes": (401, 403, 403, 403, 403, R, R),
+    "POST /api/v1/proposals/bulk": (401, 403, 403, 403, 403, R, R),
+    "POST /api/v1/proposals/{}/comments": (401, 404, 404, 403, R, R, R),
+    "POST /api/v1/proposals/{}/amend": (401, 404, 404, 403, R, R, R),
+    "POST /api/v1/proposals/{}/assign": (401, 404, 404, 403, 403, R, R),
     "GET /api/v1/operations/{}": (401, 404, 404, R, R, R, R),
     "POST /api/v1/operations/{}/compensate": (401, 404, 404, 403, 403, R, R),
     # Audit: reviewers, auditors and staff.

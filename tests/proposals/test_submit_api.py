@@ -613,16 +613,20 @@ def test_list_and_detail_have_fixed_query_counts(a, agent, django_assert_max_num
         return last
 
     fill(2)
-    # key + its memories, proposals, targets
-    with django_assert_max_num_queries(4):
+    # key + its memories, proposals, targets, comments, decisions, amendments
+    with django_assert_max_num_queries(7):
         r = client.get(P)
     assert r.status_code == 200 and len(r.json()["items"]) == 2
     last = fill(8)
     # … + the memory filter's lookup, whatever the page size
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(8):
         r = client.get(f"{P}?memory=acme&kind=consolidation&status=pending&limit=50")
     assert r.status_code == 200 and len(r.json()["items"]) == 10
-    with django_assert_max_num_queries(4):
+    # every list filter at once: still one query for the page
+    with django_assert_max_num_queries(8):
+        r = client.get(f"{P}?memory=acme&q=consolidate&submitter=me&has_lost_details=true&limit=50")
+    assert r.status_code == 200 and len(r.json()["items"]) == 10
+    with django_assert_max_num_queries(7):
         r = client.get(f"{P}/{last}")
     assert r.status_code == 200 and len(r.json()["targets"]) == 2
 
