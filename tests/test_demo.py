@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import Head, Memory, Revision
-from proposals.models import Proposal
+from proposals.models import Proposal, ProposalComment
 
 
 @pytest.mark.django_db
@@ -34,6 +34,11 @@ def test_load_demo_is_idempotent_and_has_work_waiting():
     assert Head.objects.filter(memory=memory, state="candidate").count() == 1
     assert any(p.verification.get("lost_details") for p in pending)
     assert Proposal.objects.filter(memory=memory, status="stale").exists()
+    # The review workflow has something to show: a thread and a proposal sent back.
+    waiting = Proposal.objects.get(memory=memory, status="changes_requested")
+    assert waiting.kind == "supersession"
+    assert waiting.decisions.get().verdict == "request_changes"
+    assert ProposalComment.objects.filter(proposal__memory=memory).count() == 2
     head = memory.head
     call_command("load_demo", stdout=StringIO())
     memory.refresh_from_db()

@@ -42,12 +42,13 @@ def test_demo_loader_command_files_the_proposals(db, capsys):
 
     call_command("load_demo")
     out = capsys.readouterr().out
-    assert "8 proposals filed" in out
+    assert "9 proposals filed" in out
     assert Proposal.objects.filter(status="pending").count() == 7
     assert Proposal.objects.filter(status="stale").count() == 1
+    assert Proposal.objects.filter(status="changes_requested").count() == 1
     # Admission review is on in the demo: a chat-sourced candidate and an injected instruction
     # wait for a reviewer.
     pending = set(Proposal.objects.filter(status="pending").values_list("kind", flat=True))
     assert {"admission", "quarantine"} <= pending
     call_command("load_demo")
-    assert Proposal.objects.count() == 8
+    assert Proposal.objects.count() == 9

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand
 from memory.actors import Actor
 from memory.demo import DEMO_PASSWORD, DEMO_SLUG, load_demo
 from proposals.demo import load_demo_governance, load_demo_proposals
+from review.demo import load_demo_discussion
 
 
 def _staff() -> Actor:
@@ -28,7 +29,11 @@ class Command(BaseCommand):
         result = load_demo()
         proposals = 0
         if result.entries:
-            proposals = len(load_demo_proposals(result.memory, agent_actor=result.agent))
+            filed = load_demo_proposals(result.memory, agent_actor=result.agent)
+            proposals = len(filed)
+            proposals += load_demo_discussion(
+                result.memory, agent_actor=result.agent, first=filed[0]
+            )
             proposals += len(
                 load_demo_governance(result.memory, agent_actor=result.agent, staff_actor=_staff())
             )

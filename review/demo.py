@@ -1,0 +1,69 @@
+"""Demo discussion: a thread and a proposal waiting for changes, so a new reviewer sees the
+review workflow (comments, request changes → amend) in the demo Memory.
+
+:func:`load_demo_discussion` runs after the demo proposals (``proposals.demo``): the agent
+explains its first consolidation in a comment, and files a supersession that rita (a demo
+reviewer) sends back with a request for changes. Idempotent: the supersession is filed with an
+``Idempotency-Key``; once it exists nothing is written.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+
+from memory import actions as memory_actions
+from memory.actors import Actor
+from memory.models import Memory
+from proposals.actions import add_comment
+from proposals.models import IdempotencyKey, Proposal
+from proposals.requests import submit_request
+
+from .actions import request_changes
+
+KEY = "demo:{slug}:changes-requested"
+
+
+def load_demo_discussion(memory: Memory, *, agent_actor: Actor, first: Proposal) -> int:
+    """The thread on ``first`` and one proposal in ``changes_requested``; returns how many
+    proposals it filed (0 when they exist already)."""
+    key = KEY.format(slug=memory.slug)
+    if IdempotencyKey.objects.filter(submitted_by=agent_actor.id, key=key).exists():
+        return 0
+    rita = Actor.for_user(get_user_model().objects.get(username="rita"))
+    add_comment(
+        first,
+        actor=agent_actor,
+        body="ADR-0007 and scheduler/leader.py say the same thing; the merged text keeps "
+        "pg_try_advisory_lock from the second one.",
+    )
+    add_comment(first, actor=rita, body="Looks right. Is the ADR still the current decision?")
+    rotation = memory_actions.add_entry(
+        memory,
+        actor=agent_actor,
+        body="The on-call rotation hands over every Monday at 09:00 CET.",
+        kind="fact",
+        current_state=True,
+        evidence=[{"source": "chat", "ref": "msg-22140"}],
+        dedupe=False,
+    )
+    proposal = submit_request(
+        actor=agent_actor,
+        data={
+            "memory": memory.slug,
+            "kind": "supersession",
+            "rationale": "The team moved the on-call hand-over to Tuesdays.",
+            "old": {"entry_id": rotation.entry.uid, "version": rotation.version.number},
+            "successor": {
+                "body": "The on-call rotation hands over every Tuesday.",
+                "kind": "fact",
+                "evidence": [{"source": "chat", "ref": "msg-22305"}],
+            },
+        },
+        idempotency_key=key,
+    ).proposal
+    request_changes(
+        proposal.pk,
+        actor=rita,
+        comment="Does the hand-over stay at 09:00 CET? Please keep the time in the new text.",
+    )
+    return 1
