@@ -16,6 +16,32 @@ from django.db import models
 from django.utils import timezone
 from rest_framework_api_key.models import AbstractAPIKey
 
+from .choices import (  # re-exported: the vocabularies are imported from memory.models
+    AUTHORITATIVE_RELATIONS as AUTHORITATIVE_RELATIONS,
+)
+from .choices import (
+    SENSITIVITY_ORDER as SENSITIVITY_ORDER,
+)
+from .choices import (
+    WITHHELD_STATES as WITHHELD_STATES,
+)
+from .choices import (
+    ActorType,
+    ApiRole,
+    Authority,
+    EvidenceStrength,
+    HeadState,
+    Kind,
+    PinCategory,
+    RelationKind,
+    RevisionKind,
+    Sensitivity,
+    Tier,
+    Validity,
+    Verification,
+    sensitivities_up_to,
+)
+
 
 class AppendOnlyError(Exception):
     """Raised when code tries to update or delete an append-only record."""
@@ -37,135 +63,6 @@ class AppendOnlyModel(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         raise AppendOnlyError(f"{type(self).__name__} is append-only")
-
-
-# --- Vocabularies ---------------------------------------------------------------------------
-
-
-class Kind(models.TextChoices):
-    FACT = "fact"
-    PREFERENCE = "preference"
-    DECISION = "decision"
-    CONSTRAINT = "constraint"
-    WORKING_NOTE = "working_note"
-
-
-class Tier(models.TextChoices):
-    SESSION = "session"
-    SHORT = "short"
-    LONG = "long"
-
-
-class Sensitivity(models.TextChoices):
-    PUBLIC = "public"
-    INTERNAL = "internal"
-    CONFIDENTIAL = "confidential"
-    RESTRICTED = "restricted"
-
-
-SENSITIVITY_ORDER = {
-    Sensitivity.PUBLIC: 0,
-    Sensitivity.INTERNAL: 1,
-    Sensitivity.CONFIDENTIAL: 2,
-    Sensitivity.RESTRICTED: 3,
-}
-
-
-def sensitivities_up_to(clearance: str) -> list[str]:
-    """Sensitivities visible to a clearance (at or below it)."""
-    limit = SENSITIVITY_ORDER[Sensitivity(clearance)]
-    return [str(s) for s, rank in SENSITIVITY_ORDER.items() if rank <= limit]
-
-
-class Authority(models.TextChoices):
-    UNTRUSTED = "untrusted"
-    USER_ASSERTED = "user_asserted"
-    REPOSITORY_ATTESTED = "repository_attested"
-    SYSTEM_ATTESTED = "system_attested"
-
-
-class Verification(models.TextChoices):
-    UNKNOWN = "unknown"
-    VERIFIED = "verified"
-    NOT_VERIFIED = "not_verified"
-
-
-class HeadState(models.TextChoices):
-    ACTIVE = "active"
-    INACTIVE = "inactive"
-    #: Written under admission review: waits for its ``admission`` proposal, never recalled.
-    CANDIDATE = "candidate"
-    #: Withheld by a reviewer (or an approved ``quarantine`` proposal) until released.
-    QUARANTINED = "quarantined"
-
-
-#: Head states no recall view returns (current, history, context packs, the vector channel).
-WITHHELD_STATES = (HeadState.CANDIDATE, HeadState.QUARANTINED)
-
-
-class RevisionKind(models.TextChoices):
-    ADD = "add"
-    REVISE = "revise"
-    FORGET = "forget"
-    REACTIVATE = "reactivate"
-    PIN = "pin"
-    SUPERSEDE = "supersede"
-    CONSOLIDATE = "consolidate"
-    PROMOTE = "promote"
-    CLEANUP = "cleanup"
-    SESSION_END = "session_end"
-    COMPENSATE = "compensate"
-    RELATE = "relate"
-    ADMIT = "admit"
-    REJECT_ADMISSION = "reject_admission"
-    QUARANTINE = "quarantine"
-    RELEASE = "release"
-
-
-class ActorType(models.TextChoices):
-    HUMAN = "human"
-    AGENT = "agent"
-    SYSTEM = "system"
-
-
-class RelationKind(models.TextChoices):
-    DUPLICATE_OF = "duplicate_of"
-    NEAR_DUPLICATE_OF = "near_duplicate_of"
-    CONFLICTS_WITH = "conflicts_with"
-    SUPERSEDES = "supersedes"
-    CONSOLIDATED_INTO = "consolidated_into"
-    PROMOTED_FROM = "promoted_from"
-
-
-AUTHORITATIVE_RELATIONS = frozenset(
-    {RelationKind.SUPERSEDES, RelationKind.CONSOLIDATED_INTO, RelationKind.PROMOTED_FROM}
-)
-
-
-class Validity(models.TextChoices):
-    CURRENT = "current"
-    INACTIVE = "inactive"
-    SUPERSEDED = "superseded"
-    UNRESOLVED_CONFLICT = "unresolved_conflict"
-    CANDIDATE = "candidate"
-    QUARANTINED = "quarantined"
-
-
-class EvidenceStrength(models.TextChoices):
-    DIRECT = "direct"
-    WEAK = "weak"
-
-
-class PinCategory(models.TextChoices):
-    SAFETY_POLICY = "safety_policy"
-    LEGAL_CONSTRAINT = "legal_constraint"
-    DURABLE_DECISION = "durable_decision"
-
-
-class ApiRole(models.TextChoices):
-    AGENT = "agent"
-    REVIEWER = "reviewer"
-    AUDITOR = "auditor"
 
 
 # --- Scope and keys -------------------------------------------------------------------------

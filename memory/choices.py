@@ -1,0 +1,134 @@
+"""The controlled vocabularies of the Memory: entry kinds, tiers, sensitivities and clearance
+order, source authority and verification, head states, revision and relation kinds, validity,
+evidence strength, pin categories and API roles. ``memory.models`` re-exports every name.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Kind(models.TextChoices):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    CONSTRAINT = "constraint"
+    WORKING_NOTE = "working_note"
+
+
+class Tier(models.TextChoices):
+    SESSION = "session"
+    SHORT = "short"
+    LONG = "long"
+
+
+class Sensitivity(models.TextChoices):
+    PUBLIC = "public"
+    INTERNAL = "internal"
+    CONFIDENTIAL = "confidential"
+    RESTRICTED = "restricted"
+
+
+SENSITIVITY_ORDER = {
+    Sensitivity.PUBLIC: 0,
+    Sensitivity.INTERNAL: 1,
+    Sensitivity.CONFIDENTIAL: 2,
+    Sensitivity.RESTRICTED: 3,
+}
+
+
+def sensitivities_up_to(clearance: str) -> list[str]:
+    """Sensitivities visible to a clearance (at or below it)."""
+    limit = SENSITIVITY_ORDER[Sensitivity(clearance)]
+    return [str(s) for s, rank in SENSITIVITY_ORDER.items() if rank <= limit]
+
+
+class Authority(models.TextChoices):
+    UNTRUSTED = "untrusted"
+    USER_ASSERTED = "user_asserted"
+    REPOSITORY_ATTESTED = "repository_attested"
+    SYSTEM_ATTESTED = "system_attested"
+
+
+class Verification(models.TextChoices):
+    UNKNOWN = "unknown"
+    VERIFIED = "verified"
+    NOT_VERIFIED = "not_verified"
+
+
+class HeadState(models.TextChoices):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    #: Written under admission review: waits for its ``admission`` proposal, never recalled.
+    CANDIDATE = "candidate"
+    #: Withheld by a reviewer (or an approved ``quarantine`` proposal) until released.
+    QUARANTINED = "quarantined"
+
+
+#: Head states no recall view returns (current, history, context packs, the vector channel).
+WITHHELD_STATES = (HeadState.CANDIDATE, HeadState.QUARANTINED)
+
+
+class RevisionKind(models.TextChoices):
+    ADD = "add"
+    REVISE = "revise"
+    FORGET = "forget"
+    REACTIVATE = "reactivate"
+    PIN = "pin"
+    SUPERSEDE = "supersede"
+    CONSOLIDATE = "consolidate"
+    PROMOTE = "promote"
+    CLEANUP = "cleanup"
+    SESSION_END = "session_end"
+    COMPENSATE = "compensate"
+    RELATE = "relate"
+    ADMIT = "admit"
+    REJECT_ADMISSION = "reject_admission"
+    QUARANTINE = "quarantine"
+    RELEASE = "release"
+
+
+class ActorType(models.TextChoices):
+    HUMAN = "human"
+    AGENT = "agent"
+    SYSTEM = "system"
+
+
+class RelationKind(models.TextChoices):
+    DUPLICATE_OF = "duplicate_of"
+    NEAR_DUPLICATE_OF = "near_duplicate_of"
+    CONFLICTS_WITH = "conflicts_with"
+    SUPERSEDES = "supersedes"
+    CONSOLIDATED_INTO = "consolidated_into"
+    PROMOTED_FROM = "promoted_from"
+
+
+AUTHORITATIVE_RELATIONS = frozenset(
+    {RelationKind.SUPERSEDES, RelationKind.CONSOLIDATED_INTO, RelationKind.PROMOTED_FROM}
+)
+
+
+class Validity(models.TextChoices):
+    CURRENT = "current"
+    INACTIVE = "inactive"
+    SUPERSEDED = "superseded"
+    UNRESOLVED_CONFLICT = "unresolved_conflict"
+    CANDIDATE = "candidate"
+    QUARANTINED = "quarantined"
+
+
+class EvidenceStrength(models.TextChoices):
+    DIRECT = "direct"
+    WEAK = "weak"
+
+
+class PinCategory(models.TextChoices):
+    SAFETY_POLICY = "safety_policy"
+    LEGAL_CONSTRAINT = "legal_constraint"
+    DURABLE_DECISION = "durable_decision"
+
+
+class ApiRole(models.TextChoices):
+    AGENT = "agent"
+    REVIEWER = "reviewer"
+    AUDITOR = "auditor"
