@@ -30,24 +30,32 @@ def parse(serializer_class: type[serializers.Serializer], request: Request) -> d
     data = request.data
     if data is None or (hasattr(data, "keys") and not data and request.body == b""):
         data = {}
+    return validated(serializer_class, data)
+
+
+def parse_query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """Validate the query string with ``serializer_class`` and return the validated dict."""
+    return validated(serializer_class, request.query_params.dict())
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """``data`` checked by ``serializer_class``; 400 ``invalid`` with field details otherwise
+    (the one place DRF's errors become the envelope's ``details``)."""
     serializer = serializer_class(data=data)
     if not serializer.is_valid():
         raise ValidationFailed(
-            "The request has invalid fields.", details=_as_details(serializer.errors)
+            "The request has invalid fields.", details=error_details(serializer.errors)
         )
     return dict(serializer.validated_data)
 
 
-def _as_details(errors: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in errors.items():
-        if isinstance(value, dict):
-            out[key] = _as_details(value)
-        elif isinstance(value, list):
-            out[key] = [_as_details(v) if isinstance(v, dict) else str(v) for v in value]
-        else:
-            out[key] = [str(value)]
-    return out
+def error_details(errors: Any) -> Any:
+    """DRF's nested error structure as plain JSON: field → messages, nested by field."""
+    if isinstance(errors, dict):
+        return {str(k): error_details(v) for k, v in errors.items()}
+    if isinstance(errors, list):
+        return [error_details(v) if isinstance(v, dict | list) else str(v) for v in errors]
+    return [str(errors)]
 
 
 class ActorApiView(ThrottleFirstMixin, APIView):

@@ -8,8 +8,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lib.api import ActorApiView, parse
-from lib.errors import ValidationFailed
+from lib.api import ActorApiView, parse, parse_query
 from lib.pagination import keyset_page
 from memory.actions import get_memory
 
@@ -65,12 +64,7 @@ class ProposalListSubmitApi(ActorApiView):
     def get(self, request: Request) -> Response:
         actor = self.actor(request)
         require_reader(actor)
-        query = ProposalListQuery(data=request.query_params.dict())
-        if not query.is_valid():
-            raise ValidationFailed(
-                details={k: [str(x) for x in v] for k, v in query.errors.items()}
-            )
-        filters = query.validated_data
+        filters = parse_query(ProposalListQuery, request)
         qs = visible_proposals(actor).with_detail()
         if "memory" in filters:
             qs = qs.filter(memory=get_memory(actor, filters["memory"]))

@@ -15,7 +15,7 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from lib.api import StrictSerializer
+from lib.api import StrictSerializer, validated
 from lib.errors import ValidationFailed
 
 from .inputs import ProposalCommonIn
@@ -53,21 +53,8 @@ def parse_submission(data: Any) -> Submission:
             "The request has invalid fields.",
             details={"kind": [f"One of {list(ProposalKind.values)}."]},
         )
-    serializer = KIND_SERIALIZERS[kind](data=data)
-    if not serializer.is_valid():
-        raise ValidationFailed(
-            "The request has invalid fields.", details=_details(serializer.errors)
-        )
-    return Submission(str(kind), dict(serializer.validated_data), request_hash(data))
-
-
-def _details(errors: Any) -> Any:
-    """DRF's nested error structure as plain JSON (field → messages, nested by field)."""
-    if isinstance(errors, dict):
-        return {str(k): _details(v) for k, v in errors.items()}
-    if isinstance(errors, list):
-        return [_details(v) if isinstance(v, dict | list) else str(v) for v in errors]
-    return [str(errors)]
+    fields = validated(KIND_SERIALIZERS[kind], data)
+    return Submission(str(kind), fields, request_hash(data))
 
 
 class WithdrawIn(StrictSerializer):
