@@ -70,36 +70,64 @@ def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join(f"'{t}'" for t in terms)
 
 
+def _postgres_sql(
+    memory_pk: int,
+    terms: Sequence[str],
+    content: Sequence[str],
+    floor: int,
+    min_matched: int,
+    joins: str,
+    where: Sequence[str],
+    where_params: Sequence[Any],
+) -> tuple[str, list[Any]]:
+    """The channel's query on PostgreSQL, in one level: the GIN lookup (any of the rarest
+    content terms, see ``prefilter_terms``), the per-term counts on the row's stored tsvector
+    (a lexeme is present exactly when the analyzer token is; one heap visit per row beats one
+    index probe per term), the floor and the view's filters, ordered by the count. No
+    subquery joined back to the versions: the planner sorts the matches once and reads the
+    joined filters only until the limit is reached."""
+    hit = "(v.search_vector @@ %s::tsquery)::int"
+    hits = " + ".join(hit for _ in terms)
+    content_hits = " + ".join(hit for _ in content)
+    query = _tsquery(prefilter_terms(content, floor))
+    if min_matched > 0 and (wide := prefilter_terms(terms, min_matched)) != list(terms):
+        query = f"({query}) & ({_tsquery(wide)})"
+    conditions = [
+        "v.search_vector @@ %s::tsquery",
+        "v.memory_id = %s",
+        f"({content_hits}) >= %s",
+        *([f"({hits}) >= %s"] if min_matched > 0 else []),
+        *where,
+    ]
+    sql = f"""
+        SELECT v.entry_id, v.id
+        FROM memory_entryversion v{joins}
+        WHERE {" AND ".join(conditions)}
+        ORDER BY ({hits}) DESC, v.term_count ASC, v.entry_id ASC, v.id ASC
+        LIMIT %s
+    """
+    lexemes = [f"'{t}'" for t in terms]
+    params: list[Any] = [query, memory_pk, *(f"'{t}'" for t in content), floor]
+    if min_matched > 0:
+        params += [*lexemes, min_matched]
+    return sql, [*params, *where_params, *lexemes]
+
+
 def _scored_sql(
     memory_pk: int, terms: Sequence[str], content: Sequence[str], floor: int, min_matched: int
 ) -> tuple[str, list[Any]]:
-    """A subquery of (id, matched, content_matched): versions containing at least ``floor`` of
-    the ``content`` terms and ``min_matched`` of all ``terms``, with the number of distinct
-    query terms (and of content terms) they contain. The counts are exact on both backends.
+    """SQLite's subquery of (id, matched, content_matched): versions containing at least
+    ``floor`` of the ``content`` terms and ``min_matched`` of all ``terms``, with the number of
+    distinct query terms (and of content terms) they contain — exact, like PostgreSQL's
+    counts (:func:`_postgres_sql`), so both backends rank alike.
 
-    SQLite counts from the FTS5 posting lists themselves (one MATCH per term, each intersected
-    with the Memory's scope token, grouped), so no text is read before the admission floor has
-    been applied and a Memory never walks another Memory's postings. PostgreSQL finds the rows with
-    one GIN lookup (any of the rarest content terms, see ``prefilter_terms``) and counts per term
-    on the row's stored tsvector (the same tokens: a lexeme is present exactly when the analyzer
-    token is): GIN rows cannot be read without the heap, so one heap visit per row beats one
-    index probe per term. Terms are analyzer tokens (letters, marks, digits, underscores), so
-    quoting them as tsquery lexemes is safe.
+    The counts come from the FTS5 posting lists themselves (one MATCH per term, each
+    intersected with the Memory's scope token, grouped), so no text is read before the
+    admission floor has been applied and a Memory never walks another Memory's postings.
+    Terms are analyzer tokens (letters, marks, digits, underscores), so quoting them as
+    lexemes is safe on both backends.
     """
     is_content = set(content)
-    if connection.vendor == "postgresql":
-        hit = "(v.search_vector @@ %s::tsquery)::int"
-        hits = " + ".join(hit for _ in terms)
-        content_hits = " + ".join(hit for _ in content)
-        query = _tsquery(prefilter_terms(content, floor))
-        if min_matched > 0 and (wide := prefilter_terms(terms, min_matched)) != list(terms):
-            query = f"({query}) & ({_tsquery(wide)})"
-        sql = (
-            f"SELECT v.id AS id, ({hits}) AS matched, ({content_hits}) AS content_matched "
-            "FROM memory_entryversion v WHERE v.search_vector @@ %s::tsquery AND v.memory_id = %s"
-        )
-        params = [*(f"'{t}'" for t in terms), *(f"'{t}'" for t in content), query, memory_pk]
-        return sql, params
     union = " UNION ALL ".join(
         f"SELECT rowid AS id, {int(t in is_content)} AS content FROM memory_entryversion_fts "
         "WHERE memory_entryversion_fts MATCH %s"
@@ -139,15 +167,14 @@ def lexical_channel(
         return []
     content = content_terms(terms)
     floor = query_floor(terms)
-    scored, params = _scored_sql(memory_pk, terms, content, floor, min_matched)
     joins = ""
-    where = ["v.memory_id = %s", "m.content_matched >= %s", "m.matched >= %s"]
-    params += [memory_pk, floor, min_matched]
+    where: list[str] = []
+    where_params: list[Any] = []
     if view in (ACTIVE, CURRENT, HEADS, CANDIDATES):
         joins += " JOIN memory_head h ON h.version_id = v.id"
     if view in (ACTIVE, CURRENT, CANDIDATES):
         where.append("h.state = %s")
-        params.append(HeadState.CANDIDATE if view == CANDIDATES else HeadState.ACTIVE)
+        where_params.append(HeadState.CANDIDATE if view == CANDIDATES else HeadState.ACTIVE)
     # The projection carries the entry's (immutable) sensitivity and its head state: one join
     # serves the validity, withheld-state and clearance filters.
     restricted = sensitivities is not None and set(Sensitivity.values) - set(sensitivities)
@@ -155,26 +182,34 @@ def lexical_channel(
         joins += " JOIN memory_lifecycleprojection p ON p.entry_id = v.entry_id"
     if view == CURRENT:
         where.append("p.validity IN (%s, %s)")
-        params += [Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
+        where_params += [Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
     if view == HISTORY:
         # Every version of an entry stays out while the entry is a candidate or quarantined.
         where.append("p.state NOT IN (%s, %s)")
-        params += list(WITHHELD_STATES)
+        where_params += list(WITHHELD_STATES)
     if restricted and sensitivities is not None:
         where.append(f"p.sensitivity IN ({', '.join(['%s'] * len(sensitivities))})")
-        params += list(sensitivities)
+        where_params += list(sensitivities)
     excluded = sorted(set(exclude_entry_pks))
     if excluded:
         where.append(f"v.entry_id NOT IN ({', '.join(['%s'] * len(excluded))})")
-        params += excluded
-    sql = f"""
-        SELECT v.entry_id, v.id
-        FROM ({scored}) m
-        JOIN memory_entryversion v ON v.id = m.id{joins}
-        WHERE {" AND ".join(where)}
-        ORDER BY m.matched DESC, v.term_count ASC, v.entry_id ASC, v.id ASC
-        LIMIT %s
-    """
+        where_params += excluded
+    if connection.vendor == "postgresql":
+        sql, params = _postgres_sql(
+            memory_pk, terms, content, floor, min_matched, joins, where, where_params
+        )
+    else:
+        scored, scored_params = _scored_sql(memory_pk, terms, content, floor, min_matched)
+        where = ["v.memory_id = %s", "m.content_matched >= %s", "m.matched >= %s", *where]
+        sql = f"""
+            SELECT v.entry_id, v.id
+            FROM ({scored}) m
+            JOIN memory_entryversion v ON v.id = m.id{joins}
+            WHERE {" AND ".join(where)}
+            ORDER BY m.matched DESC, v.term_count ASC, v.entry_id ASC, v.id ASC
+            LIMIT %s
+        """
+        params = [*scored_params, memory_pk, floor, min_matched, *where_params]
     params.append(limit)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
