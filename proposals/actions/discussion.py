@@ -1,0 +1,264 @@
+"""A proposal's discussion and its amendments (DESIGN.md §9): comments, amend, assign.
+
+- :func:`add_comment` — reviewers and the submitter write to the proposal's thread (auditors
+  and other agents read it). Append-only; nothing else changes.
+- :func:`amend_proposal` — the submitter, or a reviewer editing the proposed text, replaces
+  the proposal's fields with a new *revision*: the same intake checks run again on the new
+  fields (references, heads, secrets, lost details, similarity), the proposal is pending again,
+  approvals given on earlier revisions no longer count, and an amending reviewer counts as
+  "self" from then on. The entries a proposal affects never change by amendment.
+- :func:`assign_proposal` — a reviewer assigns an open proposal to a named reviewer (or
+  clears it). Advisory, like claims: the approval engine's locks are the real guard.
+
+Lock order, as everywhere: the Memory row, then the proposal row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from memory import audit
+from memory.actions import lock_memory
+from memory.actors import Actor
+from memory.admission import check_no_secrets, clean_text
+from memory.models import ApiRole
+
+from ..exceptions import Forbidden, IllegalTransition, NoopRewrite, ValidationFailed
+from ..kinds import kind_of
+from ..models import (
+    OPEN_STATUSES,
+    Proposal,
+    ProposalAmendment,
+    ProposalComment,
+    ProposalStatus,
+    actor_identities,
+)
+from .intake import check_submission, recheck_heads_locked
+
+#: What an amendment replaces, besides the kind's own fields (``amendable_fields``).
+COMMON_AMENDABLE = ("rationale", "evidence")
+
+
+def may_comment(actor: Actor, proposal: Proposal) -> bool:
+    """Reviewers and the submitter discuss a proposal; auditors and other agents read."""
+    return actor.is_reviewer or (actor.role != ApiRole.AUDITOR and proposal.is_submitter(actor))
+
+
+def may_amend(actor: Actor, proposal: Proposal) -> bool:
+    """The submitter amends its proposal; a reviewer may edit the proposed text."""
+    return actor.is_reviewer or (actor.role != ApiRole.AUDITOR and proposal.is_submitter(actor))
+
+
+def refuse_if_closed(proposal: Proposal) -> None:
+    """409 ``already_decided`` unless the proposal is open (pending or waiting for changes)."""
+    if proposal.status not in OPEN_STATUSES:
+        raise IllegalTransition(
+            f"The proposal is {proposal.status}; it can no longer be changed.",
+            details={"proposal": proposal.pk, "status": proposal.status},
+        )
+
+
+@transaction.atomic(durable=True)
+def add_comment(proposal: Proposal, *, actor: Actor, body: Any) -> ProposalComment:
+    """One comment on ``proposal`` (visible to ``actor``: the caller resolved it).
+
+    403 ``forbidden`` for auditors and agents other than the submitter; 400 ``invalid`` for an
+    empty or over-long body; 422 ``secret_detected``. Any status: a decided proposal can still
+    be discussed. No lock: a comment changes no state.
+    """
+    if not may_comment(actor, proposal):
+        raise Forbidden("Only reviewers and the submitter may comment on a proposal.")
+    text = clean_text(body, field="body", required=True)
+    check_no_secrets("body", text)
+    comment = ProposalComment.objects.create(
+        proposal=proposal,
+        memory_id=proposal.memory_id,
+        proposal_revision=proposal.revision,
+        author_id=actor.id,
+        author_type=actor.type,
+        author_label=actor.label,
+        on_behalf_of=actor.on_behalf_of,
+        body=text,
+        created_at=timezone.now(),
+    )
+    audit.record(
+        "proposal.commented",
+        actor=actor,
+        memory=proposal.memory,
+        label=f"#{proposal.pk} {proposal.kind}",
+        proposal_id=proposal.pk,
+        payload={"comment": comment.pk, "revision": proposal.revision},
+    )
+    return comment
+
+
+def _snapshot(p: Proposal) -> dict[str, Any]:
+    return {
+        "rationale": p.rationale,
+        "evidence": p.evidence,
+        "payload": p.payload,
+        "verification": p.verification,
+    }
+
+
+def _evidence_inputs(stored: Any) -> list[dict[str, Any]]:
+    """Stored citations as the submission schema takes them (snapshots are re-resolved)."""
+    return [
+        {k: item[k] for k in ("source", "ref", "observed_at", "quote") if item.get(k)}
+        for item in stored or []
+    ]
+
+
+def _fields_after(proposal: Proposal, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The submission the amended proposal would have been: its fields with ``changes``."""
+    spec = kind_of(proposal.kind)
+    allowed = (*COMMON_AMENDABLE, *spec.amendable_fields)
+    refused = {
+        name: [f"A {proposal.kind} proposal cannot amend '{name}'."]
+        for name in changes
+        if name not in allowed
+    }
+    if refused:
+        raise ValidationFailed("Those fields cannot be amended.", details=refused)
+    return {
+        "memory": proposal.memory.slug,
+        "kind": proposal.kind,
+        "rationale": proposal.rationale,
+        "evidence": _evidence_inputs(proposal.evidence),
+        **spec.resubmission(proposal),
+        **changes,
+    }
+
+
+def amend_proposal(
+    proposal: Proposal, *, actor: Actor, changes: Mapping[str, Any], comment: Any = ""
+) -> Proposal:
+    """Replace ``proposal``'s fields with ``changes`` as its next revision.
+
+    Preconditions: ``changes`` passed ``AmendIn`` (known field names, JSON types). 403
+    ``forbidden`` unless the submitter or a reviewer; 400 ``invalid`` (a field the kind cannot
+    amend, or the new fields fail the kind's schema, or the amendment names other entries);
+    409 ``already_decided`` when the proposal is no longer open, ``stale_proposal`` when an
+    affected entry moved; 422 ``noop_rewrite`` when nothing changes, and every intake refusal
+    (secrets, lost details are listed — not refused — as at submission).
+    Effects: the proposal's rationale / evidence / payload / verification, ``revision`` + 1,
+    status ``pending``; an amending reviewer joins ``editors``; one :class:`ProposalAmendment`
+    with the fields before and after; a ``proposal.amended`` audit event.
+    Locks: the Memory row, then the proposal row (after every check that needs no lock).
+    """
+    from ..serializers import parse_submission
+
+    if not may_amend(actor, proposal):
+        raise Forbidden("Only the submitter or a reviewer may amend a proposal.")
+    if kind_of(proposal.kind).server_filed and not actor.is_reviewer:
+        raise Forbidden(f"'{proposal.kind}' proposals are amended by reviewers only.")
+    refuse_if_closed(proposal)  # before the checks (a decided proposal's heads moved on)
+    if not changes:
+        raise ValidationFailed(
+            "Say what to amend.",
+            details={"non_field_errors": ["Give at least one field to amend."]},
+        )
+    note = clean_text(comment, field="comment")
+    submission = parse_submission(_fields_after(proposal, changes))
+    checked = check_submission(actor, proposal.memory, proposal.kind, dict(submission.fields))
+    refs = sorted((r.ref.role, r.ref.entry_id) for r in checked.resolved)
+    with transaction.atomic(durable=True):
+        lock_memory(proposal.memory_id)
+        locked = Proposal.objects.select_for_update().select_related("memory").get(pk=proposal.pk)
+        refuse_if_closed(locked)
+        current = sorted((t.role, t.entry.uid) for t in locked.targets.select_related("entry"))
+        if refs != current:
+            raise ValidationFailed(
+                "An amendment cannot change which entries the proposal affects.",
+                details={"entries": ["Propose again for other entries."]},
+            )
+        recheck_heads_locked(locked.kind, checked.resolved)
+        return _apply_amendment(locked, checked, actor=actor, note=note)
+
+
+def _apply_amendment(proposal: Proposal, checked: Any, *, actor: Actor, note: str) -> Proposal:
+    from ..evidence import evidence_json
+
+    before = _snapshot(proposal)
+    after = {
+        "rationale": checked.draft.rationale,
+        "evidence": evidence_json(checked.draft.evidence),
+        "payload": checked.payload,
+        "verification": checked.verification,
+    }
+    if {k: after[k] for k in ("rationale", "evidence", "payload")} == {
+        k: before[k] for k in ("rationale", "evidence", "payload")
+    }:
+        raise NoopRewrite("The amendment changes nothing.", details={"proposal": proposal.pk})
+    fields = ["rationale", "evidence", "payload", "verification", "revision"]
+    if proposal.status != ProposalStatus.PENDING:
+        fields += proposal.transition_to(ProposalStatus.PENDING, reason="amended")
+    proposal.rationale = after["rationale"]
+    proposal.evidence = after["evidence"]
+    proposal.payload = after["payload"]
+    proposal.verification = after["verification"]
+    proposal.revision += 1
+    if not proposal.is_submitter(actor):
+        proposal.editors = sorted(set(proposal.editors or []) | actor_identities(actor))
+        fields.append("editors")
+    proposal.save(update_fields=fields)
+    ProposalAmendment.objects.create(
+        proposal=proposal,
+        memory_id=proposal.memory_id,
+        number=proposal.revision,
+        author_id=actor.id,
+        author_type=actor.type,
+        author_label=actor.label,
+        on_behalf_of=actor.on_behalf_of,
+        comment=note,
+        before=before,
+        after=after,
+    )
+    audit.record(
+        "proposal.amended",
+        actor=actor,
+        memory=proposal.memory,
+        label=f"#{proposal.pk} {proposal.kind}",
+        proposal_id=proposal.pk,
+        entry_ids=[t.entry.uid for t in proposal.targets.select_related("entry")],
+        payload={"revision": proposal.revision, "comment": note},
+    )
+    return proposal
+
+
+@transaction.atomic(durable=True)
+def assign_proposal(proposal: Proposal, *, actor: Actor, reviewer: str | None) -> Proposal:
+    """Assign an open proposal to the reviewer named ``reviewer`` (a username), or clear the
+    assignment with ``None``. 403 unless a reviewer; 400 ``invalid`` when the user does not
+    exist or may not review; 409 ``already_decided`` once the proposal is closed.
+    Locks: the proposal row."""
+    if not actor.is_reviewer:
+        raise Forbidden("Only reviewers may assign proposals.")
+    user = None
+    if reviewer:
+        user = get_user_model().objects.filter(username=reviewer, is_active=True).first()
+        if user is None or not (user.is_staff or user.groups.filter(name="reviewer").exists()):
+            raise ValidationFailed(
+                "Assign a proposal to a reviewer.",
+                details={"reviewer": [f"'{reviewer}' is not a reviewer."]},
+            )
+    locked = Proposal.objects.select_for_update().select_related("memory").get(pk=proposal.pk)
+    refuse_if_closed(locked)
+    locked.assigned_to = user
+    locked.assigned_by_label = actor.label if user else ""
+    locked.assigned_at = timezone.now() if user else None
+    locked.save(update_fields=["assigned_to", "assigned_by_label", "assigned_at"])
+    audit.record(
+        "proposal.assigned",
+        actor=actor,
+        memory=locked.memory,
+        label=f"#{locked.pk} {locked.kind}",
+        proposal_id=locked.pk,
+        payload={"assigned_to": user.get_username() if user else None},
+    )
+    return locked
