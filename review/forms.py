@@ -1,4 +1,5 @@
-"""Browser forms of the reviewer inbox: approve, reject, compensate.
+"""Browser forms of the reviewer inbox: approve, reject, request changes, compensate, and the
+proposal page's discussion (comment) and reviewer edit (amend).
 
 Forms only shape input; the rules (who may decide, lost details, pre-state, limits) live in
 ``review.actions`` and come back as domain errors that the views put on these forms.
@@ -24,9 +25,9 @@ REASON_LABELS = {
 }
 
 
-def _comment(required: bool) -> forms.CharField:
+def _comment(required: bool, label: str = "Comment") -> forms.CharField:
     return forms.CharField(
-        label="Comment",
+        label=label,
         required=required,
         strip=False,
         max_length=int(settings.STEWARD_MAX_REASON_CHARS),
@@ -66,3 +67,28 @@ class RejectForm(forms.Form):
 
 class CompensateForm(forms.Form):
     comment = _comment(required=False)
+
+
+class RequestChangesForm(forms.Form):
+    """Ask the submitter for changes: the comment (required) says what should change."""
+
+    comment = _comment(required=True, label="What should change")
+
+
+class CommentForm(forms.Form):
+    """One message in the proposal's discussion (``proposals.actions.add_comment``)."""
+
+    body = forms.CharField(
+        label="Your comment",
+        strip=False,
+        max_length=int(settings.STEWARD_MAX_REASON_CHARS),
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+
+class AmendForm(forms.Form):
+    """A reviewer's edit of the proposed text (``proposals.actions.amend_proposal``): the new
+    text (merged body, promoted body or new successor's body) and an optional note."""
+
+    text = forms.CharField(label="Proposed text", strip=False, widget=forms.Textarea)
+    note = _comment(required=False, label="Note on this edit")

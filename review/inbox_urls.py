@@ -26,6 +26,21 @@ urlpatterns = [
         name="review-proposal-reject",
     ),
     path(
+        "review/proposals/<int:pk>/request-changes/",
+        proposal_views.proposal_request_changes,
+        name="review-proposal-request-changes",
+    ),
+    path(
+        "review/proposals/<int:pk>/comment/",
+        proposal_views.proposal_comment,
+        name="review-proposal-comment",
+    ),
+    path(
+        "review/proposals/<int:pk>/amend/",
+        proposal_views.proposal_amend,
+        name="review-proposal-amend",
+    ),
+    path(
         "review/entries/<slug:slug>/<str:entry_id>/quarantine/",
         entry_views.entry_quarantine,
         name="review-entry-quarantine",

@@ -4,7 +4,9 @@ fixed number of queries.
 The proposal page shows inputs → result side by side (three panes for two-input operations)
 with word-level highlights (``review.compare``), lost details marked where they occur, the
 evidence of every input with its source's declaration snapshot, the server's verification, the
-recall preview (``review.recall_preview``) and the decision history. The operation page shows
+recall preview (``review.recall_preview``) and the discussion: comments, verdicts and
+amendments (each with a word diff of the proposed text it replaced), oldest first. The operation
+page shows
 the record an approval produced and what compensation would restore.
 """
 
@@ -24,6 +26,9 @@ from proposals.evidence import parse_time, union
 from proposals.kinds import ROLE_LABELS, kind_of
 from proposals.models import (
     Proposal,
+    ProposalAmendment,
+    ProposalComment,
+    ProposalKind,
     ProposalStatus,
     ProposalTarget,
     TargetRole,
@@ -303,13 +308,16 @@ def governance(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Governa
 
 def proposal_queryset(actor: Actor) -> QuerySet[Proposal]:
     """Everything the page reads about one proposal: the row with memory, claim, operation and
-    compensation (1 query), targets with entry, version and head (1), decisions (1)."""
+    compensation (1 query), targets with entry, version and head (1), decisions (1), the
+    discussion's comments (1) and amendments (1)."""
     return (
         visible_proposals(actor)
         .select_related("memory", "stale_revision", "claim", "operation__compensation")
         .prefetch_related(
             targets_with_heads(),
             Prefetch("decisions", queryset=Decision.objects.order_by("decided_at", "pk")),
+            Prefetch("comments", queryset=ProposalComment.objects.order_by("created_at", "pk")),
+            Prefetch("amendments", queryset=ProposalAmendment.objects.order_by("number")),
         )
     )
 
@@ -317,6 +325,118 @@ def proposal_queryset(actor: Actor) -> QuerySet[Proposal]:
 def get_visible_proposal(actor: Actor, pk: int) -> Proposal:
     """The proposal with everything its page reads; 404 when the actor may not see it."""
     return get_proposal(actor, pk, proposal_queryset(actor))
+
+
+# --- The discussion ----------------------------------------------------------------------------
+
+#: What "the proposed text" is, per kind a reviewer may edit: the label of the text.
+TEXT_LABELS: dict[str, str] = {
+    ProposalKind.CONSOLIDATION: "Proposed merged text",
+    ProposalKind.PROMOTION: "Proposed promoted text",
+    ProposalKind.SUPERSESSION: "Proposed successor text",
+}
+
+
+def proposed_text(kind: str, payload: dict[str, Any] | None) -> str | None:
+    """The text a reviewer may edit in ``payload``: the body of a consolidation or promotion,
+    a new successor's body; None for other kinds and for an existing successor."""
+    payload = payload or {}
+    if kind in (ProposalKind.CONSOLIDATION, ProposalKind.PROMOTION):
+        body = payload.get("body")
+        return body if isinstance(body, str) else None
+    if kind == ProposalKind.SUPERSESSION:
+        successor = payload.get("successor")
+        if isinstance(successor, dict) and isinstance(successor.get("body"), str):
+            return str(successor["body"])
+    return None
+
+
+#: The proposal status each verdict stands for (badge colour and wording).
+VERDICT_STATUS = {
+    "approve": "approved",
+    "reject": "rejected",
+    "request_changes": "changes_requested",
+}
+
+
+@dataclass
+class ThreadItem:
+    """One entry of the discussion: a comment, a verdict or an amendment."""
+
+    type: str  # "comment" | "decision" | "amendment"
+    pk: int
+    author: str
+    created_at: datetime
+    revision: int
+    body: str = ""
+    verdict: str = ""
+    reason: str = ""
+    acknowledged: list[str] = field(default_factory=list)
+    # An amendment: the word diffs of the proposed text and of the rationale (when changed).
+    text_diff: list[compare.DiffSegment] = field(default_factory=list)
+    rationale_diff: list[compare.DiffSegment] = field(default_factory=list)
+
+    @property
+    def verdict_status(self) -> str:
+        """The status the verdict stands for (the badge's colour)."""
+        return VERDICT_STATUS.get(self.verdict, self.verdict)
+
+    @property
+    def verdict_label(self) -> str:
+        return self.verdict_status.replace("_", " ")
+
+
+def _amendment_item(kind: str, a: ProposalAmendment) -> ThreadItem:
+    before, after = a.before or {}, a.after or {}
+    old_text = proposed_text(kind, before.get("payload"))
+    new_text = proposed_text(kind, after.get("payload"))
+    old_why, new_why = str(before.get("rationale") or ""), str(after.get("rationale") or "")
+    return ThreadItem(
+        type="amendment",
+        pk=a.pk,
+        author=a.author_label,
+        created_at=a.created_at,
+        revision=a.number,
+        body=a.comment,
+        text_diff=(
+            compare.word_diff(old_text, new_text)
+            if old_text is not None and new_text is not None and old_text != new_text
+            else []
+        ),
+        rationale_diff=compare.word_diff(old_why, new_why) if old_why != new_why else [],
+    )
+
+
+def thread(proposal: Proposal) -> list[ThreadItem]:
+    """The discussion, oldest first (``decisions``, ``comments`` and ``amendments`` are
+    prefetched): the order of ``proposals.serializers.thread_out``, with the amendments."""
+    items = [
+        ThreadItem(
+            type="decision",
+            pk=d.pk,
+            author=d.actor_label,
+            created_at=d.decided_at,
+            revision=d.proposal_revision,
+            body=d.comment,
+            verdict=d.verdict,
+            reason=d.get_reason_display() if d.reason else "",
+            acknowledged=list(d.acknowledged_lost_details or []),
+        )
+        for d in proposal.decisions.all()
+    ]
+    items += [
+        ThreadItem(
+            type="comment",
+            pk=c.pk,
+            author=c.author_label,
+            created_at=c.created_at,
+            revision=c.proposal_revision,
+            body=c.body,
+        )
+        for c in proposal.comments.all()
+    ]
+    items += [_amendment_item(proposal.kind, a) for a in proposal.amendments.all()]
+    return sorted(items, key=lambda i: (i.created_at, i.type, i.pk))
 
 
 @dataclass
@@ -338,10 +458,37 @@ class ProposalPage:
     required: int
     is_self: bool
     governance: Governance | None = None
+    thread: list[ThreadItem] = field(default_factory=list)
+    #: The actor counts as self because they amended it (not because they submitted it).
+    is_editor: bool = False
+    #: The text a reviewer may edit (None: the kind has none, or the proposal is closed).
+    editable_text: str | None = None
 
     @property
     def is_pending(self) -> bool:
         return self.proposal.status == ProposalStatus.PENDING
+
+    @property
+    def is_open(self) -> bool:
+        return self.proposal.is_open
+
+    @property
+    def changes_requested(self) -> bool:
+        return self.proposal.status == ProposalStatus.CHANGES_REQUESTED
+
+    @property
+    def status_label(self) -> str:
+        return self.proposal.status.replace("_", " ")
+
+    @property
+    def text_label(self) -> str:
+        return TEXT_LABELS.get(self.proposal.kind, "Proposed text")
+
+    @property
+    def last_change_request(self) -> ThreadItem | None:
+        """The request for changes the proposal waits on (shown while changes are requested)."""
+        asks = [i for i in self.thread if i.verdict == "request_changes"]
+        return asks[-1] if asks else None
 
     @property
     def lost_names(self) -> list[str]:
@@ -402,6 +549,11 @@ def proposal_page(
         required=approvals_required(proposal.memory, proposal.kind),
         is_self=proposal.is_self(actor),
         governance=governance(proposal, targets),
+        thread=thread(proposal),
+        is_editor=proposal.is_self(actor) and not proposal.is_submitter(actor),
+        editable_text=(
+            proposed_text(proposal.kind, proposal.payload) if proposal.is_open else None
+        ),
     )
 
 

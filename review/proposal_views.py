@@ -1,11 +1,16 @@
-"""Browser pages of one proposal: inputs → result, evidence, verification, recall preview and
-the Approve / Reject forms.
+"""Browser pages of one proposal: inputs → result, evidence, verification, recall preview, the
+discussion and the Approve / Reject / Request changes forms, and a reviewer's edit of the
+proposed text.
 
 Without JavaScript a decision redirects back with a message, a conflict renders a 409 page
 naming who decided and when, and a refused form re-renders the page with its errors (422). With
 htmx the same URL answers with the fragment that changed — the inbox row
 (``HX-Target: proposal-<id>``) or the decision panel — re-read from the database; a success is
 never a plain 302.
+
+A comment posted with htmx answers with the discussion (``#thread``); without JavaScript it
+redirects back. "Edit proposed text" is a plain form: the amendment changes the whole page (a new
+revision, verification and diff), so it always redirects back to the page.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from django.views.decorators.http import require_POST, require_safe
 
 from lib.errors import DomainError
 from memory.actors import Actor
+from proposals.actions.discussion import add_comment, amend_proposal
 from proposals.exceptions import IllegalTransition
-from proposals.models import Proposal
+from proposals.kinds import kind_of
+from proposals.models import Proposal, ProposalKind
 
 from . import actions, inbox, pages, web
 from .exceptions import (
@@ -34,7 +41,15 @@ from .exceptions import (
     SelfApproval,
     StaleProposal,
 )
-from .forms import REASON_LABELS, ApproveForm, RejectForm, reason_options
+from .forms import (
+    REASON_LABELS,
+    AmendForm,
+    ApproveForm,
+    CommentForm,
+    RejectForm,
+    RequestChangesForm,
+    reason_options,
+)
 from .permissions import has_approved, may_decide
 
 CONFLICTS = (AlreadyDecided, StaleProposal, IllegalTransition)
@@ -50,6 +65,13 @@ def _visible(actor: Actor, pk: int) -> Proposal | None:
 # --- The proposal page -------------------------------------------------------------------------
 
 
+def _data(form: Any, name: str, default: str = "") -> str:
+    """What the user typed into ``name`` of a bound form (to show it again), else ``default``."""
+    if form is None or not form.is_bound:
+        return default
+    return str(form.data.get(name, default))
+
+
 def _page_context(
     request: HttpRequest,
     actor: Actor,
@@ -57,6 +79,9 @@ def _page_context(
     *,
     approve_form: ApproveForm | None = None,
     reject_form: RejectForm | None = None,
+    changes_form: RequestChangesForm | None = None,
+    comment_form: CommentForm | None = None,
+    amend_form: AmendForm | None = None,
     notice: str = "",
     notice_kind: str = "info",
     with_preview: bool = True,
@@ -64,21 +89,30 @@ def _page_context(
     now = timezone.now()
     page = pages.proposal_page(actor, proposal, now=now, with_preview=with_preview)
     approved_already = has_approved(actor, page.decisions, revision=page.proposal.revision)
+    reviewer = may_decide(actor)
     return {
         "nav": "review",
         "page": page,
         "p": proposal,
-        "can_decide": may_decide(actor)
-        and page.is_pending
-        and not page.is_self
-        and not approved_already,
+        "can_decide": reviewer and page.is_pending and not page.is_self and not approved_already,
+        # Changes requested: the proposal can still be rejected (not approved) until amended.
+        "can_reject_waiting": reviewer and page.changes_requested and not page.is_self,
+        "can_comment": reviewer,
+        "can_amend": reviewer and page.editable_text is not None,
         "approved_already": approved_already,
-        "is_reviewer": may_decide(actor),
+        "is_reviewer": reviewer,
         "actor_id": actor.id,
         "approve_errors": web.errors(approve_form),
         "reject_errors": web.errors(reject_form),
+        "changes_errors": web.errors(changes_form),
+        "comment_errors": web.errors(comment_form),
+        "amend_errors": web.errors(amend_form),
         "approve_values": web.values(approve_form),
         "reject_values": web.values(reject_form),
+        "changes_values": web.values(changes_form),
+        "comment_value": _data(comment_form, "body"),
+        "amend_text": _data(amend_form, "text", page.editable_text or ""),
+        "amend_note": _data(amend_form, "note"),
         "reasons": list(REASON_LABELS.items()),
         "notice": notice,
         "notice_kind": notice_kind,
@@ -117,8 +151,7 @@ def _fragment(
     status: int,
     notice: str = "",
     notice_kind: str = "info",
-    approve_form: ApproveForm | None = None,
-    reject_form: RejectForm | None = None,
+    **forms: Any,
 ) -> HttpResponse:
     """The fragment an htmx decision swaps: the inbox row or the page's decision panel, always
     re-read from the database (so a conflict shows the winner's decision)."""
@@ -135,8 +168,8 @@ def _fragment(
             "reason_options": reason_options(),
             "notice": notice,
             "notice_kind": notice_kind,
-            "reject_errors": web.errors(reject_form),
-            "reject_values": web.values(reject_form),
+            "reject_errors": web.errors(forms.get("reject_form")),
+            "reject_values": web.values(forms.get("reject_form")),
             "now": timezone.now(),
         }
         return render(request, "review/inbox.html#row", context, status=status)
@@ -146,8 +179,7 @@ def _fragment(
         pk,
         "review/proposal.html#decision",
         status=status,
-        approve_form=approve_form,
-        reject_form=reject_form,
+        **forms,
         notice=notice,
         notice_kind=notice_kind,
         with_preview=False,
@@ -173,16 +205,8 @@ def _conflict(request: HttpRequest, actor: Actor, pk: int, exc: DomainError) -> 
     return render(request, "review/conflict.html", context, status=409)
 
 
-def _invalid(
-    request: HttpRequest,
-    actor: Actor,
-    pk: int,
-    *,
-    approve_form: ApproveForm | None = None,
-    reject_form: RejectForm | None = None,
-) -> HttpResponse:
+def _invalid(request: HttpRequest, actor: Actor, pk: int, **forms: Any) -> HttpResponse:
     """422: the form again, with what is missing."""
-    forms: dict[str, Any] = {"approve_form": approve_form, "reject_form": reject_form}
     notice: dict[str, Any] = {"notice": "Please correct the form below.", "notice_kind": "error"}
     if web.is_htmx(request):
         return _fragment(request, actor, pk, status=422, **forms, **notice)
@@ -214,8 +238,7 @@ def _domain_error(
             field = name if name in form.fields else None
             for problem in problems if isinstance(problems, list) else [problems]:
                 form.add_error(field, str(problem))
-    key = "approve_form" if kind == "approve" else "reject_form"
-    return _invalid(request, actor, pk, **{key: form})
+    return _invalid(request, actor, pk, **{f"{kind}_form": form})
 
 
 @require_POST
@@ -268,3 +291,134 @@ def proposal_reject(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse
     except DomainError as exc:
         return _domain_error(request, actor, pk, exc, form, kind="reject")
     return _decided(request, actor, pk, f"Rejected proposal #{pk}.")
+
+
+@require_POST
+@web.deciders
+def proposal_request_changes(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+    """Ask the submitter for changes (``review.actions.request_changes``): the proposal waits
+    for an amendment; the comment says what should change."""
+    proposal = _visible(actor, pk)
+    if proposal is None:
+        return web.refuse(request, f"No proposal {pk}.", status=404)
+    form = RequestChangesForm(request.POST)
+    if not form.is_valid():
+        return _invalid(request, actor, pk, changes_form=form)
+    try:
+        actions.request_changes(pk, actor=actor, comment=form.cleaned_data["comment"])
+    except DomainError as exc:
+        return _domain_error(request, actor, pk, exc, form, kind="changes")
+    return _decided(
+        request, actor, pk, f"Requested changes on proposal #{pk}; it waits for an amendment."
+    )
+
+
+# --- The discussion and the reviewer's edit ------------------------------------------------------
+
+
+def _form_errors(form: Any, exc: DomainError, fields: dict[str, str]) -> None:
+    """Put what the action refused on ``form``: messages about a known field (``fields`` maps
+    the action's names to the form's) on that field, the refusal's message otherwise."""
+    placed = False
+    for name, problems in (exc.details or {}).items():
+        field = fields.get(name)
+        if field is None:
+            continue
+        for problem in problems if isinstance(problems, list) else [problems]:
+            form.add_error(field, str(problem))
+            placed = True
+    if not placed:
+        form.add_error(None, exc.message)
+
+
+def _thread(request: HttpRequest, actor: Actor, pk: int, *, status: int, **kw: Any) -> HttpResponse:
+    """The discussion fragment htmx swaps after a comment (re-read from the database)."""
+    return _render_page(
+        request, actor, pk, "review/proposal.html#thread", status=status, with_preview=False, **kw
+    )
+
+
+@require_POST
+@web.deciders
+def proposal_comment(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+    """Add a comment to the proposal's discussion (``proposals.actions.add_comment``)."""
+    proposal = _visible(actor, pk)
+    if proposal is None:
+        return web.refuse(request, f"No proposal {pk}.", status=404)
+    form = CommentForm(request.POST)
+    if form.is_valid():
+        try:
+            add_comment(proposal, actor=actor, body=form.cleaned_data["body"])
+        except (NotFound, Forbidden) as exc:
+            return web.refuse(request, exc.message, status=exc.http_status)
+        except DomainError as exc:
+            _form_errors(form, exc, {"body": "body"})
+        else:
+            if web.is_htmx(request):
+                return _thread(request, actor, pk, status=200)
+            messages.success(request, f"Comment added to proposal #{pk}.")
+            return HttpResponseRedirect(f"{web.proposal_url(pk)}#thread")
+    if web.is_htmx(request):
+        return _thread(request, actor, pk, status=422, comment_form=form)
+    return _render_page(request, actor, pk, "review/proposal.html", status=422, comment_form=form)
+
+
+def _text_changes(proposal: Proposal, text: str) -> dict[str, Any] | None:
+    """The amendment that replaces the proposed text with ``text`` (None: nothing to edit)."""
+    if pages.proposed_text(proposal.kind, proposal.payload) is None:
+        return None
+    if proposal.kind == ProposalKind.SUPERSESSION:
+        successor = dict(kind_of(proposal.kind).resubmission(proposal).get("successor") or {})
+        return {"successor": {**successor, "body": text}}
+    return {"body": text}
+
+
+#: Where the amendment's refusals about the text go on the form.
+AMEND_FIELDS = {
+    "body": "text",
+    "successor": "text",
+    "successor.body": "text",
+    "comment": "note",
+}
+
+
+@require_POST
+@web.deciders
+def proposal_amend(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+    """Edit proposed text: a reviewer's amendment of the body (consolidation, promotion) or of
+    a new successor's body (supersession) — a new revision, verified again; the reviewer counts
+    as self from then on (``proposals.actions.amend_proposal``)."""
+    proposal = _visible(actor, pk)
+    if proposal is None:
+        return web.refuse(request, f"No proposal {pk}.", status=404)
+    form = AmendForm(request.POST)
+    if not form.is_valid():
+        return _render_page(request, actor, pk, "review/proposal.html", status=422, amend_form=form)
+    changes = _text_changes(proposal, form.cleaned_data["text"])
+    if changes is None:  # the page has no edit form: say so in the decision panel
+        return _render_page(
+            request,
+            actor,
+            pk,
+            "review/proposal.html",
+            status=422,
+            notice=f"A {proposal.kind} proposal has no proposed text to edit.",
+            notice_kind="error",
+        )
+    try:
+        amended = amend_proposal(
+            proposal, actor=actor, changes=changes, comment=form.cleaned_data["note"]
+        )
+    except CONFLICTS as exc:
+        return _conflict(request, actor, pk, exc)
+    except (NotFound, Forbidden) as exc:
+        return web.refuse(request, exc.message, status=exc.http_status)
+    except DomainError as exc:
+        _form_errors(form, exc, AMEND_FIELDS)
+        return _render_page(request, actor, pk, "review/proposal.html", status=422, amend_form=form)
+    messages.success(
+        request,
+        f"Amended proposal #{pk}: revision {amended.revision} is pending. "
+        "You edited it, so another reviewer decides it.",
+    )
+    return HttpResponseRedirect(web.proposal_url(pk))

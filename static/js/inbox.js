@@ -1,12 +1,15 @@
 /* Keyboard shortcuts for the reviewer inbox and proposal page (no framework, no build step).
  *
  *   j / k   next / previous proposal        o, Enter   open it
- *   a       approve                          r          reject (opens reason + comment)
- *   ?       help overlay                     Esc        close
+ *   a       approve — after a confirmation   r          reject (opens reason + comment)
+ *   ?       help overlay                     Esc        close (the help, the reject form)
  *
- * Shortcuts never fire while typing in a field or with a modifier key, and can be switched off
- * with the "Keyboard shortcuts" checkbox; the choice is kept in localStorage. Every action only
- * clicks or focuses a real control, so the page behaves exactly as it does without this file.
+ * No shortcut decides on its own: "a" opens a confirmation dialog (Enter confirms, Esc
+ * cancels) and only its confirm button clicks the real Approve button. Shortcuts never fire
+ * while typing in a field or with a modifier key, and can be switched off with the "Keyboard
+ * shortcuts" checkbox; the choice is kept in localStorage. The toggle and help are shown to
+ * reviewers only, and only once this file runs. Every action only clicks or focuses a real
+ * control, so the page behaves exactly as it does without this file.
  */
 (function () {
   "use strict";
@@ -58,13 +61,54 @@
     if (dialog.open) dialog.close(); else if (dialog.showModal) dialog.showModal(); else dialog.setAttribute("open", "");
   }
 
+  // --- Confirmation: the only way a key leads to a decision ---------------------------------
+
+  var confirmed = null; // the button the open confirmation would click
+
+  function confirmDialog() { return document.getElementById("shortcut-confirm"); }
+
+  function confirming() {
+    var dialog = confirmDialog();
+    return !!(dialog && dialog.open);
+  }
+
+  function labelOf(button, row) {
+    if (button.dataset.confirmLabel) return button.dataset.confirmLabel;
+    var title = row && row.querySelector(".item-title");
+    var id = row && row.id ? "#" + row.id.replace(/^proposal-/, "") : "";
+    return ("proposal " + id + (title ? " — " + title.textContent.trim() : "")).trim();
+  }
+
+  function askToApprove(button, row) {
+    var dialog = confirmDialog();
+    if (!dialog || !dialog.showModal) return; // no dialog (auditor, old browser): never decide
+    confirmed = button;
+    var what = dialog.querySelector("[data-confirm-what]");
+    if (what) what.textContent = "Approve " + labelOf(button, row) + "?";
+    dialog.returnValue = "";
+    dialog.showModal();
+    var ok = dialog.querySelector("[data-confirm-ok]");
+    if (ok) ok.focus();
+  }
+
+  function settleConfirmation() {
+    var dialog = confirmDialog();
+    var button = confirmed;
+    confirmed = null;
+    if (dialog && dialog.returnValue === "confirm" && button && button.isConnected && !button.disabled) {
+      button.click();
+    } else if (button && button.isConnected) {
+      button.focus({ preventScroll: true });
+    }
+  }
+
   function approve() {
     var row = current();
     if (row) {
       var button = row.querySelector("[data-approve]");
       var link = row.querySelector("[data-approve-link]");
-      if (button && !button.disabled) button.click();
-      else if (link) window.location.href = link.href;
+      if (button && !button.disabled) askToApprove(button, row);
+      else if (link) window.location.href = link.href; // the page, to acknowledge: no decision
       return;
     }
     var panel = document.getElementById("decision");
@@ -72,21 +116,36 @@
     var unticked = panel.querySelector("input[name=acknowledge]:not(:checked)");
     if (unticked) { unticked.focus(); unticked.scrollIntoView({ block: "center" }); return; }
     var approveButton = panel.querySelector("[data-approve]");
-    if (approveButton && !approveButton.disabled) approveButton.click();
+    if (approveButton && !approveButton.disabled) askToApprove(approveButton, null);
+  }
+
+  function openReject(details) {
+    if (!details) return;
+    details.open = true;
+    var reason = details.querySelector("select");
+    if (reason) { reason.focus(); reason.scrollIntoView({ block: "center" }); }
   }
 
   function reject() {
     var row = current();
-    if (row) {
-      var details = row.querySelector("details.reject");
-      if (!details) return;
-      details.open = true;
-      var reason = details.querySelector("select");
-      if (reason) reason.focus();
-      return;
+    if (row) { openReject(row.querySelector("details.reject")); return; }
+    var panel = document.getElementById("decision");
+    openReject(panel && panel.querySelector("details.reject"));
+  }
+
+  /* Esc closes an open reject (or request-changes) form — also while typing in it — and puts
+   * the focus back on its summary. Returns whether it closed one. */
+  function closeForm(target) {
+    var details = target && target.closest && target.closest("details.reject[open], details.changes[open]");
+    if (!details) {
+      var scope = current() || document.getElementById("decision");
+      details = scope && scope.querySelector("details.reject[open], details.changes[open]");
     }
-    var field = document.getElementById("reject-reason");
-    if (field) { field.focus(); field.scrollIntoView({ block: "center" }); }
+    if (!details) return false;
+    details.open = false;
+    var summary = details.querySelector("summary");
+    if (summary) summary.focus();
+    return true;
   }
 
   function open() {
@@ -96,8 +155,23 @@
 
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (typing(event.target) || !enabled()) return;
+    if (confirming()) {
+      // The modal confirmation has the focus: Enter confirms (whatever button is focused, but
+      // Cancel), Esc cancels (the dialog's own cancel); no other shortcut while it is open.
+      var cancel = event.target.matches && event.target.matches("[data-confirm-cancel]");
+      if (event.key === "Enter" && !cancel) {
+        event.preventDefault();
+        confirmDialog().close("confirm");
+      }
+      return;
+    }
+    // Esc closes an open reject form even while typing in it (closing decides nothing).
     var dialog = document.getElementById("shortcut-help");
+    if (event.key === "Escape" && !(dialog && dialog.open) && closeForm(event.target)) {
+      event.preventDefault();
+      return;
+    }
+    if (typing(event.target) || !enabled()) return;
     if (dialog && dialog.open && event.key !== "?" && event.key !== "Escape") return;
     switch (event.key) {
       case "j": move(1); break;
@@ -107,11 +181,6 @@
       case "o": open(); break;
       case "Enter": if (current() && event.target === document.body) open(); else return; break;
       case "?": help(); break;
-      case "Escape":
-        var row = current();
-        var openReject = row && row.querySelector("details.reject[open]");
-        if (openReject) openReject.open = false; else return;
-        break;
       default: return;
     }
     event.preventDefault();
@@ -120,6 +189,11 @@
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-help]");
     if (button) { event.preventDefault(); help(); return; }
+    var amendLink = event.target.closest && event.target.closest("[data-open-amend]");
+    if (amendLink) {
+      var amend = document.querySelector("#amend details");
+      if (amend) amend.open = true;
+    }
     var item = event.target.closest && event.target.closest("[data-item]");
     if (item && !event.target.closest("a, button, summary, input, select, textarea, label")) select(item);
   });
@@ -141,5 +215,8 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-shortcuts-toggle]").forEach(function (box) { box.checked = enabled(); });
+    document.querySelectorAll("[data-shortcut-tools]").forEach(function (el) { el.hidden = false; });
+    var dialog = confirmDialog();
+    if (dialog) dialog.addEventListener("close", settleConfirmation);
   });
 })();

@@ -43,10 +43,11 @@ def test_two_input_consolidation_shows_three_panes_with_highlights(rita, lossy):
     # The verification: similarity, lost details, checks.
     assert "Server verification" in html and "weakest pair" in html
     assert '<span class="badge check warn">warn</span>' in html
-    # Three acknowledgement boxes, a Comment and the two buttons with their exact names.
+    # Three acknowledgement boxes, a comment for each decision (each with its own label) and
+    # the two buttons with their exact names.
     assert html.count('name="acknowledge"') == 3
-    assert '<label for="approve-comment">Comment</label>' in html
-    assert '<label for="reject-comment">Comment</label>' in html
+    assert '<label for="approve-comment">Approval comment</label>' in html
+    assert '<label for="reject-comment">Rejection comment</label>' in html
     assert re.search(r"<button[^>]*>Approve</button>", html)
     assert re.search(r"<button[^>]*>Reject</button>", html)
     assert 'hx-disabled-elt="find button"' in html
@@ -255,7 +256,9 @@ def test_the_proposal_page_writes_nothing_and_takes_no_lock(rita, lossy):
 def test_proposal_page_costs_a_bounded_number_of_queries(
     rita, memory, agent, lossy, django_assert_max_num_queries
 ):
-    with django_assert_max_num_queries(3 + 4 + 2 * MAX_PREVIEWS):
+    # 3 (the signed-in reviewer) + 6 (proposal, targets, decisions, evidence, and — added with
+    # the discussion — its comments and amendments) + the recall preview.
+    with django_assert_max_num_queries(3 + 6 + 2 * MAX_PREVIEWS):
         page_of(rita, lossy.pk)
     ids = [add(memory, agent.actor, f"Build cache note number {i}") for i in range(12)]
     big = submit_request(
@@ -267,7 +270,7 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
             "entries": [{"entry_id": i, "version": 1} for i in ids],
         },
     ).proposal
-    with django_assert_max_num_queries(3 + 4 + 2 * MAX_PREVIEWS):
+    with django_assert_max_num_queries(3 + 6 + 2 * MAX_PREVIEWS):
         html = page_of(rita, big.pk)
     assert "8 more affected entries not previewed." in html
 
