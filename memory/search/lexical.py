@@ -89,28 +89,31 @@ def _postgres_sql(
     hit = "(v.search_vector @@ %s::tsquery)::int"
     hits = " + ".join(hit for _ in terms)
     content_hits = " + ".join(hit for _ in content)
-    query = _tsquery(prefilter_terms(content, floor))
+    prefilter = prefilter_terms(content, floor)
+    query = _tsquery(prefilter)
     if min_matched > 0 and (wide := prefilter_terms(terms, min_matched)) != list(terms):
         query = f"({query}) & ({_tsquery(wide)})"
-    conditions = [
-        "v.search_vector @@ %s::tsquery",
-        "v.memory_id = %s",
-        f"({content_hits}) >= %s",
-        *([f"({hits}) >= %s"] if min_matched > 0 else []),
-        *where,
-    ]
+    lexemes = [f"'{t}'" for t in terms]
+    conditions = ["v.search_vector @@ %s::tsquery", "v.memory_id = %s"]
+    params: list[Any] = [query, memory_pk]
+    # A row the lookup found holds one of the prefilter's content terms: with a floor of one
+    # and every content term in the lookup, the count is implied and is not computed per row.
+    if not (floor <= 1 and list(prefilter) == list(content)):
+        conditions.append(f"({content_hits}) >= %s")
+        params += [*(f"'{t}'" for t in content), floor]
+    if min_matched > 0:
+        conditions.append(f"({hits}) >= %s")
+        params += [*lexemes, min_matched]
+    # One term: every row matches it once, so the count orders nothing.
+    order = "" if len(terms) == 1 else f"({hits}) DESC, "
     sql = f"""
         SELECT v.entry_id, v.id
         FROM memory_entryversion v{joins}
-        WHERE {" AND ".join(conditions)}
-        ORDER BY ({hits}) DESC, v.term_count ASC, v.entry_id ASC, v.id ASC
+        WHERE {" AND ".join([*conditions, *where])}
+        ORDER BY {order}v.term_count ASC, v.entry_id ASC, v.id ASC
         LIMIT %s
     """
-    lexemes = [f"'{t}'" for t in terms]
-    params: list[Any] = [query, memory_pk, *(f"'{t}'" for t in content), floor]
-    if min_matched > 0:
-        params += [*lexemes, min_matched]
-    return sql, [*params, *where_params, *lexemes]
+    return sql, [*params, *where_params, *(lexemes if order else [])]
 
 
 def _scored_sql(
