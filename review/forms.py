@@ -92,3 +92,59 @@ class AmendForm(forms.Form):
 
     text = forms.CharField(label="Proposed text", strip=False, widget=forms.Textarea)
     note = _comment(required=False, label="Note on this edit")
+
+
+class _IdsField(forms.Field):
+    """Proposal ids from repeated ``ids`` inputs (the row checkboxes), each once, in order."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, *, max_ids: int, **kwargs: Any):
+        self.max_ids = max_ids
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> list[int]:
+        raw = [value] if isinstance(value, str) else list(value or [])
+        try:
+            ids = [int(v) for v in raw if str(v).strip()]
+        except (TypeError, ValueError) as exc:
+            raise forms.ValidationError("Proposal ids are numbers.") from exc
+        return list(dict.fromkeys(ids))
+
+    def validate(self, value: list[int]) -> None:
+        if not value:
+            raise forms.ValidationError("Select at least one proposal.")
+        if len(value) > self.max_ids:
+            raise forms.ValidationError(f"At most {self.max_ids} proposals at once.")
+
+
+class BulkDecideForm(forms.Form):
+    """The inbox's bulk bar: Approve selected (optional comment) or Reject selected (a reason
+    and a comment, both required)."""
+
+    action = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
+    reason = forms.ChoiceField(
+        label="Reason",
+        required=False,
+        choices=[("", "Choose a reason…"), *((k, REASON_LABELS[k]) for k in RejectionReason)],
+    )
+    comment = _comment(required=False)
+
+    def __init__(self, *args: Any, max_ids: int = 100, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["ids"] = _IdsField(max_ids=max_ids)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("action") == "reject":
+            if not data.get("reason"):
+                self.add_error("reason", "Choose a reason to reject.")
+            if not (data.get("comment") or "").strip():
+                self.add_error("comment", "Say why you reject them.")
+        return data
+
+
+class AssignForm(forms.Form):
+    """A row's "Assign": a reviewer's username, or empty to clear the assignment."""
+
+    reviewer = forms.CharField(label="Assign to", required=False, max_length=150)

@@ -15,10 +15,22 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connections
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
+from django.db.models import (
+    Count,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
@@ -26,8 +38,15 @@ from memory.actors import Actor
 from memory.models import Memory
 from proposals.kinds import KINDS as PROPOSAL_KINDS
 from proposals.kinds import kind_of
-from proposals.models import Proposal, ProposalStatus, ProposalTarget, TargetRole
-from proposals.selectors import visible_proposals
+from proposals.models import (
+    OPEN_STATUSES,
+    Proposal,
+    ProposalQuerySet,
+    ProposalStatus,
+    ProposalTarget,
+    TargetRole,
+)
+from proposals.selectors import filter_proposals, visible_proposals
 
 from .actions import approvals_required, lost_detail_names
 from .models import Decision, ReviewClaim, Verdict
@@ -37,10 +56,18 @@ from .models import Decision, ReviewClaim, Verdict
 COUNT_CAP = 1000
 #: The polled badge stops here ("99+").
 NEW_CAP = 99
+#: Most reviewers a row's "Assign" select lists.
+MAX_REVIEWERS = 200
 
 STATUS_CHOICES = [*ProposalStatus.values, "all"]
+#: How each status reads in the filter and on its badge.
+STATUS_LABELS = {**{s: s.replace("_", " ").capitalize() for s in STATUS_CHOICES}, "all": "All"}
 SORTS = ("oldest", "newest")
 KINDS = list(PROPOSAL_KINDS)
+#: "Has lost details": any (empty), yes or no.
+LOST_CHOICES = ("yes", "no")
+#: Longest free-text filter value (q, submitter, entry) taken from the URL.
+MAX_TEXT = 200
 
 
 # --- Filters -----------------------------------------------------------------------------------
@@ -55,11 +82,35 @@ class InboxFilter:
     kind: str = ""
     status: str = ProposalStatus.PENDING
     sort: str = "oldest"
+    #: Words of the rationale or proposed text, or an affected entry id.
+    q: str = ""
+    #: An actor id or label, or "me".
+    submitter: str = ""
+    #: An affected entry id.
+    entry: str = ""
+    #: "yes", "no" or "" (either).
+    lost: str = ""
+    #: "me": only proposals the viewer holds a live claim on.
+    claimed: str = ""
+    #: "me": only proposals assigned to the viewer.
+    assigned: str = ""
+    #: The page size asked for ("" = the default); kept by "Next page".
+    limit: str = ""
     errors: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def descending(self) -> bool:
         return self.sort == "newest"
+
+    def selector_filters(self) -> dict[str, Any]:
+        """The filters :func:`proposals.selectors.filter_proposals` applies."""
+        return {
+            "q": self.q,
+            "submitter": self.submitter,
+            "entry": self.entry,
+            "has_lost_details": {"yes": True, "no": False}.get(self.lost),
+            "assigned": self.assigned,
+        }
 
     def params(self, **override: Any) -> dict[str, str]:
         """Non-default filter values (plus overrides; an empty override drops the key)."""
@@ -68,6 +119,13 @@ class InboxFilter:
             "kind": self.kind,
             "status": "" if self.status == ProposalStatus.PENDING else self.status,
             "sort": "" if self.sort == "oldest" else self.sort,
+            "q": self.q,
+            "submitter": self.submitter,
+            "entry": self.entry,
+            "lost": self.lost,
+            "claimed": self.claimed,
+            "assigned": self.assigned,
+            "limit": self.limit,
         }
         values.update({k: str(v) if v is not None else "" for k, v in override.items()})
         return {k: v for k, v in values.items() if v}
@@ -93,6 +151,21 @@ def parse_filter(params: Mapping[str, str], memories: Sequence[Memory]) -> Inbox
         params, "status", STATUS_CHOICES, f.status, errors, f"One of {', '.join(STATUS_CHOICES)}."
     )
     f.sort = _choice(params, "sort", SORTS, f.sort, errors, "oldest or newest.")
+    for name in ("q", "submitter", "entry"):
+        value = (params.get(name) or "").strip()
+        if len(value) > MAX_TEXT:
+            errors[name] = [f"At most {MAX_TEXT} characters."]
+        else:
+            setattr(f, name, value)
+    f.lost = _choice(params, "lost", LOST_CHOICES, "", errors, "yes or no.")
+    f.claimed = _choice(params, "claimed", ("me",), "", errors, "Only 'me'.")
+    f.assigned = _choice(params, "assigned", ("me",), "", errors, "Only 'me'.")
+    limit = (params.get("limit") or "").strip()
+    if limit:
+        if limit.isdigit() and 1 <= int(limit) <= int(settings.STEWARD_MAX_PAGE_SIZE):
+            f.limit = str(int(limit))
+        else:
+            errors["limit"] = [f"Between 1 and {settings.STEWARD_MAX_PAGE_SIZE}."]
     f.errors = errors
     return f
 
@@ -126,7 +199,15 @@ def filtered(actor: Actor, f: InboxFilter, *, with_kind: bool = True) -> QuerySe
         qs = qs.filter(memory_id=f.memory_id)
     if with_kind and f.kind:
         qs = qs.filter(kind=f.kind)
+    qs = filter_proposals(qs, actor, f.selector_filters())
+    if f.claimed == "me":
+        qs = claimed_by(qs, actor)
     return qs
+
+
+def claimed_by(qs: ProposalQuerySet, actor: Actor) -> ProposalQuerySet:
+    """Proposals ``actor`` holds a live claim on ("Claimed by me": one join, no query)."""
+    return qs.filter(claim__actor_id=actor.id, claim__expires_at__gt=timezone.now())
 
 
 def page_queryset(actor: Actor, f: InboxFilter) -> QuerySet[Proposal]:
@@ -145,7 +226,7 @@ def page_queryset(actor: Actor, f: InboxFilter) -> QuerySet[Proposal]:
     )
     return (
         filtered(actor, f)
-        .select_related("memory", "claim", "operation")
+        .select_related("memory", "claim", "operation", "assigned_to")
         .annotate(approvals=Coalesce(Subquery(approvals), Value(0), output_field=IntegerField()))
         .prefetch_related(targets_with_heads())
     )
@@ -241,6 +322,13 @@ class Row:
     lost_title: str = ""
     #: Rules of the injection scan that matched (admission and quarantine proposals).
     injection_rules: list[str] = field(default_factory=list)
+    #: The assigned reviewer's username ("" = nobody) and whether that is the viewer.
+    assignee: str = ""
+    assigned_to_me: bool = False
+    assign_href: str = ""
+    #: Who the row's "Assign" select offers (shared by every row of a page).
+    reviewers: Sequence[str] = ()
+    status_label: str = ""
 
     @property
     def pk(self) -> int:
@@ -253,6 +341,11 @@ class Row:
     @property
     def is_pending(self) -> bool:
         return self.proposal.status == ProposalStatus.PENDING
+
+    @property
+    def is_open(self) -> bool:
+        """Pending or waiting for an amendment: it may still be assigned."""
+        return self.proposal.status in OPEN_STATUSES
 
 
 def result_text(proposal: Proposal, targets: Sequence[ProposalTarget]) -> str:
@@ -293,7 +386,25 @@ def injection_rules(proposal: Proposal, targets: Sequence[ProposalTarget]) -> li
 ROW_INPUTS = 3
 
 
-def row_for(proposal: Proposal, *, now: datetime) -> Row:
+def reviewer_names() -> list[str]:
+    """Usernames a proposal may be assigned to: active users in the "reviewer" group or staff
+    (the rule of ``proposals.actions.discussion.assign_proposal``), in one query."""
+    users = get_user_model().objects.filter(is_active=True)
+    return list(
+        users.filter(Q(is_staff=True) | Q(groups__name="reviewer"))
+        .order_by("username")
+        .values_list("username", flat=True)
+        .distinct()[:MAX_REVIEWERS]
+    )
+
+
+def row_for(
+    proposal: Proposal,
+    *,
+    now: datetime,
+    actor: Actor | None = None,
+    reviewers: Sequence[str] = (),
+) -> Row:
     targets = list(proposal.targets.all())
     claim = getattr(proposal, "claim", None)
     roles = kind_of(proposal.kind).input_roles
@@ -305,6 +416,7 @@ def row_for(proposal: Proposal, *, now: datetime) -> Row:
     result = result_text(proposal, targets)
     lost = lost_detail_names(proposal)
     pk = proposal.pk
+    assignee = proposal.assigned_to if proposal.assigned_to_id else None
     return Row(
         proposal=proposal,
         inputs=inputs[:ROW_INPUTS],
@@ -324,10 +436,29 @@ def row_for(proposal: Proposal, *, now: datetime) -> Row:
         more_inputs=max(len(inputs) - ROW_INPUTS, 0),
         lost_title=", ".join(lost),
         injection_rules=injection_rules(proposal, targets),
+        assignee=assignee.get_username() if assignee is not None else "",
+        assigned_to_me=bool(
+            assignee is not None and actor is not None and actor.user_pk == assignee.pk
+        ),
+        assign_href=reverse("review-proposal-assign", args=[pk]),
+        reviewers=reviewers,
+        status_label=STATUS_LABELS.get(proposal.status, proposal.status),
     )
 
 
 def fresh_row(actor: Actor, pk: int, *, now: datetime) -> Row | None:
     """One row re-read from the database (after a decision or a conflict)."""
-    proposal = page_queryset(actor, InboxFilter(status="all")).filter(pk=pk).first()
-    return row_for(proposal, now=now) if proposal is not None else None
+    rows = fresh_rows(actor, [pk], now=now)
+    return rows[0] if rows else None
+
+
+def fresh_rows(actor: Actor, pks: Sequence[int], *, now: datetime) -> list[Row]:
+    """Rows re-read from the database, in the order of ``pks`` (after a bulk decision): the
+    same 2 queries for the page's proposals plus 1 for the reviewers, whatever their number."""
+    found = {p.pk: p for p in page_queryset(actor, InboxFilter(status="all")).filter(pk__in=pks)}
+    if not found:
+        return []
+    reviewers = reviewer_names()
+    return [
+        row_for(found[pk], now=now, actor=actor, reviewers=reviewers) for pk in pks if pk in found
+    ]

@@ -14,6 +14,12 @@ urlpatterns = [
     path("review/new/", inbox_views.inbox_new, name="review-inbox-new"),
     path("review/claim/", inbox_views.claim_next, name="review-claim-next"),
     path("review/claim/release/", inbox_views.release_claim, name="review-claim-release"),
+    path("review/bulk/", inbox_views.bulk_decide_view, name="review-bulk-decide"),
+    path(
+        "review/proposals/<int:pk>/assign/",
+        inbox_views.assign_view,
+        name="review-proposal-assign",
+    ),
     path("review/proposals/<int:pk>/", proposal_views.proposal_detail, name="review-proposal"),
     path(
         "review/proposals/<int:pk>/approve/",

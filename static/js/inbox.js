@@ -9,7 +9,8 @@
  * while typing in a field or with a modifier key, and can be switched off with the "Keyboard
  * shortcuts" checkbox; the choice is kept in localStorage. The toggle and help are shown to
  * reviewers only, and only once this file runs. Every action only clicks or focuses a real
- * control, so the page behaves exactly as it does without this file.
+ * control, so the page behaves exactly as it does without this file. It also adds the bulk
+ * bar's "Select all on this page" checkbox and its "n selected" count.
  */
 (function () {
   "use strict";
@@ -204,8 +205,39 @@
     }
   });
 
+  // --- Bulk selection: "Select all on this page" and the count (the bar works without it) ---
+
+  function rowBoxes() {
+    return Array.prototype.slice.call(document.querySelectorAll("[data-select-row]"));
+  }
+
+  function updateSelection() {
+    var boxes = rowBoxes();
+    var ticked = boxes.filter(function (b) { return b.checked; }).length;
+    var all = document.querySelector("[data-select-all]");
+    if (all) {
+      all.checked = boxes.length > 0 && ticked === boxes.length;
+      all.indeterminate = ticked > 0 && ticked < boxes.length;
+      all.disabled = boxes.length === 0;
+    }
+    var count = document.querySelector("[data-selected-count]");
+    if (count) count.textContent = ticked ? ticked + " selected" : "None selected";
+  }
+
+  document.addEventListener("change", function (event) {
+    var t = event.target;
+    if (!t || !t.matches) return;
+    if (t.matches("[data-select-all]")) {
+      rowBoxes().forEach(function (b) { b.checked = t.checked; });
+      updateSelection();
+    } else if (t.matches("[data-select-row]")) {
+      updateSelection();
+    }
+  });
+
   // An htmx swap replaces the selected row with a fresh one: keep it selected.
   document.addEventListener("htmx:afterSettle", function () {
+    updateSelection();
     var el = current();
     if (el && !el.classList.contains("selected")) {
       el.classList.add("selected");
@@ -216,6 +248,8 @@
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-shortcuts-toggle]").forEach(function (box) { box.checked = enabled(); });
     document.querySelectorAll("[data-shortcut-tools]").forEach(function (el) { el.hidden = false; });
+    document.querySelectorAll("[data-select-all-label]").forEach(function (el) { el.hidden = false; });
+    if (document.querySelector("[data-select-all]")) updateSelection();
     var dialog = confirmDialog();
     if (dialog) dialog.addEventListener("close", settleConfirmation);
   });
