@@ -36,7 +36,7 @@ class RequestChangesIn(StrictSerializer):
 
 
 class CompensateIn(StrictSerializer):
-    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    comment = serializers.CharField(trim_whitespace=False)
 
 
 def decision_out(result: actions.DecisionResult) -> dict[str, Any]:
@@ -127,9 +127,7 @@ class OperationCompensateApi(ActorApiView):
         actor = self.actor(request)
         get_operation(actor, operation_id)
         data = parse(CompensateIn, request)
-        result = actions.compensate_operation(
-            operation_id, actor=actor, comment=data.get("comment", "")
-        )
+        result = actions.compensate_operation(operation_id, actor=actor, comment=data["comment"])
         return Response(
             {
                 "operation": result.operation.pk,

@@ -66,7 +66,9 @@ class RejectForm(forms.Form):
 
 
 class CompensateForm(forms.Form):
-    comment = _comment(required=False)
+    """Why the operation is undone (required: the compensation's audit record says it)."""
+
+    comment = _comment(required=True)
 
 
 class RequestChangesForm(forms.Form):

@@ -128,15 +128,15 @@ def _refile_admissions(
 
 
 @transaction.atomic(durable=True)
-def compensate_operation(
-    operation_pk: int, *, actor: Actor, comment: str = ""
-) -> CompensationResult:
+def compensate_operation(operation_pk: int, *, actor: Actor, comment: str) -> CompensationResult:
     """Undo an operation as one new ``compensate`` revision, if its entries have not moved on.
+    ``comment`` (required) is why: the audit record of an undo always says it.
 
-    403 for non-reviewers, 404 when invisible, 409 ``already_compensated`` /
-    ``compensation_conflict``. Locks: Memory row, then the proposal row."""
+    400 ``invalid`` without a comment, 403 for non-reviewers, 404 when invisible, 409
+    ``already_compensated`` / ``compensation_conflict``. Locks: Memory row, then the proposal
+    row."""
     require_reviewer(actor)
-    note = clean_text(comment, field="comment")
+    note = clean_text(comment, field="comment", required=True)
     memory, proposal, operation = _lock(operation_pk, actor)
     entries = _refuse_if_moved_on(memory, operation)
     revision = apply_plan(

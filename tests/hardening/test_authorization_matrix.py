@@ -128,6 +128,11 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "review/entries/<slug:slug>/<str:entry_id>/release/": POST_ONLY,
     "review/proposals/<int:pk>/approve/": POST_ONLY,
     "review/proposals/<int:pk>/reject/": POST_ONLY,
+    "review/proposals/<int:pk>/request-changes/": POST_ONLY,
+    "review/proposals/<int:pk>/comment/": POST_ONLY,
+    "review/proposals/<int:pk>/amend/": POST_ONLY,
+    "review/proposals/<int:pk>/assign/": POST_ONLY,
+    "review/bulk/": POST_ONLY,
 }
 
 

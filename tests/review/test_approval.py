@@ -74,7 +74,7 @@ def test_compensation_restores_exact_prior_heads_and_recall(ag, rv, consolidatio
     assert Revision.objects.get(number=r.json()["revision"]).kind == "compensate"
     assert Proposal.objects.get(pk=pid).status == "compensated"
     assert ag.get(f"{E}/{b}").json()["lifecycle"]["validity"] == "current"
-    again = rv.post(f"/api/v1/operations/{op_id}/compensate", {})
+    again = rv.post(f"/api/v1/operations/{op_id}/compensate", {"comment": "undo"})
     assert again.status_code == 409
     assert Compensation.objects.count() == 1
 
@@ -86,7 +86,7 @@ def test_compensation_refused_when_entries_moved_on(ag, rv, consolidation):
         {"body": "Deploys run nightly at 03:00 UTC via deploy.sh"},
     )
     count = Revision.objects.count()
-    r = rv.post(f"/api/v1/operations/{op_id}/compensate", {})
+    r = rv.post(f"/api/v1/operations/{op_id}/compensate", {"comment": "undo"})
     assert r.status_code == 409, r.text
     assert r.json()["error"]["code"] == "compensation_conflict"
     assert r.json()["error"]["details"]["moved"][0]["entry_id"] == consolidation["a"]
@@ -117,7 +117,7 @@ def test_supersession_approval_and_compensation(ag, rv):
     assert ag.get(f"{E}/{successor}").json()["body"] == "The deploy target is eu-3"
     assert recall(ag, "deploy target") == [successor]
     assert Revision.objects.get(number=r.json()["revision"]).kind == "supersede"
-    c = rv.post(f"/api/v1/operations/{r.json()['operation']}/compensate", {})
+    c = rv.post(f"/api/v1/operations/{r.json()['operation']}/compensate", {"comment": "undo"})
     assert c.status_code == 200, c.text
     assert ag.get(f"{E}/{old}").json()["lifecycle"]["validity"] == "current"
     assert recall(ag, "deploy target") == [old]
@@ -505,3 +505,14 @@ def test_a_supersession_names_the_superseded_entry_and_the_successor_it_created(
     created = MaintenanceOperation.objects.get(pk=out["operation"]).produced["created_entries"]
     assert len(created) == 1
     assert effects[1].startswith(f"{created[0]} created by this approval: compensation retires it")
+
+
+def test_a_compensation_needs_a_reason(ag, rv, consolidation):
+    op_id = approve(rv, consolidation["proposal"]["id"]).json()["operation"]
+    for body in ({}, {"comment": "   "}):
+        r = rv.post(f"/api/v1/operations/{op_id}/compensate", body)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid", r.text
+        assert "comment" in r.json()["error"]["details"]
+    assert not Compensation.objects.exists()
+    assert rv.post(f"/api/v1/operations/{op_id}/compensate", {"comment": "Wrong merge"}).ok
+    assert Compensation.objects.get().comment == "Wrong merge"

@@ -96,7 +96,7 @@ def test_promotion_compensation_restores_inactive_notes_as_inactive(memory, agen
     ).proposal
     res = review.approve_proposal(p.pk, actor=reviewer.actor)
     assert res.operation is not None
-    review.compensate_operation(res.operation.pk, actor=reviewer.actor)
+    review.compensate_operation(res.operation.pk, actor=reviewer.actor, comment="undo")
     h1 = Head.objects.get(entry=n1.entry)
     # pre-state recorded by the operation says inactive/session_end
     assert res.operation.pre_state[0]["state"] == "inactive"
@@ -146,7 +146,7 @@ def test_low_clearance_reviewer_cannot_compensate_restricted_operation(
     assert res.operation is not None
     assert reviewer.actor.clearance == "internal"
     with pytest.raises(NotFound):
-        review.compensate_operation(res.operation.pk, actor=reviewer.actor)
+        review.compensate_operation(res.operation.pk, actor=reviewer.actor, comment="undo")
 
 
 def test_supersession_compensation_restores_old_head_exactly(memory, agent, reviewer):
@@ -165,7 +165,7 @@ def test_supersession_compensation_restores_old_head_exactly(memory, agent, revi
     ).proposal
     res = review.approve_proposal(p.pk, actor=reviewer.actor)
     assert res.operation is not None
-    review.compensate_operation(res.operation.pk, actor=reviewer.actor)
+    review.compensate_operation(res.operation.pk, actor=reviewer.actor, comment="undo")
     d = diff(before, snap([old, new]))
     assert not d, d
 
@@ -187,7 +187,7 @@ def test_consolidation_compensation_restores_heads_exactly(memory, agent, review
     ).proposal
     res = review.approve_proposal(p.pk, actor=reviewer.actor)
     assert res.operation is not None
-    review.compensate_operation(res.operation.pk, actor=reviewer.actor)
+    review.compensate_operation(res.operation.pk, actor=reviewer.actor, comment="undo")
     d = diff(before, snap([a, b]))
     assert not d, d
 

@@ -285,9 +285,16 @@ def test_compensate_without_javascript(rita, proposal):
     assert "compensated" in page and "Operation #" in page
 
 
+def test_compensate_needs_a_reason(rita, proposal):
+    op = _approved(proposal.pk)
+    r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": ""})
+    assert r.status_code == 422
+    assert not Compensation.objects.exists()
+
+
 def test_compensate_with_htmx_swaps_the_panel(rita, proposal):
     op = _approved(proposal.pk)
-    r = rita.post(f"/operations/{op.pk}/compensate/", {}, **HTMX)
+    r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": "undo"}, **HTMX)
     assert r.status_code == 200, r.content
     html = r.content.decode()
     assert html.lstrip().startswith('<section id="compensation"') and "restored" in html
@@ -295,11 +302,11 @@ def test_compensate_with_htmx_swaps_the_panel(rita, proposal):
 
 def test_compensating_twice_is_409_naming_who_did(rita, ravi, proposal):
     op = _approved(proposal.pk)
-    actions.compensate_operation(op.pk, actor=_actor("ravi"))
-    r = rita.post(f"/operations/{op.pk}/compensate/", {})
+    actions.compensate_operation(op.pk, actor=_actor("ravi"), comment="undo")
+    r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": "undo"})
     assert r.status_code == 409
     assert b"ravi" in r.content
-    r = rita.post(f"/operations/{op.pk}/compensate/", {}, **HTMX)
+    r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": "undo"}, **HTMX)
     assert r.status_code == 409
     assert b"by <strong>ravi</strong>" in r.content
 
@@ -313,11 +320,11 @@ def test_compensation_conflict_lists_what_moved(rita, memory, agent, proposal):
     page = rita.get(f"/operations/{op.pk}/").content.decode()
     assert "moved on since this operation" in page
     before = state()
-    r = rita.post(f"/operations/{op.pk}/compensate/", {}, **HTMX)
+    r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": "undo"}, **HTMX)
     assert r.status_code == 409, r.content
     html = r.content.decode()
     assert target in html and "expected v2 active, now v3 active" in html
-    r = rita.post(f"/operations/{op.pk}/compensate/", {})
+    r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": "undo"})
     assert r.status_code == 409 and target.encode() in r.content
     assert state() == before
 
@@ -336,7 +343,7 @@ def test_operation_page_shows_pre_state_produced_impact_plan_and_links(rita, pro
     assert f"in place of {b}" in html or f"in place of {a}" in html
     assert "policy.recall_events is off" in html
     assert re.search(r"<button[^>]*>Compensate</button>", html)
-    assert 'for="compensate-comment">Comment<' in html
+    assert 'for="compensate-comment">Reason for undoing it (required)<' in html
 
 
 # --- Who may --------------------------------------------------------------------------------
@@ -402,7 +409,7 @@ def test_unknown_proposal_or_operation_is_404(rita):
     assert rita.get("/review/proposals/999999/").status_code == 404
     assert rita.post(approve_url(999999), {}).status_code == 404
     assert rita.get("/operations/999999/").status_code == 404
-    assert rita.post("/operations/999999/compensate/", {}).status_code == 404
+    assert rita.post("/operations/999999/compensate/", {"comment": "undo"}).status_code == 404
 
 
 # --- CSRF ------------------------------------------------------------------------------------
@@ -427,8 +434,10 @@ def test_csrf_is_enforced_on_every_form(reviewer, proposal):
     r = client.post(approve_url(proposal.pk), {}, **panel(proposal.pk), HTTP_X_CSRFTOKEN=header)
     assert r.status_code == 200, r.content
     op_pk = MaintenanceOperation.objects.get().pk
-    assert client.post(f"/operations/{op_pk}/compensate/", {}).status_code == 403
-    r = client.post(f"/operations/{op_pk}/compensate/", {"csrfmiddlewaretoken": token})
+    assert client.post(f"/operations/{op_pk}/compensate/", {"comment": "undo"}).status_code == 403
+    r = client.post(
+        f"/operations/{op_pk}/compensate/", {"csrfmiddlewaretoken": token, "comment": "undo"}
+    )
     assert r.status_code == 302
 
 
