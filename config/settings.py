@@ -129,7 +129,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "lib.throttling.client_address"
 LOGIN_URL = "/accounts/login/"
-LOGIN_REDIRECT_URL = "/review/"
+LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 # --- Transport security ---------------------------------------------------------------------

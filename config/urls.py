@@ -4,7 +4,8 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from lib.views import ApiDocsView, api_not_found, home
+from lib.views import ApiDocsView, api_not_found
+from review.dashboard import dashboard
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("memory.urls")),
@@ -16,7 +17,7 @@ api_v1: list[URLPattern | URLResolver] = [
 ]
 
 urlpatterns = [
-    path("", home, name="home"),
+    path("", dashboard, name="home"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include(api_v1)),

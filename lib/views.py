@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from csp.decorators import csp_update
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found as html_page_not_found
@@ -11,10 +11,6 @@ from django.views.defaults import server_error as html_server_error
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from .errors import json_error
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    return HttpResponseRedirect("/review/" if request.user.is_authenticated else "/accounts/login/")
 
 
 @csrf_exempt  # any method on an unknown API path is a JSON 404, never Django's CSRF page

@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from . import views, views_home
+from . import entry_browser, views, views_home
 
 urlpatterns = [
     path("memories/<slug:slug>/", views_home.memory_home, name="memory-home"),
+    path("memories/<slug:slug>/entries/", entry_browser.entry_list, name="memory-entries"),
     path(
         "memories/<slug:slug>/maintenance/",
         views_home.maintenance_runs,

@@ -46,7 +46,7 @@ READS_BY_POST = {
 
 #: Route prefixes outside the product's state, and why they are not walked here.
 OUTSIDE = {
-    "": "the home page redirects every method to the inbox or the login page",
+    "": "the dashboard reads only (GET and HEAD; other methods 405)",
     "accounts/": "Django's login, logout and password views: a user's own session and password",
     "admin/": "Django admin refuses non-staff users with a redirect to its login (tested below)",
     "api/<path:rest>": "answers 404 for every path that is not an API endpoint",

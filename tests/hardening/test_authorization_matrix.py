@@ -120,6 +120,7 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "review/": READ,
     "review/new/": READ,
     "review/proposals/<int:pk>/": READ,
+    "memories/<slug:slug>/entries/": READ,
     # Form targets: POST only (who may POST is tested in tests/audit and tests/review_ui).
     "operations/<int:pk>/compensate/": POST_ONLY,
     "review/claim/": POST_ONLY,

@@ -1,0 +1,163 @@
+"""The entry browser at ``/memories/<slug>/entries/``: every entry of a Memory the reader may see,
+newest first, with its head state, kind, tier, pin and the lifecycle projection's importance.
+
+Filters live in the URL (``state``, ``kind``, ``pinned``), so every view is a shareable link and
+works without JavaScript; "Load more" follows an opaque keyset cursor (``lib.pagination``) like
+the audit log, and htmx swaps only the rows. ``q`` is a text search through the recall pipeline
+(``memory.search.search``: the ``history`` view, plus ``candidates``), at most :data:`SEARCH_LIMIT`
+hits, best first, with the same filters applied; quarantined entries are in no recall view, so a
+text search never finds them (the state filter without ``q`` lists them).
+
+Reviewers, auditors and staff may read (403 otherwise; a Memory out of scope is 404). Entries
+above the reader's clearance are left out (``Entry.objects.visible_to``). One page is a fixed
+number of queries: the entries with head, head version and projection in one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_safe
+
+from lib.errors import DomainError
+from lib.pagination import keyset_page
+
+from .actors import Actor
+from .models import Entry, HeadState, Kind, Memory
+from .search import search
+from .views_home import _label, _reader
+
+#: Most hits a text search shows (the recall pipeline's own maximum).
+SEARCH_LIMIT = 50
+PINNED = ("yes", "no")
+FILTER_PARAMS = ("state", "kind", "pinned", "q")
+
+
+@dataclass
+class EntryFilter:
+    state: str = ""
+    kind: str = ""
+    pinned: str = ""
+    q: str = ""
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.state or self.kind or self.pinned or self.q)
+
+    def query_string(self, **extra: str) -> str:
+        values = {"state": self.state, "kind": self.kind, "pinned": self.pinned, "q": self.q}
+        values.update(extra)
+        return urlencode({k: v for k, v in values.items() if v})
+
+
+def parse_filter(params: Any) -> EntryFilter:
+    f = EntryFilter()
+    choices = {"state": HeadState.values, "kind": Kind.values, "pinned": list(PINNED)}
+    for name, allowed in choices.items():
+        value = (params.get(name) or "").strip()
+        if value and value not in allowed:
+            f.errors[name] = [f"One of {', '.join(allowed)}."]
+        else:
+            setattr(f, name, value)
+    f.q = (params.get("q") or "").strip()[:500]
+    return f
+
+
+def filtered(actor: Actor, memory: Memory, f: EntryFilter) -> Any:
+    """The entries ``actor`` may see in ``memory`` under ``f`` (state, kind, pinned), with what
+    a row needs joined in (head, head version, projection)."""
+    qs = (
+        Entry.objects.for_memory(memory)
+        .visible_to(actor)
+        .filter(head__isnull=False)
+        .select_related("head__version", "projection")
+    )
+    if f.state:
+        qs = qs.filter(head__state=f.state)
+    if f.kind:
+        qs = qs.filter(kind=f.kind)
+    if f.pinned:
+        qs = qs.filter(head__pinned=f.pinned == "yes")
+    return qs
+
+
+def row(entry: Entry) -> dict[str, Any]:
+    head = entry.head
+    projection = getattr(entry, "projection", None)
+    return {
+        "entry_id": entry.uid,
+        "kind": entry.kind,
+        "tier": entry.tier,
+        "state": head.state,
+        "reason": head.state_reason,
+        "pinned": head.pinned,
+        "importance": projection.importance if projection is not None else None,
+        "version": head.version.number,
+        "label": _label(head.version.body),
+        "created_at": entry.created_at,
+    }
+
+
+def _search(actor: Actor, memory: Memory, f: EntryFilter) -> list[Entry]:
+    """Entries whose text matches ``f.q`` (recall pipeline, best first, one row per entry),
+    then the state / kind / pinned filters (one query)."""
+    views = ["history"] + (["candidates"] if actor.sees_withheld else [])
+    order: list[int] = []
+    for view in views:
+        for hit in search(memory, actor=actor, query=f.q, view=view, limit=SEARCH_LIMIT).hits:
+            if hit.entry_pk not in order:
+                order.append(hit.entry_pk)
+    by_pk = {e.pk: e for e in filtered(actor, memory, f).filter(pk__in=order[:SEARCH_LIMIT])}
+    return [by_pk[pk] for pk in order[:SEARCH_LIMIT] if pk in by_pk]
+
+
+@login_required
+@require_safe
+def entry_list(request: HttpRequest, slug: str) -> HttpResponse:
+    actor, memory = _reader(request, slug)
+    f = parse_filter(request.GET)
+    entries: list[Entry] = []
+    cursor: str | None = None
+    status = 200
+    if f.errors:
+        status = 422
+    else:
+        try:
+            if f.q:
+                entries = _search(actor, memory, f)
+            else:
+                entries, cursor = keyset_page(
+                    filtered(actor, memory, f), request.GET, key="pk", descending=True
+                )
+        except DomainError as exc:
+            f.errors = exc.details or {"filter": [exc.message]}
+            status = 422
+    context = {
+        "memory": memory,
+        "nav": "entries",
+        "f": f,
+        "rows": [row(e) for e in entries],
+        "next_cursor": cursor,
+        "next_query": f.query_string(cursor=cursor or "", limit=request.GET.get("limit", "")),
+        "first_page": not request.GET.get("cursor"),
+        "searching": bool(f.q),
+        "search_limit": SEARCH_LIMIT,
+        "states": HeadState.values,
+        "kinds": Kind.values,
+    }
+    template = "memory/entries.html"
+    target = getattr(request, "htmx", None) and request.htmx.target  # type: ignore[attr-defined]
+    if target == "entry-results":
+        template += "#results"
+    elif target == "load-more":
+        template += "#rows"
+    response = render(request, template, context, status=status)
+    patch_vary_headers(response, ("HX-Request", "HX-Target"))
+    return response
