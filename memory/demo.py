@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, User
 
 from . import actions
 from .actors import Actor
+from .db_stats import MEMORY_TABLES, analyze
 from .models import Memory, Source
 
 DEMO_SLUG = "acme-platform"
@@ -350,6 +351,7 @@ def load_demo() -> DemoResult:
     entries: dict[str, str] = {}
     if fresh:
         entries = _write_history(memory, agent, staff)
+        analyze(MEMORY_TABLES)  # a bulk load: the planner needs statistics of the new rows
     return DemoResult(memory, entries, agent, agent_secret, reviewer_secret, auditor_secret)
 
 

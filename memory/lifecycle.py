@@ -5,6 +5,13 @@ versions, evidence snapshots, relations, revision changes). The revision writer 
 :func:`refresh` for the entries a revision touched, inside the same transaction; the rebuild
 command calls the same code over every entry, so incremental and rebuilt rows agree by
 construction — and ``rebuild_projection --check`` proves it on real data.
+
+Reads are batched and plain: a batch is loaded in a fixed number of queries of plain columns
+(tuples, no model instances), derived in Python, compared as tuples, and only the rows that
+differ become model instances, written with one upsert. The rebuild walks a Memory in keyset
+spans of its heads (:class:`Span`) and reads each table by range on its own entry key, which
+PostgreSQL plans as short index range scans; the writer's refresh reads its few entries with
+``IN`` lists. A write-mode rebuild ends with ``ANALYZE`` (``memory.db_stats``).
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from django.db.models import Q
 
@@ -104,38 +113,129 @@ def importance_seed(
     return value
 
 
+class _Head(NamedTuple):
+    """What the derivation reads of one head: the head row, its entry and its version."""
+
+    entry_id: int
+    memory_id: int
+    uid: str
+    kind: str
+    tier: str
+    sensitivity: str
+    current_state: bool
+    version_id: int
+    state: str
+    state_reason: str
+    pinned: bool
+    pin_category: str
+    importance_override: int | None
+    interval_started_at: datetime | None
+    effective_at: datetime | None
+    #: When the head version's revision was recorded.
+    recorded_at: datetime | None
+
+
+class _Evidence(NamedTuple):
+    authority: str
+    verification: str
+    observed_at: datetime | None
+
+
+class _Relation(NamedTuple):
+    pk: int
+    kind: str
+    from_entry_id: int
+    to_entry_id: int
+    from_uid: str
+    to_uid: str
+
+
+#: The columns of :class:`_Head`, read in one joined query (the explicit-pks path).
+_HEAD_COLUMNS = (
+    "entry_id",
+    "entry__memory_id",
+    "entry__uid",
+    "entry__kind",
+    "entry__tier",
+    "entry__sensitivity",
+    "entry__current_state",
+    "version_id",
+    "state",
+    "state_reason",
+    "pinned",
+    "pin_category",
+    "importance_override",
+    "interval_started_at",
+    "version__effective_at",
+    "version__revision__recorded_at",
+)
+_RELATION_COLUMNS = (
+    "pk",
+    "kind",
+    "from_entry_id",
+    "to_entry_id",
+    "from_entry__uid",
+    "to_entry__uid",
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A keyset batch of one Memory: its heads with ``after < entry_id <= last``.
+
+    A batch given as a span is read with range conditions on each table's own entry key — index
+    range scans the planner estimates well, instead of joins and long ``IN`` lists."""
+
+    memory_pk: int
+    after: int
+    last: int
+
+    def on(self, field: str, *, memory: str | None = "memory_id") -> Q:
+        q = Q(**{f"{field}__gt": self.after, f"{field}__lte": self.last})
+        return q & Q(**{memory: self.memory_pk}) if memory else q
+
+
 @dataclass
 class _Bundle:
-    heads: dict[int, Head]
-    entries: dict[int, Entry]
-    versions: dict[int, EntryVersion]
-    evidence: dict[int, list[Evidence]]
-    incoming: dict[int, list[Relation]]
-    outgoing: dict[int, list[Relation]]
+    heads: dict[int, _Head]
+    evidence: dict[int, list[_Evidence]]
+    incoming: dict[int, list[_Relation]]
+    outgoing: dict[int, list[_Relation]]
     states: dict[int, str]
     state_changes: set[int]
-    first_recorded: dict[int, Any]
+    #: (version, state, reason) of each head as its revision changes replay it (span loads).
+    replay: dict[int, tuple[int, str, str]] | None = None
 
 
-def _load(entry_pks: Sequence[int]) -> _Bundle:
-    """Load everything the derivation needs for a batch of entries, in a fixed query count."""
-    heads = {
-        h.entry_id: h
-        for h in Head.objects.filter(entry_id__in=entry_pks).select_related(
-            "entry", "version", "version__revision"
-        )
-    }
-    entries = {pk: h.entry for pk, h in heads.items()}
-    versions = {h.version_id: h.version for h in heads.values()}
-    evidence: dict[int, list[Evidence]] = defaultdict(list)
-    for ev in Evidence.objects.filter(version_id__in=list(versions)):
-        evidence[ev.version_id].append(ev)
-    relations = Relation.objects.filter(
-        Q(to_entry_id__in=entry_pks) | Q(from_entry_id__in=entry_pks), retired_by__isnull=True
-    ).select_related("from_entry", "to_entry")
-    incoming: dict[int, list[Relation]] = defaultdict(list)
-    outgoing: dict[int, list[Relation]] = defaultdict(list)
-    for rel in relations:
+def _load(entry_pks: Sequence[int], span: Span | None = None) -> _Bundle:
+    """Load everything the derivation needs for a batch of entries, in a fixed query count
+    (whatever the batch holds), as plain tuples: no model instance is built."""
+    if span is None:
+        heads = {
+            row[0]: _Head(*row)
+            for row in Head.objects.filter(entry_id__in=entry_pks).values_list(*_HEAD_COLUMNS)
+        }
+    else:
+        heads = _span_heads(span, set(entry_pks))
+    evidence: dict[int, list[_Evidence]] = defaultdict(list)
+    for vid, authority, verification, observed in (
+        Evidence.objects.filter(version_id__in=[h.version_id for h in heads.values()])
+        .order_by()
+        .values_list("version_id", "authority", "verification", "observed_at")
+    ):
+        evidence[vid].append(_Evidence(authority, verification, observed))
+    if span is None:
+        ends = Q(to_entry_id__in=entry_pks) | Q(from_entry_id__in=entry_pks)
+    else:
+        ends = span.on("to_entry_id") | span.on("from_entry_id")
+    incoming: dict[int, list[_Relation]] = defaultdict(list)
+    outgoing: dict[int, list[_Relation]] = defaultdict(list)
+    for row in (
+        Relation.objects.filter(ends, retired_by__isnull=True)
+        .order_by("pk")
+        .values_list(*_RELATION_COLUMNS)
+    ):
+        rel = _Relation(*row)
         incoming[rel.to_entry_id].append(rel)
         outgoing[rel.from_entry_id].append(rel)
     # The states of relation endpoints outside the batch (a supersedes edge counts only
@@ -144,26 +244,135 @@ def _load(entry_pks: Sequence[int]) -> _Bundle:
     states = {pk: h.state for pk, h in heads.items()}
     if others:
         states.update(Head.objects.filter(entry_id__in=others).values_list("entry_id", "state"))
-    # "+1 when an evidence-backed revise changes current state": a revise of a
-    # current_state entry whose new version brought evidence its predecessor did not cite
-    # (the version carries the union, so citing the old evidence again brings nothing).
-    state_changes = _evidence_backed_revises(entry_pks)
-    first_recorded = {v.pk: v.revision.recorded_at for v in versions.values()}
-    return _Bundle(
-        heads,
-        entries,
-        versions,
-        evidence,
-        incoming,
-        outgoing,
-        states,
-        state_changes,
-        first_recorded,
-    )
+    replay = None
+    if span is None:
+        state_changes = _evidence_backed_revises(entry_pks)
+    else:
+        state_changes, replay = _span_changes(span, heads)
+    return _Bundle(heads, evidence, incoming, outgoing, states, state_changes, replay)
+
+
+def _span_heads(span: Span, pks: set[int]) -> dict[int, _Head]:
+    """The heads of a span: heads, entries and versions (with their revision's time) read by
+    range, each from its own table, and joined here."""
+    heads = {
+        row[0]: row
+        for row in Head.objects.filter(span.on("entry_id")).values_list(
+            "entry_id",
+            "version_id",
+            "state",
+            "state_reason",
+            "pinned",
+            "pin_category",
+            "importance_override",
+            "interval_started_at",
+        )
+        if row[0] in pks
+    }
+    entries = {
+        row[0]: row
+        for row in Entry.objects.filter(span.on("pk")).values_list(
+            "pk", "memory_id", "uid", "kind", "tier", "sensitivity", "current_state"
+        )
+    }
+    versions = {
+        row[0]: row
+        for row in EntryVersion.objects.filter(span.on("entry_id"))
+        .order_by()
+        .values_list("pk", "effective_at", "revision__recorded_at")
+    }
+    stray = {row[1] for row in heads.values()} - set(versions)
+    if stray:  # a head pointing outside its entry's versions: read it anyway (never expected)
+        versions.update(
+            (row[0], row)
+            for row in EntryVersion.objects.filter(pk__in=stray)
+            .order_by()
+            .values_list("pk", "effective_at", "revision__recorded_at")
+        )
+    out: dict[int, _Head] = {}
+    for pk, (_, vid, state, reason, pinned, category, override, started) in heads.items():
+        _, memory_id, uid, kind, tier, sensitivity, current = entries[pk]
+        _, effective, recorded = versions[vid]
+        out[pk] = _Head(
+            pk,
+            memory_id,
+            uid,
+            kind,
+            tier,
+            sensitivity,
+            current,
+            vid,
+            state,
+            reason,
+            pinned,
+            category,
+            override,
+            started,
+            effective,
+            recorded,
+        )
+    return out
+
+
+def _span_changes(
+    span: Span, heads: dict[int, _Head]
+) -> tuple[set[int], dict[int, tuple[int, str, str]]]:
+    """One read of the span's revision changes gives both the evidence-backed revises (see
+    :func:`_evidence_backed_revises`, same rule) and each head's replay (see
+    :func:`replayed_heads`, same rule: the highest revision number, then change id, wins)."""
+    last: dict[int, tuple[int, int, int, str, str]] = {}
+    revises: set[tuple[int, int, int]] = set()
+    for change_pk, entry_pk, number, kind, before, after, state, reason in (
+        RevisionChange.objects.filter(span.on("entry_id", memory="revision__memory_id"))
+        .order_by()
+        .values_list(
+            "pk",
+            "entry_id",
+            "revision__number",
+            "revision__kind",
+            "from_version_id",
+            "to_version_id",
+            "to_state",
+            "state_reason",
+        )
+    ):
+        seen = last.get(entry_pk)
+        if seen is None or (number, change_pk) > (seen[0], seen[1]):
+            last[entry_pk] = (number, change_pk, after, state, reason)
+        head = heads.get(entry_pk)
+        if kind == RevisionKind.REVISE and before is not None and head and head.current_state:
+            revises.add((entry_pk, before, after))
+    replay = {pk: (v, s, r) for pk, (_, _, v, s, r) in last.items()}
+    return _cited_more(revises), replay
+
+
+def _cited_more(changes: Iterable[tuple[int, int, int]]) -> set[int]:
+    """Entries of (entry, from_version, to_version) whose new version cites a (source, ref) its
+    predecessor did not: one query (none without changes)."""
+    changes = list(changes)
+    if not changes:
+        return set()
+    version_ids = {v for _, a, b in changes for v in (a, b)}
+    cited: dict[int, set[tuple[int, str]]] = {}
+    for vid, source, ref in (
+        Evidence.objects.filter(version_id__in=version_ids)
+        .order_by()
+        .values_list("version_id", "source_id", "ref")
+    ):
+        cited.setdefault(vid, set()).add((source, ref))
+    return {
+        entry
+        for entry, before, after in changes
+        if cited.get(after, set()) - cited.get(before, set())
+    }
 
 
 def _evidence_backed_revises(entry_pks: Sequence[int]) -> set[int]:
-    """Entries with a revise (current_state) that added a citation: two queries."""
+    """Entries with a revise (current_state) that added a citation: two queries.
+
+    "+1 when an evidence-backed revise changes current state": a revise of a current_state
+    entry whose new version brought evidence its predecessor did not cite (the version carries
+    the union, so citing the old evidence again brings nothing)."""
     changes = list(
         RevisionChange.objects.filter(
             entry_id__in=entry_pks,
@@ -175,30 +384,23 @@ def _evidence_backed_revises(entry_pks: Sequence[int]) -> set[int]:
         .values_list("entry_id", "from_version_id", "to_version_id")
         .distinct()
     )
-    if not changes:
-        return set()
-    version_ids = {v for _, a, b in changes for v in (a, b)}
-    cited: dict[int, set[tuple[int, str]]] = {}
-    for vid, source, ref in Evidence.objects.filter(version_id__in=version_ids).values_list(
-        "version_id", "source_id", "ref"
-    ):
-        cited.setdefault(vid, set()).add((source, ref))
-    return {
-        entry
-        for entry, before, after in changes
-        if cited.get(after, set()) - cited.get(before, set())
-    }
+    return _cited_more(changes)
 
 
 def _active(bundle: _Bundle, entry_pk: int) -> bool:
     return bundle.states.get(entry_pk) == HeadState.ACTIVE
 
 
-def _derive_one(bundle: _Bundle, entry_pk: int) -> LifecycleProjection:
+_importance = lru_cache(maxsize=4096)(importance_seed)
+
+#: The fields of a derived row, in order: the keys, then everything ``--check`` compares.
+ROW_FIELDS = ("entry_id", "memory_id", *COMPARED_FIELDS)
+
+
+def _derive_one(bundle: _Bundle, entry_pk: int) -> tuple[Any, ...]:
+    """The derived projection row of one entry, as values in :data:`ROW_FIELDS` order."""
     head = bundle.heads[entry_pk]
-    entry = head.entry
-    version = head.version
-    evidence = bundle.evidence.get(version.pk, [])
+    evidence = bundle.evidence.get(head.version_id, [])
     provenance: dict[str, int] = {}
     for ev in evidence:
         provenance[ev.authority] = provenance.get(ev.authority, 0) + 1
@@ -207,6 +409,8 @@ def _derive_one(bundle: _Bundle, entry_pk: int) -> LifecycleProjection:
         if any(is_direct(ev.authority, ev.verification) for ev in evidence)
         else EvidenceStrength.WEAK
     )
+    incoming = bundle.incoming.get(entry_pk, [])
+    outgoing = bundle.outgoing.get(entry_pk, [])
 
     validity = Validity.CURRENT
     reason = ""
@@ -219,30 +423,26 @@ def _derive_one(bundle: _Bundle, entry_pk: int) -> LifecycleProjection:
     elif head.state == HeadState.INACTIVE:
         validity = Validity.INACTIVE
         reason = head.state_reason
-        for rel in bundle.outgoing.get(entry_pk, []):
+        for rel in outgoing:
             if rel.kind in (RelationKind.CONSOLIDATED_INTO,):
                 successor_pk = rel.to_entry_id
-        for rel in bundle.incoming.get(entry_pk, []):
+        for rel in incoming:
             if rel.kind == RelationKind.PROMOTED_FROM:
                 successor_pk = rel.from_entry_id
-    else:
+    elif incoming or outgoing:
         superseders = sorted(
             (
                 rel
-                for rel in bundle.incoming.get(entry_pk, [])
+                for rel in incoming
                 if rel.kind == RelationKind.SUPERSEDES and _active(bundle, rel.from_entry_id)
             ),
             key=lambda r: r.pk,
         )
-        conflicts = [
-            rel
-            for rel in bundle.incoming.get(entry_pk, []) + bundle.outgoing.get(entry_pk, [])
-            if rel.kind == RelationKind.CONFLICTS_WITH
-        ]
+        conflicts = [rel for rel in incoming + outgoing if rel.kind == RelationKind.CONFLICTS_WITH]
         if superseders:
             validity = Validity.SUPERSEDED
             successor_pk = superseders[-1].from_entry_id
-            reason = f"superseded_by:{superseders[-1].from_entry.uid}"
+            reason = f"superseded_by:{superseders[-1].from_uid}"
         elif conflicts:
             # An authoritative edge between the two settles the conflict.
             unresolved = []
@@ -251,60 +451,69 @@ def _derive_one(bundle: _Bundle, entry_pk: int) -> LifecycleProjection:
                 settled = any(
                     r.kind in AUTHORITATIVE_RELATIONS
                     and {r.from_entry_id, r.to_entry_id} == {entry_pk, other}
-                    for r in bundle.incoming.get(entry_pk, []) + bundle.outgoing.get(entry_pk, [])
+                    for r in incoming + outgoing
                 )
                 if not settled:
                     unresolved.append(rel)
             if unresolved:
                 validity = Validity.UNRESOLVED_CONFLICT
                 rel = min(unresolved, key=lambda r: r.pk)
-                other_entry = rel.to_entry if rel.from_entry_id == entry_pk else rel.from_entry
-                reason = f"conflicts_with:{other_entry.uid}"
+                other_uid = rel.to_uid if rel.from_entry_id == entry_pk else rel.from_uid
+                reason = f"conflicts_with:{other_uid}"
 
-    corroborated = entry.kind != Kind.WORKING_NOTE or len(provenance) > 0
-    importance = importance_seed(
-        kind=entry.kind,
-        tier=entry.tier,
+    corroborated = head.kind != Kind.WORKING_NOTE or len(provenance) > 0
+    importance = _importance(
+        kind=head.kind,
+        tier=head.tier,
         evidence_strength=strength,
         corroborated=corroborated,
         evidence_backed_state_change=entry_pk in bundle.state_changes,
         override=head.importance_override,
     )
-    effective_at = version.effective_at
+    effective_at = head.effective_at
     if effective_at is None:
         observed = [ev.observed_at for ev in evidence if ev.observed_at is not None]
         effective_at = max(observed) if observed else None
-    recorded_at = bundle.first_recorded.get(version.pk)
+    recorded_at = head.recorded_at
     auto_reason = (
         head.state_reason
         if head.state == HeadState.INACTIVE and head.state_reason.startswith(AUTO_ACTION_PREFIXES)
         else ""
     )
-    return LifecycleProjection(
-        entry_id=entry_pk,
-        memory_id=entry.memory_id,
-        version_id=version.pk,
-        state=head.state,
-        importance=importance,
-        evidence_strength=strength,
-        provenance=dict(sorted(provenance.items())),
-        validity=validity,
-        validity_reason=reason,
-        successor_entry_id=successor_pk,
-        recorded_at=recorded_at,
-        effective_at=effective_at,
-        time_known=recorded_at is not None,
-        tier=entry.tier,
-        kind=entry.kind,
-        sensitivity=entry.sensitivity,
-        current_state=entry.current_state,
-        pinned=head.pinned,
-        pin_category=head.pin_category,
-        protected=head.pinned,
-        interval_started_at=head.interval_started_at,
-        auto_action_reason=auto_reason,
-        rule_version=RULE_VERSION,
+    # In ROW_FIELDS order: entry_id, memory_id, then COMPARED_FIELDS.
+    return (
+        entry_pk,
+        head.memory_id,
+        head.version_id,
+        head.state,
+        importance,
+        strength,
+        dict(sorted(provenance.items())),
+        validity,
+        reason,
+        successor_pk,
+        recorded_at,
+        effective_at,
+        recorded_at is not None,
+        head.tier,
+        head.kind,
+        head.sensitivity,
+        head.current_state,
+        head.pinned,
+        head.pin_category,
+        head.pinned,
+        head.interval_started_at,
+        auto_reason,
+        RULE_VERSION,
     )
+
+
+def _rows(bundle: _Bundle, pks: Iterable[int]) -> dict[int, tuple[Any, ...]]:
+    return {pk: _derive_one(bundle, pk) for pk in sorted(pks) if pk in bundle.heads}
+
+
+def _model(row: tuple[Any, ...]) -> LifecycleProjection:
+    return LifecycleProjection(**dict(zip(ROW_FIELDS, row, strict=True)))
 
 
 def derive(entry_pks: Iterable[int]) -> list[LifecycleProjection]:
@@ -313,7 +522,7 @@ def derive(entry_pks: Iterable[int]) -> list[LifecycleProjection]:
     if not pks:
         return []
     bundle = _load(pks)
-    return [_derive_one(bundle, pk) for pk in pks if pk in bundle.heads]
+    return [_model(row) for row in _rows(bundle, pks).values()]
 
 
 # Relation kinds that can change an entry's validity or successor (duplicate observations
@@ -428,37 +637,59 @@ def replayed_heads(entry_pks: Sequence[int]) -> dict[int, tuple[int, str, str]]:
     return out
 
 
-def rebuild_batch(entry_pks: Sequence[int], *, write: bool) -> tuple[list[RowDiff], list[str], int]:
+def rebuild_batch(
+    entry_pks: Sequence[int], *, write: bool, span: Span | None = None
+) -> tuple[list[RowDiff], list[str], int]:
     """Rebuild the projection of a batch of entries from authoritative records.
 
     Returns (differing rows, entries whose head does not match the replay of its revisions,
     rows written). ``write=False`` only compares. The caller holds the Memory lock when writing.
+    ``span`` says that ``entry_pks`` are exactly the heads of one Memory in a keyset range (as
+    :func:`rebuild_projection` walks them): then every table is read by range. A fixed number
+    of queries per batch either way; rows are compared as tuples and only the differing ones
+    become model instances, written with one upsert.
     """
-    rebuilt = derive(entry_pks)
-    live = {p.entry_id: p for p in LifecycleProjection.objects.filter(entry_id__in=entry_pks)}
-    uids = dict(Entry.objects.filter(pk__in=entry_pks).values_list("pk", "uid"))
+    pks = sorted(set(entry_pks))
+    if not pks:
+        return [], [], 0
+    bundle = _load(pks, span)
+    rebuilt = _rows(bundle, pks)
+    live_rows = LifecycleProjection.objects.filter(
+        span.on("entry_id") if span is not None else Q(entry_id__in=pks)
+    ).values_list("entry_id", *COMPARED_FIELDS)
+    live = {row[0]: row[1:] for row in live_rows}
     diffs: list[RowDiff] = []
     changed: list[LifecycleProjection] = []
-    for row in rebuilt:
-        delta = diff(live.get(row.entry_id), row)
-        if delta:
-            diffs.append(RowDiff(uids.get(row.entry_id, str(row.entry_id)), delta))
-            changed.append(row)
-    mismatched: list[str] = []
-    replay = replayed_heads(entry_pks)
-    for pk, version_pk, state, reason in Head.objects.filter(entry_id__in=entry_pks).values_list(
-        "entry_id", "version_id", "state", "state_reason"
-    ):
-        if replay.get(pk) != (version_pk, state, reason):
-            mismatched.append(uids.get(pk, str(pk)))
+    for pk, row in rebuilt.items():
+        values = row[2:]
+        old = live.get(pk)
+        if old == values:
+            continue
+        if old is None:
+            delta: dict[str, Any] = {"row": ("missing", "present")}
+        else:
+            delta = {
+                name: (a, b)
+                for name, a, b in zip(COMPARED_FIELDS, old, values, strict=True)
+                if a != b
+            }
+            if not delta:
+                continue
+        diffs.append(RowDiff(bundle.heads[pk].uid, delta))
+        changed.append(_model(row))
+    replay = bundle.replay if bundle.replay is not None else replayed_heads(pks)
+    mismatched = [
+        head.uid
+        for pk, head in sorted(bundle.heads.items())
+        if replay.get(pk) != (head.version_id, head.state, head.state_reason)
+    ]
     written = 0
     if write and changed:
-        new = [r for r in changed if r.entry_id not in live]
-        old = [r for r in changed if r.entry_id in live]
-        if new:
-            LifecycleProjection.objects.bulk_create(new)
-        if old:
-            LifecycleProjection.objects.bulk_update(old, UPDATE_FIELDS)
+        # One upsert: missing rows inserted, differing ones overwritten (the recall counters,
+        # which are not derived, are kept).
+        LifecycleProjection.objects.bulk_create(
+            changed, update_conflicts=True, unique_fields=["entry"], update_fields=UPDATE_FIELDS
+        )
         written = len(changed)
     return diffs, mismatched, written
 
@@ -473,17 +704,20 @@ def rebuild_projection(
 ) -> RebuildReport:
     """Rebuild (or, with ``check``, only compare) the lifecycle projection of one Memory.
 
-    Walks the Memory's entries in bounded batches (keyset on the primary key); each batch is
-    compared under the Memory lock, so a concurrent writer can neither interleave with it nor
-    wait long. Also replays each entry's revision changes against its head, and — when an
-    embedding provider is configured — brings the derived vectors of head versions up to date
-    (outside the lock: embedding is slow). A real rebuild that wrote something records one
-    ``projection.rebuilt`` audit event. ``progress(report)`` is called after every batch.
+    Walks the Memory's heads in bounded batches (keyset on the entry key, each batch a
+    :class:`Span` read by range); each batch is compared under the Memory lock, so a concurrent
+    writer can neither interleave with it nor wait long. Also replays each entry's revision
+    changes against its head, and — when an embedding provider is configured — brings the
+    derived vectors of head versions up to date (outside the lock: embedding is slow). A real
+    rebuild ends with ``ANALYZE`` of the projection (and vector) tables on PostgreSQL, and, if it
+    wrote something, records one ``projection.rebuilt`` audit event. ``progress(report)`` is
+    called after every batch.
     """
     from django.db import transaction
 
     from . import audit
     from .actions import lock_memory
+    from .db_stats import PROJECTION_TABLES, VECTOR_TABLES, analyze
     from .embeddings import get_provider
     from .vectors import index_versions, missing_versions
 
@@ -491,17 +725,19 @@ def rebuild_projection(
     provider = get_provider()
     last = 0
     while True:
+        # Keyset over the Memory's heads (an entry has a projection row once it has a head).
         pks = list(
-            Entry.objects.filter(memory_id=memory.pk, pk__gt=last, head__isnull=False)
-            .order_by("pk")
-            .values_list("pk", flat=True)[:batch_size]
+            Head.objects.filter(memory_id=memory.pk, entry_id__gt=last)
+            .order_by("entry_id")
+            .values_list("entry_id", flat=True)[:batch_size]
         )
         if not pks:
             break
+        span = Span(memory.pk, last, pks[-1])
         last = pks[-1]
         with transaction.atomic():
             lock_memory(memory.pk)
-            diffs, mismatched, written = rebuild_batch(pks, write=not check)
+            diffs, mismatched, written = rebuild_batch(pks, write=not check, span=span)
         report.entries += len(pks)
         report.differing += diffs
         report.head_mismatches += mismatched
@@ -516,6 +752,9 @@ def rebuild_projection(
                 report.vectors_created += index_versions(missing, provider=provider)
         if progress is not None:
             progress(report)
+    if not check:
+        # Planner statistics for what was (re)written: a rebuild is a bulk load.
+        analyze(PROJECTION_TABLES + (VECTOR_TABLES if report.vectors_created else ()))
     if not check and (report.written or report.vectors_created):
         with transaction.atomic():
             audit.record(

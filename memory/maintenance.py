@@ -59,6 +59,7 @@ from .exceptions import (
 from .jobs import JOB_NAMES
 from .models import (
     Entry,
+    EntryVersion,
     Head,
     HeadState,
     Kind,
@@ -225,15 +226,26 @@ def decay_candidates(
     batch_size: int = SCAN_BATCH,
 ) -> Scan:
     """Entries the decay scan may retire, lowest retention score first, at most
-    ``l1_max_per_run``. Reads the projection in keyset batches (never a whole Memory at once)
-    and keeps only the best candidates seen so far. Writes nothing."""
+    ``l1_max_per_run``. Writes nothing.
+
+    The rules are one SQL filter on the projection (:func:`_eligible`), walked in keyset batches
+    of plain columns of that one table (no join per row, never a whole Memory at once); per
+    batch, one question for pending proposals, the scores, and the best candidates so far. The
+    public ids and version numbers of the survivors are read once at the end."""
     policy = memory.policy if policy is None else policy
     limit = max_per_run(policy)
     scan = Scan(candidates=[])
     if limit == 0:
         return scan
     qs = _eligible(memory, now, policy)
-    best: list[Candidate] = []
+    half_lives: dict[tuple[str, str], float] = {}
+
+    def half_life(tier: str, kind: str) -> float:
+        if (tier, kind) not in half_lives:
+            half_lives[tier, kind] = retention_half_life(policy, tier, kind)
+        return half_lives[tier, kind]
+
+    best: list[tuple[float, int, int]] = []
     last = 0
     while True:
         rows = list(
@@ -241,9 +253,7 @@ def decay_candidates(
             .order_by("entry_id")
             .values_list(
                 "entry_id",
-                "entry__uid",
                 "version_id",
-                "version__number",
                 "importance",
                 "interval_started_at",
                 "time_known",
@@ -260,38 +270,34 @@ def decay_candidates(
         scan.eligible += len(rows)
         scan.skipped_pending_proposal += len(pending)
         batch = [
-            Candidate(
-                score=retention_score(
+            (
+                retention_score(
                     importance=importance,
                     interval_started_at=started,
                     time_known=known,
                     recall_count=recalls,
                     last_recalled_at=recalled,
                     now=now,
-                    half_life_days=retention_half_life(policy, tier, kind),
+                    half_life_days=half_life(tier, kind),
                 ),
-                entry_pk=pk,
-                entry_uid=uid,
-                version_pk=version_pk,
-                version_number=number,
-            )
-            for (
                 pk,
-                uid,
                 version_pk,
-                number,
-                importance,
-                started,
-                known,
-                recalls,
-                recalled,
-                tier,
-                kind,
-            ) in rows
+            )
+            for pk, version_pk, importance, started, known, recalls, recalled, tier, kind in rows
             if pk not in pending
         ]
+        # (score, entry pk) orders exactly as Candidate does (pks are unique).
         best = heapq.nsmallest(limit, best + batch)
-    scan.candidates = best
+    if best:
+        names = {
+            pk: (entry_uid, number)
+            for pk, entry_uid, number in EntryVersion.objects.filter(
+                pk__in=[v for _, _, v in best]
+            ).values_list("pk", "entry__uid", "number")
+        }
+        scan.candidates = [
+            Candidate(score, pk, names[v][0], v, names[v][1]) for score, pk, v in best
+        ]
     return scan
 
 

@@ -8,8 +8,9 @@ rows whose analysis differs, in its own transaction, through
 ``lib.append_only.rewriting_derived_columns`` (``EntryVersion`` stays append-only for everything
 else). The indexes follow by themselves: PostgreSQL recomputes the generated ``search_vector``,
 and on SQLite the update trigger of migration 0014 replaces the row's FTS5 entry. Idempotent: a
-second run changes nothing. Used by migration 0014 and ``manage.py rebuild_projection
---reindex`` (``--check`` counts the stale rows without writing).
+second run changes nothing. A run that may write ends with ``ANALYZE`` of the table on
+PostgreSQL (``memory.db_stats.analyze``). Used by migration 0014 and ``manage.py
+rebuild_projection --reindex`` (``--check`` counts the stale rows without writing).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from lib.append_only import rewriting_derived_columns
 
+from ..db_stats import analyze
 from ..text import indexed_text
 
 BATCH_SIZE = 2000
@@ -66,6 +68,9 @@ def reanalyze_versions(
             )
             rows = cursor.fetchall()
         if not rows:
+            if not check:
+                # New analysis, new token statistics: the lexical queries plan from them.
+                analyze([TABLE], using=using)
             return report
         last = rows[-1][0]
         changes = []

@@ -11,7 +11,9 @@ lexical index (on SQLite the FTS5 table; on PostgreSQL a REINDEX). Without ``--m
 ``--check`` also counts the versions whose stored analysis is stale and runs the FTS5 integrity
 check on SQLite. ``--no-progress`` leaves out the progress bar. ``--vectors`` only backfills
 the vector index (``memory.vectors``): every version without a vector of the configured model,
-in bounded batches, with a progress bar.
+in bounded batches, with a progress bar. Every run that writes ends with ``ANALYZE`` of the
+tables it filled on PostgreSQL (``memory.db_stats.analyze``): the planner needs statistics of
+the new rows, and autovacuum may be off or late.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from django.db import connection
 from tqdm import tqdm
 
 from memory.actors import Actor
+from memory.db_stats import VECTOR_TABLES, analyze
 from memory.lifecycle import RebuildReport, rebuild_projection
 from memory.models import Memory
 from memory.search.reindex import BATCH_SIZE, count_versions, reanalyze_versions
@@ -133,6 +136,7 @@ class Command(BaseCommand):
             total=total, unit="version", file=self.stderr, disable=total == 0 or no_progress
         ) as bar:
             counts = vectors.backfill(batch=min(batch, vectors.BATCH), progress=bar.update)
+        analyze(VECTOR_TABLES)
         self.stdout.write(f"vectors: {counts['stored']} made, index {counts['index']}.")
 
     def reanalyze(self, *, check: bool, progress: bool) -> int:

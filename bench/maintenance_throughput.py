@@ -1,0 +1,799 @@
+"""Throughput of the maintenance jobs against a bare read of the same rows (not a test).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/steward_maint_bench \\
+        .venv/bin/python bench/maintenance_throughput.py              # 100,000 entries
+    .venv/bin/python bench/maintenance_throughput.py --entries 20000  # SQLite: /tmp/steward_maint_bench.sqlite3
+    ... --reuse      # keep the database and its seeded Memory (seed only when missing)
+    ... --json out.json
+
+Seeds one Memory of N entries (default 100,000) with bulk inserts that write exactly the rows the
+actions would (an ``add`` revision per entry with its change, the version with its analysis,
+evidence snapshots for 30 %, the head, the projection from ``memory.lifecycle.derive``), spread
+over two years of recorded time, in all tiers and kinds, then runs a share of real revisions
+through the revision writer: forgets (some with ``auto_decay:v1``), evidence-backed revises of
+current-state facts, supersessions, consolidations, quarantines, pins, and ``conflicts_with``
+observations; some rows get recall counts. The seed ends with ``ANALYZE``
+(``memory.db_stats.analyze``). The embedding provider is off (lexical only): embedding 100,000
+texts on two cores would take over an hour, and no job measured here needs vectors.
+
+Then, per job, in one process and one run:
+
+- ``rebuild --check`` and ``rebuild`` (write; 10 % of the projection rows tampered with first,
+  so the write run rewrites them; a check afterwards must be clean);
+- the decay scan, dry run, with the policy's ``importance_floor`` 0 (the default) and 2;
+- the proposal passes (near_duplicates, contradictions, promotion, capacity, injection_scan),
+  dry runs, one bounded run each: ``jobs.<job>.max_scan`` (``--pass-scan``; the passes that look
+  up a lexical neighbourhood per entry get ``--neighbourhood-scan``).
+
+Each job is timed against a bare read of the same rows in the same batches (keyset
+``values_list`` of the tables the job reads, no derivation, no scoring), timed right before it.
+Entries/s is the entries the job covers (the Memory's entries for the rebuild and the decay
+scan, the entries examined for a pass) per second; the ratio is job entries/s over bare-read
+entries/s (1.0 = as fast as reading its rows). Peak memory is the tracemalloc peak of Python
+allocations during the job, in a second, traced run (tracing would slow the timed one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+DB_FILE = Path("/tmp/steward_maint_bench.sqlite3")
+os.environ.setdefault("DATABASE_URL", f"sqlite:///{DB_FILE}")
+os.environ["STEWARD_EMBEDDINGS_PROVIDER"] = "none"
+os.environ.pop("CELERY_BROKER_URL", None)
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.db.models import Q  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from memory import actions, db_stats, lifecycle, maintenance  # noqa: E402
+from memory.actions.evidence import EvidenceInput, resolve_evidence  # noqa: E402
+from memory.actors import Actor  # noqa: E402
+from memory.models import (  # noqa: E402
+    Entry,
+    EntryVersion,
+    Evidence,
+    Head,
+    LifecycleProjection,
+    Memory,
+    Relation,
+    Revision,
+    RevisionChange,
+    Source,
+    SourceDeclaration,
+)
+from memory.text import content_hash, indexed_text  # noqa: E402
+
+settings.STEWARD_EMBEDDINGS = {**settings.STEWARD_EMBEDDINGS, "PROVIDER": None}
+
+KINDS = ["fact", "fact", "fact", "decision", "constraint", "preference", "working_note"]
+COMMON = [
+    "the",
+    "deploy",
+    "target",
+    "service",
+    "queue",
+    "cache",
+    "database",
+    "region",
+    "build",
+    "release",
+    "test",
+    "docs",
+    "team",
+    "leader",
+    "election",
+    "lock",
+    "config",
+    "timeout",
+    "retry",
+    "incident",
+    "owner",
+    "runbook",
+    "api",
+    "key",
+    "metric",
+    "alert",
+]
+SYSTEM = Actor.system("bench")
+
+
+# --- The seed ------------------------------------------------------------------------------------
+
+
+def vocabulary(rng: random.Random, n: int = 6000) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "qu", "dro"]
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return COMMON + sorted(words)
+
+
+class Words:
+    """Zipf-distributed words (rank-frequency ~ 1/r), drawn fast."""
+
+    def __init__(self, rng: random.Random, vocab: list[str]) -> None:
+        self.rng, self.vocab = rng, vocab
+        acc, total = [], 0.0
+        for r in range(len(vocab)):
+            total += 1.0 / (r + 1)
+            acc.append(total)
+        self.cum = acc
+
+    def body(self) -> str:
+        k = self.rng.randint(8, 25)
+        words = self.rng.choices(self.vocab, cum_weights=self.cum, k=k)
+        if self.rng.random() < 0.1:  # values, so the value-difference rules have work
+            words += ["at", f"{self.rng.randint(1, 23)}:{self.rng.choice(['00', '30'])}"]
+        return " ".join(words).capitalize() + "."
+
+
+def sources() -> tuple[tuple[Source, SourceDeclaration], tuple[Source, SourceDeclaration]]:
+    out = []
+    for name, authority, verification in (
+        ("bench-repo", "repository_attested", "verified"),
+        ("bench-chat", "user_asserted", "not_verified"),
+    ):
+        src, _ = Source.objects.get_or_create(name=name)
+        decl = SourceDeclaration.objects.filter(source=src).first()
+        if decl is None:
+            decl = SourceDeclaration.objects.create(
+                source=src, version=1, authority=authority, verification=verification
+            )
+        out.append((src, decl))
+    return out[0], out[1]
+
+
+def seed(slug: str, n: int, rng_seed: int, batch: int = 5000) -> Memory:
+    rng = random.Random(rng_seed)
+    words = Words(rng, vocabulary(rng))
+    (repo, repo_decl), (chat, chat_decl) = sources()
+    memory = Memory.objects.create(slug=slug, name=f"Maintenance bench {n}")
+    t0 = time.monotonic()
+    now = timezone.now()
+    start_at = now - timedelta(days=730)
+    step = timedelta(days=720) / max(1, n)
+    number = 0
+    for start in range(0, n, batch):
+        size = min(batch, n - start)
+        with transaction.atomic():
+            specs = []
+            for _ in range(size):
+                r = rng.random()
+                tier = "session" if r < 0.03 else "short" if r < 0.28 else "long"
+                specs.append(
+                    {
+                        "kind": rng.choice(KINDS),
+                        "tier": tier,
+                        "session_id": f"s-{rng.randint(1, 400)}" if tier == "session" else "",
+                        "sensitivity": rng.choice(["internal"] * 18 + ["public", "confidential"]),
+                        "current_state": rng.random() < 0.2,
+                    }
+                )
+            entries = Entry.objects.bulk_create([Entry(memory=memory, **s) for s in specs])
+            revisions = []
+            for _ in entries:
+                number += 1
+                revisions.append(
+                    Revision(
+                        memory=memory,
+                        number=number,
+                        kind="add",
+                        actor_type=SYSTEM.type,
+                        actor_id=SYSTEM.id,
+                        actor_label=SYSTEM.label,
+                        recorded_at=start_at + step * number,
+                    )
+                )
+            revisions = Revision.objects.bulk_create(revisions)
+            bodies = [words.body() for _ in entries]
+            cites = [
+                None
+                if rng.random() >= 0.3
+                else (repo, repo_decl)
+                if rng.random() < 0.6
+                else (chat, chat_decl)
+                for _ in entries
+            ]
+            effective = [
+                rev.recorded_at - timedelta(days=3) if rng.random() < 0.1 else None
+                for rev in revisions
+            ]
+            versions = EntryVersion.objects.bulk_create(
+                [
+                    EntryVersion(
+                        memory=memory,
+                        entry=e,
+                        number=1,
+                        body=body,
+                        content_hash=content_hash(
+                            e.kind, body, [f"{cite[0].name}|ref-{e.pk}"] if cite else []
+                        ),
+                        revision=rev,
+                        effective_at=eff,
+                        searchable_text=text,
+                        term_count=count,
+                    )
+                    for e, rev, body, cite, eff, (text, count) in zip(
+                        entries,
+                        revisions,
+                        bodies,
+                        cites,
+                        effective,
+                        map(indexed_text, bodies),
+                        strict=True,
+                    )
+                ]
+            )
+            Evidence.objects.bulk_create(
+                [
+                    Evidence(
+                        version=v,
+                        position=0,
+                        source=cite[0],
+                        ref=f"ref-{v.entry_id}",
+                        observed_at=rev.recorded_at if v.entry_id % 3 == 0 else None,
+                        declaration_version=cite[1].version,
+                        authority=cite[1].authority,
+                        verification=cite[1].verification,
+                    )
+                    for v, rev, cite in zip(versions, revisions, cites, strict=True)
+                    if cite
+                ]
+            )
+            RevisionChange.objects.bulk_create(
+                [
+                    RevisionChange(
+                        revision=rev, entry=e, to_version=v, from_state="", to_state="active"
+                    )
+                    for e, rev, v in zip(entries, revisions, versions, strict=True)
+                ]
+            )
+            Head.objects.bulk_create(
+                [
+                    Head(
+                        entry=e,
+                        memory=memory,
+                        version=v,
+                        state="active",
+                        revision=rev,
+                        interval_started_at=rev.recorded_at,
+                    )
+                    for e, rev, v in zip(entries, revisions, versions, strict=True)
+                ]
+            )
+            LifecycleProjection.objects.bulk_create(lifecycle.derive([e.pk for e in entries]))
+        print(f"  seed: {start + size}/{n} entries ({time.monotonic() - t0:.0f}s)", flush=True)
+    memory.head = number
+    memory.save(update_fields=["head"])
+    history(memory, rng)
+    db_stats.analyze(db_stats.MEMORY_TABLES)
+    print(f"  seed: done in {time.monotonic() - t0:.0f}s", flush=True)
+    return memory
+
+
+def _write(
+    memory: Memory, kind: str, reason: str, changes: list, relations: Sequence[Any] = ()
+) -> None:
+    with transaction.atomic():
+        locked = actions.lock_memory(memory.pk)
+        actions.write_revision(
+            locked, actor=SYSTEM, kind=kind, reason=reason, changes=changes, relations=relations
+        )
+
+
+def history(memory: Memory, rng: random.Random) -> None:
+    """Real revisions through the writer over a share of the entries (the projection follows)."""
+    rows = list(
+        Entry.objects.filter(memory=memory).values_list("pk", "kind", "tier", "current_state")
+    )
+    rng.shuffle(rows)
+    n = len(rows)
+    pick = iter(rows)
+
+    def take(k: int, cond: Callable[[tuple], bool] = lambda r: True) -> list[Entry]:
+        out = []
+        for row in pick:
+            if cond(row):
+                out.append(row[0])
+                if len(out) == k:
+                    break
+        return list(Entry.objects.filter(pk__in=out).order_by("pk"))
+
+    def chunks(items: list, size: int = 500) -> Iterator[list]:
+        for i in range(0, len(items), size):
+            yield items[i : i + size]
+
+    A = actions
+    for chunk in chunks(take(n // 12)):
+        _write(
+            memory,
+            "forget",
+            "bench",
+            [A.Change(entry=e, to_state="inactive", state_reason="bench") for e in chunk],
+        )
+    for chunk in chunks(take(n // 50)):
+        reason = maintenance.AUTO_DECAY_REASON
+        _write(
+            memory,
+            "forget",
+            reason,
+            [A.Change(entry=e, to_state="inactive", state_reason=reason) for e in chunk],
+        )
+    for chunk in chunks(take(n // 200), 100):
+        _write(
+            memory,
+            "quarantine",
+            "bench",
+            [
+                A.Change(entry=e, to_state="quarantined", state_reason="quarantine:bench")
+                for e in chunk
+            ],
+        )
+    for chunk in chunks(take(n // 100), 200):
+        attrs = {"pinned": True, "pin_category": "durable_decision"}
+        _write(memory, "pin", "bench", [A.Change(entry=e, attributes=attrs) for e in chunk])
+    revised = take(n // 50, lambda r: r[1] == "fact" and r[3])
+    cite = resolve_evidence([EvidenceInput("bench-repo", "deploy.yml")])
+    for chunk in chunks(revised, 200):
+        changes = []
+        for e in chunk:
+            body = f"Revised {e.uid}: the deploy target of {e.pk} is eu-{e.pk % 7}."
+            changes.append(
+                A.Change(
+                    entry=e,
+                    new_body=A.NewBody(
+                        body=body,
+                        content_hash=content_hash(e.kind, body, ["bench-repo|deploy.yml"]),
+                        evidence=cite if e.pk % 2 else [],
+                    ),
+                )
+            )
+        _write(memory, "revise", "bench", changes)
+    for kind, state, count in (
+        ("supersede", "active", n // 200),
+        ("consolidate", "inactive", n // 400),
+    ):
+        pairs = take(2 * count, lambda r: r[2] != "session")
+        for chunk in chunks(list(zip(pairs[::2], pairs[1::2], strict=False)), 100):
+            rel = "supersedes" if kind == "supersede" else "consolidated_into"
+            changes = [
+                A.Change(entry=old, to_state=state, state_reason=f"{kind}d") for old, _ in chunk
+            ]
+            relations = [
+                A.NewRelation(kind=rel, from_entry=new, to_entry=old)
+                if rel == "supersedes"
+                else A.NewRelation(kind=rel, from_entry=old, to_entry=new)
+                for old, new in chunk
+            ]
+            _write(memory, kind, "bench", changes, relations)
+    conflicted = [e.pk for e in take(n // 250)]
+    with transaction.atomic():
+        Relation.objects.bulk_create(
+            [
+                Relation(memory=memory, kind="conflicts_with", from_entry_id=a, to_entry_id=b)
+                for a, b in zip(conflicted[::2], conflicted[1::2], strict=False)
+            ]
+        )
+        lifecycle.refresh(conflicted)
+    # Some recall counts for the retention score (a derived counter, not an authoritative row).
+    with connection.cursor() as c:
+        c.execute(
+            "UPDATE memory_lifecycleprojection SET recall_count = entry_id %% 9, "
+            "last_recalled_at = recorded_at WHERE memory_id = %s AND entry_id %% 11 = 0",
+            [memory.pk],
+        )
+
+
+def fresh_database() -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as c:
+            c.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
+    else:
+        connection.close()
+        DB_FILE.unlink(missing_ok=True)
+    call_command("migrate", verbosity=0)
+
+
+# --- Bare reads ----------------------------------------------------------------------------------
+
+
+def keyset(qs: Any, field: str, batch: int, limit: int | None = None) -> Iterator[list[int]]:
+    last, taken = 0, 0
+    while limit is None or taken < limit:
+        size = batch if limit is None else min(batch, limit - taken)
+        pks = list(
+            qs.filter(**{f"{field}__gt": last}).order_by(field).values_list(field, flat=True)[:size]
+        )
+        if not pks:
+            return
+        taken += len(pks)
+        last = pks[-1]
+        yield pks
+
+
+def bare_rebuild(memory: Memory, batch: int) -> int:
+    """Every row the rebuild reads, per keyset batch of heads, each table read by range on its
+    entry key (the cheapest plain shape): heads, entries, versions with their revision's time,
+    the head versions' evidence, the live relations at either end (with the endpoints' ids),
+    the revision changes with their revision's number and kind, and the projection rows."""
+    n = 0
+    m = memory.pk
+    for_heads = Head.objects.filter(memory_id=m)
+    last = 0
+    for pks in keyset(for_heads, "entry_id", batch):
+        lo, hi = last, pks[-1]
+        last = hi
+        rng = {"memory_id": m, "entry_id__gt": lo, "entry_id__lte": hi}
+        heads = list(
+            Head.objects.filter(**rng).values_list(
+                "entry_id",
+                "version_id",
+                "state",
+                "state_reason",
+                "pinned",
+                "pin_category",
+                "importance_override",
+                "interval_started_at",
+            )
+        )
+        list(
+            Entry.objects.filter(memory_id=m, pk__gt=lo, pk__lte=hi).values_list(
+                "pk", "memory_id", "uid", "kind", "tier", "sensitivity", "current_state"
+            )
+        )
+        list(
+            EntryVersion.objects.filter(**rng)
+            .order_by()
+            .values_list("pk", "effective_at", "revision__recorded_at")
+        )
+        list(
+            Evidence.objects.filter(version_id__in=[h[1] for h in heads])
+            .order_by()
+            .values_list("version_id", "authority", "verification", "observed_at")
+        )
+        list(
+            Relation.objects.filter(
+                Q(memory_id=m, to_entry_id__gt=lo, to_entry_id__lte=hi)
+                | Q(memory_id=m, from_entry_id__gt=lo, from_entry_id__lte=hi),
+                retired_by__isnull=True,
+            ).values_list(
+                "pk", "kind", "from_entry_id", "to_entry_id", "from_entry__uid", "to_entry__uid"
+            )
+        )
+        list(
+            RevisionChange.objects.filter(revision__memory_id=m, entry_id__gt=lo, entry_id__lte=hi)
+            .order_by()
+            .values_list(
+                "pk",
+                "entry_id",
+                "revision__number",
+                "revision__kind",
+                "from_version_id",
+                "to_version_id",
+                "to_state",
+                "state_reason",
+            )
+        )
+        list(
+            LifecycleProjection.objects.filter(**rng).values_list(
+                "entry_id", *lifecycle.COMPARED_FIELDS
+            )
+        )
+        n += len(pks)
+    return n
+
+
+DECAY_COLUMNS = (
+    "entry_id",
+    "version_id",
+    "importance",
+    "interval_started_at",
+    "time_known",
+    "recall_count",
+    "last_recalled_at",
+    "tier",
+    "kind",
+    "state",
+    "validity",
+    "pinned",
+)
+
+
+def bare_decay(memory: Memory, batch: int) -> int:
+    """The Memory's projection rows (the table the scan walks), the columns it scores."""
+    n = 0
+    rows = LifecycleProjection.objects.filter(memory_id=memory.pk)
+    last = 0
+    while True:
+        chunk = list(
+            rows.filter(entry_id__gt=last).order_by("entry_id").values_list(*DECAY_COLUMNS)[:batch]
+        )
+        if not chunk:
+            return n
+        last = chunk[-1][0]
+        n += len(chunk)
+
+
+def pass_rows(memory: Memory, job: str) -> Any:
+    """The projection rows each pass walks (as in ``proposals/passes``)."""
+    from memory.models import HeadState, Validity
+    from proposals.passes import base
+    from proposals.passes.promotion import _notes
+
+    live = [Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
+    if job == "near_duplicates":
+        return base.active_projection(memory).filter(validity__in=live).exclude(kind="working_note")
+    if job == "contradictions":
+        return base.active_projection(memory).filter(current_state=True, validity__in=live)
+    if job == "promotion":
+        return _notes(memory)
+    if job == "capacity":
+        return (
+            base.active_projection(memory)
+            .filter(importance__lte=1, validity=Validity.CURRENT, pinned=False, protected=False)
+            .exclude(tier="session")
+            .filter(~Q(entry__head__pinned=True))
+        )
+    return LifecycleProjection.objects.filter(
+        memory_id=memory.pk, state__in=[HeadState.ACTIVE, HeadState.INACTIVE]
+    )
+
+
+def bare_pass(memory: Memory, job: str, limit: int) -> int:
+    """The rows a pass examines, in its batches: the projection keys and each head's text."""
+    from proposals.passes import base
+
+    n = 0
+    for pks in keyset(pass_rows(memory, job), "entry_id", base.BATCH, limit):
+        list(
+            Head.objects.filter(entry_id__in=pks).values_list(
+                "entry_id",
+                "entry__uid",
+                "entry__kind",
+                "state",
+                "version__number",
+                "version__body",
+            )
+        )
+        n += len(pks)
+    return n
+
+
+# --- Jobs ----------------------------------------------------------------------------------------
+
+
+def set_policy(memory: Memory, **policy: Any) -> None:
+    Memory.objects.filter(pk=memory.pk).update(policy=policy)
+
+
+def tamper(memory: Memory, share: int = 10) -> int:
+    with connection.cursor() as c:
+        c.execute(
+            "UPDATE memory_lifecycleprojection SET validity_reason = 'tampered', importance = 3 "
+            f"WHERE memory_id = %s AND entry_id %% {share} = 0",
+            [memory.pk],
+        )
+        return c.rowcount
+
+
+def jobs(memory: Memory, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """(name, bound, bare read, job) for every measured job; each returns entries covered."""
+    from proposals import passes
+
+    entries = Entry.objects.filter(memory=memory, head__isnull=False).count()
+    batch = args.batch
+    out: list[dict[str, Any]] = []
+
+    def rebuild(check: bool) -> Callable[[], int]:
+        def run() -> int:
+            report = lifecycle.rebuild_projection(
+                memory, actor=SYSTEM, check=check, batch_size=batch
+            )
+            if check:
+                assert not report.differing and not report.head_mismatches, report.differing[:3]
+            else:
+                assert report.written == len(report.differing) > 0, report.written
+            return report.entries
+
+        return run
+
+    out.append(
+        {
+            "job": "rebuild --check",
+            "bound": f"whole Memory, batches of {batch}",
+            "bare": lambda: bare_rebuild(memory, batch),
+            "run": rebuild(True),
+        }
+    )
+    out.append(
+        {
+            "job": "rebuild (write, 10% rows differ)",
+            "bound": f"whole Memory, batches of {batch}",
+            "bare": lambda: bare_rebuild(memory, batch),
+            "run": rebuild(False),
+            "setup": lambda: tamper(memory),
+        }
+    )
+    for floor in (0, 2):
+
+        def decay(floor: int = floor) -> int:
+            set_policy(memory, importance_floor=floor)
+            try:
+                maintenance.run_decay_scan(memory, actor=SYSTEM, dry_run=True)
+            finally:
+                set_policy(memory)
+            return entries
+
+        out.append(
+            {
+                "job": f"decay scan, dry run, importance_floor={floor}",
+                "bound": f"whole Memory, batches of {maintenance.SCAN_BATCH}; keeps 100",
+                "bare": lambda: bare_decay(memory, maintenance.SCAN_BATCH),
+                "run": decay,
+            }
+        )
+    for job, runner in passes.RUNNERS.items():
+        per_entry = job in ("near_duplicates", "contradictions", "promotion")
+        bound = args.neighbourhood_scan if per_entry else args.pass_scan
+
+        def run_pass(job: str = job, runner: Any = runner, bound: int = bound) -> int:
+            set_policy(memory, jobs={job: {"max_scan": bound}}, capacity_low_entries=500)
+            try:
+                run = runner(memory, actor=SYSTEM, dry_run=True)
+            finally:
+                set_policy(memory)
+            return int(run.counts.get("scanned", 0))
+
+        out.append(
+            {
+                "job": f"{job}, dry run",
+                "bound": f"max_scan {bound}",
+                "bare": lambda job=job, bound=bound: bare_pass(memory, job, bound),
+                "run": run_pass,
+                # A lexical query per entry: one long run already averages the noise out.
+                "repeat": 1 if per_entry else None,
+            }
+        )
+    return out
+
+
+def timed(fn: Callable[[], int]) -> tuple[int, float]:
+    gc.collect()
+    t0 = time.perf_counter()
+    n = fn()
+    return n, time.perf_counter() - t0
+
+
+def traced(fn: Callable[[], int]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=500, help="rebuild batch (the command's)")
+    parser.add_argument("--reuse", action="store_true", help="keep the database (seed if missing)")
+    parser.add_argument(
+        "--pass-scan", type=int, default=20_000, help="max_scan of capacity and injection_scan"
+    )
+    parser.add_argument(
+        "--neighbourhood-scan",
+        type=int,
+        default=1000,
+        help="max_scan of near_duplicates, contradictions and promotion (a lexical query each)",
+    )
+    parser.add_argument("--only", default="", help="comma-separated substrings of job names")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed rounds per job (bare, job alternating)"
+    )
+    parser.add_argument("--no-memory", action="store_true", help="skip the traced runs")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    args = parser.parse_args()
+    if args.reuse:
+        call_command("migrate", verbosity=0)
+    else:
+        fresh_database()
+    slug = f"maint-{args.entries}"
+    memory = Memory.objects.filter(slug=slug).first()
+    if memory is None:
+        memory = seed(slug, args.entries, rng_seed=args.entries)
+    else:
+        print(f"reusing Memory {slug}")
+        # Statistics as right after a seed, whatever ran against the database since.
+        db_stats.analyze(db_stats.MEMORY_TABLES)
+    entries = Entry.objects.filter(memory=memory).count()
+    vendor = connection.vendor
+    load = os.getloadavg()
+    print(
+        f"backend: {vendor} ({connection.settings_dict['NAME']}); entries: {entries}; "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
+    results = []
+    header = (
+        f"{'job':<44} {'bound':<42} {'entries':>8} {'s':>7} {'entries/s':>10} "
+        f"{'bare/s':>10} {'ratio':>6} {'peak MiB':>9} {'bare MiB':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    only = [s for s in args.only.split(",") if s]
+    for spec in jobs(memory, args):
+        if only and not any(s in spec["job"] for s in only):
+            continue
+        setup = spec.get("setup") or (lambda: None)
+        spec["bare"]()  # warm the cache the same way for both sides
+        bare_runs, job_runs = [], []
+        rounds = spec.get("repeat") or args.repeat
+        for _ in range(max(1, rounds)):  # alternating; the best of each side counts
+            bare_runs.append(timed(spec["bare"]))
+            setup()
+            job_runs.append(timed(spec["run"]))
+        bare_n, bare_s = min(bare_runs, key=lambda r: r[1])
+        job_n, job_s = min(job_runs, key=lambda r: r[1])
+        peak = bare_peak = None
+        if not args.no_memory:
+            bare_peak = traced(spec["bare"])
+            setup()
+            peak = traced(spec["run"])
+        row = {
+            "job": spec["job"],
+            "bound": spec["bound"],
+            "entries": job_n,
+            "seconds": round(job_s, 3),
+            "all_seconds": [round(t, 3) for _, t in job_runs],
+            "entries_per_s": round(job_n / job_s, 1) if job_s else None,
+            "bare_entries": bare_n,
+            "bare_seconds": round(bare_s, 3),
+            "bare_all_seconds": [round(t, 3) for _, t in bare_runs],
+            "bare_entries_per_s": round(bare_n / bare_s, 1) if bare_s else None,
+            "ratio": round((job_n / job_s) / (bare_n / bare_s), 3) if job_s and bare_n else None,
+            "peak_mib": round(peak, 2) if peak is not None else None,
+            "bare_peak_mib": round(bare_peak, 2) if bare_peak is not None else None,
+        }
+        results.append(row)
+        print(
+            f"{row['job']:<44} {row['bound']:<42} {job_n:>8} {job_s:>7.2f} "
+            f"{row['entries_per_s'] or 0:>10.0f} {row['bare_entries_per_s'] or 0:>10.0f} "
+            f"{row['ratio'] or 0:>6.3f} {peak or 0:>9.1f} {bare_peak or 0:>9.1f}",
+            flush=True,
+        )
+    check = lifecycle.rebuild_projection(memory, actor=SYSTEM, check=True)
+    assert check.clean, check.differing[:3]
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {"backend": vendor, "entries": entries, "load": load, "results": results},
+                indent=2,
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
