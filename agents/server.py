@@ -6,23 +6,23 @@ versions); this module only lists our tools and runs one. A request reaches it t
 id and every Django middleware are exactly the REST ones. The view hands the request over with
 :func:`serve`, which runs one stateless Streamable HTTP exchange (JSON responses, no session).
 
-A tool body is synchronous Django code (actions, ORM, ``transaction.atomic``). The SDK runs on one
-event loop thread per process (:class:`McpLoop`); the request thread waits for the exchange and
-runs the tool body itself when the loop hands it over (:class:`RequestThread`): the same thread,
-database connection and transaction rules as a REST view, under WSGI and ASGI alike.
+A tool body is synchronous Django code (actions, ORM, ``transaction.atomic``). The SDK runs on an
+event loop that the request thread itself drives (:class:`McpLoop`): when the SDK hands over a tool
+call the loop stops and the request thread runs the body with no loop running, so it has the same
+thread, database connection and transaction rules as a REST view, under WSGI and ASGI alike.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import gc
 import json
 import logging
 import os
-import queue
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -57,12 +57,12 @@ INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a request is from, as the REST authentication established it, and the thread that
-    received it (where tool bodies run)."""
+    """Who a request is from, as the REST authentication established it, and the loop serving
+    the request (which hands tool bodies back to the request thread)."""
 
     actor: Actor
     correlation_id: str
-    thread: RequestThread | None = None
+    runner: McpLoop | None = None
 
 
 def _caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -79,14 +79,12 @@ def _single_memory(actor: Actor) -> bool:
 
 
 def tool_definition(spec: ToolSpec, actor: Actor) -> types.Tool:
-    schema = spec.input_schema()
-    required = [r for r in schema.get("required", []) if r != "memory"]
+    schema = {k: v for k, v in spec.input_schema.items() if k != "required"}
+    required = [r for r in spec.input_schema.get("required", []) if r != "memory"]
     if "memory" in schema["properties"] and not _single_memory(actor):
         required.insert(0, "memory")
     if required:
         schema["required"] = required
-    else:
-        schema.pop("required", None)
     return types.Tool(
         name=spec.name,
         title=spec.title,
@@ -116,8 +114,8 @@ async def call_tool(
     spec = BY_NAME.get(params.name)
     if spec is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-    assert caller.thread is not None
-    return await caller.thread.call(run_tool, spec, caller, params.arguments)  # type: ignore[no-any-return]
+    assert caller.runner is not None
+    return await caller.runner.call(run_tool, spec, caller, params.arguments)  # type: ignore[no-any-return]
 
 
 def run_tool(spec: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None) -> Any:
@@ -142,11 +140,19 @@ def _result(body: Any, *, is_error: bool) -> types.CallToolResult:
     )
 
 
+def tool_input_schema(name: str) -> Mapping[str, Any] | None:
+    """A tool's argument schema by name, for the SDK's checks of ``Mcp-Param-*`` headers
+    (protocol 2026-07-28): without it the SDK would run ``tools/list`` on every call."""
+    spec = BY_NAME.get(name)
+    return spec.input_schema if spec is not None else None
+
+
 SERVER: Server[Any] = Server(
     "memory-steward",
     version="1.0.0",
     title="Memory Steward",
     instructions=INSTRUCTIONS,
+    get_tool_input_schema=tool_input_schema,
     on_list_tools=list_tools,
     on_call_tool=call_tool,
 )
@@ -154,53 +160,46 @@ SERVER: Server[Any] = Server(
 
 @dataclass
 class Exchange:
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
+    """One HTTP response from the SDK; :meth:`finish` ends the exchange once it has been sent."""
+
+    runner: McpLoop | None
+    status: int = 500
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+    complete: bool = False
+
+    def finish(self) -> None:
+        """Let the SDK wind the exchange down and return its loop to the pool (idempotent)."""
+        runner, self.runner = self.runner, None
+        if runner is not None:
+            runner.finish()
 
 
-class RequestThread:
-    """Runs a tool's synchronous body on the thread that received the HTTP request.
-
-    The SDK runs on the process's MCP event loop (:class:`McpLoop`); the request thread waits in
-    :meth:`work_until` and executes what the loop hands it, so a tool uses the request's own
-    database connection and transaction, exactly as a REST view does.
-    """
-
-    def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]] | None]
-        self.jobs = queue.SimpleQueue()
-
-    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        future: Future[Any] = Future()
-        self.jobs.put((fn, args, future))
-        return await asyncio.wrap_future(future)
-
-    def work_until(self, outcome: Future[Any]) -> Any:
-        outcome.add_done_callback(lambda _: self.jobs.put(None))
-        while (job := self.jobs.get()) is not None:
-            fn, args, future = job
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:
-                future.set_exception(exc)
-        return outcome.result()
+Job = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any]"]
 
 
 class McpLoop:
-    """One event loop thread per process running the SDK's stateless session manager.
+    """An event loop running the SDK's stateless session manager, driven by the request thread.
 
-    Started on the first MCP request (so after a pre-fork server has forked) and kept: starting a
-    loop and a session manager per request would cost more than the tool call itself.
+    The loop has no thread of its own. The thread that received the HTTP request runs it
+    (:meth:`exchange`) until the SDK hands over a tool call (:meth:`call`); the loop then stops,
+    and that thread runs the tool body itself with no event loop running, exactly as in a
+    synchronous REST view (its own database connection and transaction), then resumes the loop
+    until the response is complete. No thread hand-offs on the way. The SDK's own winding down
+    (closing the request's transport and tasks) runs after the response has been sent
+    (:meth:`finish`, from the response's ``close()``), not while the client waits.
+
+    Idle loops are kept per process (:meth:`acquire` / :meth:`release`) and started on first use
+    (so after a pre-fork server has forked): a sync worker uses one, a threaded server one per
+    concurrent request. Starting a loop and a session manager per request would cost more than
+    the tool call itself.
     """
 
-    _instance: McpLoop | None = None
+    _idle: list[McpLoop] = []
+    _pid = os.getpid()
     _lock = threading.Lock()
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self.loop = asyncio.new_event_loop()
         self.manager = StreamableHTTPSessionManager(
             app=SERVER,
@@ -210,41 +209,112 @@ class McpLoop:
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 1024 * 1024,
         )
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="mcp-loop", daemon=True)
-        self._thread.start()
-        self._ready.wait()
+        self.jobs: list[Job] = []
+        self.served: asyncio.Task[None] | None = None
+        ready = asyncio.Event()
+        self._main = self.loop.create_task(self._run_manager(ready))
+        self.loop.run_until_complete(ready.wait())
 
-    @classmethod
-    def get(cls) -> McpLoop:
-        with cls._lock:
-            current = cls._instance
-            if current is None or current.pid != os.getpid() or not current._thread.is_alive():
-                current = cls._instance = McpLoop()
-            return current
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_until_complete(self._main())
-
-    async def _main(self) -> None:
+    async def _run_manager(self, ready: asyncio.Event) -> None:
         async with self.manager.run():
-            self._ready.set()
+            ready.set()
             await anyio.sleep_forever()
 
-    def exchange(self, scope: dict[str, Any], body: bytes, caller: Caller) -> Exchange:
-        """Serve one HTTP request through the SDK; tool bodies run on the calling thread."""
-        here = RequestThread()
-        caller = replace(caller, thread=here)
-        outcome = asyncio.run_coroutine_threadsafe(
-            self._serve({**scope, SCOPE_KEY: caller}, body), self.loop
-        )
-        return here.work_until(outcome)  # type: ignore[no-any-return]
+    @classmethod
+    def acquire(cls) -> McpLoop:
+        with cls._lock:
+            if cls._pid != os.getpid():
+                # Forked: the parent's loops (and their selectors) are not ours to run.
+                cls._idle, cls._pid = [], os.getpid()
+            if cls._idle:
+                return cls._idle.pop()
+        return cls()
 
-    async def _serve(self, scope: dict[str, Any], body: bytes) -> Exchange:
+    def release(self) -> None:
+        with self._lock:
+            if self._pid == os.getpid():
+                self._idle.append(self)
+
+    @classmethod
+    def close_idle(cls) -> None:
+        """Stop the idle loops' session managers (at exit, so no task is left pending)."""
+        with cls._lock:
+            idle, cls._idle = cls._idle, []
+            if cls._pid != os.getpid():
+                return
+        for each in idle:
+            each._main.cancel()
+            each._run_until(each._main)
+            each.loop.close()
+
+    def _run_until(self, task: asyncio.Task[Any]) -> None:
+        task.add_done_callback(lambda _: self.loop.stop())
+        while not task.done():
+            self._run()
+
+    def _run(self) -> None:
+        """Run the loop until it is stopped. No garbage collection starts meanwhile: the SDK's
+        per-request objects are short-lived and freed by reference counting, so a collection
+        started in the middle would only walk (and age) objects still in use; the allocation
+        count it would have acted on carries over to the next collection, in Django code."""
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            self.loop.run_forever()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def exchange(self, scope: dict[str, Any], body: bytes, caller: Caller) -> Exchange:
+        """Serve one HTTP request through the SDK; tool bodies run on the calling thread.
+
+        Returns as soon as the response is complete; call its ``finish`` once it has been sent.
+        """
+        caller = replace(caller, runner=self)
+        exchange = Exchange(runner=self)
+        served = self.served = self.loop.create_task(
+            self._serve({**scope, SCOPE_KEY: caller}, body, exchange)
+        )
+        served.add_done_callback(lambda _: self.loop.stop())
+        while True:
+            self._run()  # until a tool call is handed over or the response is complete
+            while self.jobs:
+                fn, args, future = self.jobs.pop(0)
+                if future.cancelled():
+                    continue
+                try:
+                    future.set_result(fn(*args))
+                except Exception as exc:
+                    future.set_exception(exc)
+            if served.done():
+                exchange.runner = self.served = None
+                self.release()
+                served.result()  # if the SDK failed, raise here (a 500)
+                return exchange
+            if exchange.complete:
+                return exchange
+
+    def finish(self) -> None:
+        """Let the SDK wind the last exchange down, then make the loop available again."""
+        served, self.served = self.served, None
+        if served is None:
+            return
+        self._run_until(served)
+        if not served.cancelled() and served.exception() is not None:
+            log.error("MCP exchange failed after its response", exc_info=served.exception())
+        self.release()
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Hand ``fn(*args)`` to the request thread (outside the loop) and wait for its result."""
+        future = self.loop.create_future()
+        self.jobs.append((fn, args, future))
+        self.loop.stop()
+        return await future
+
+    async def _serve(self, scope: dict[str, Any], body: bytes, exchange: Exchange) -> None:
         done = anyio.Event()
         delivered = False
-        exchange = Exchange(status=500, headers=[], body=b"")
         chunks: list[bytes] = []
 
         async def receive() -> dict[str, Any]:
@@ -265,11 +335,29 @@ class McpLoop:
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body", False):
+                    exchange.body = b"".join(chunks)
+                    exchange.complete = True
                     done.set()
+                    self.loop.stop()  # the response can leave now; the SDK winds down later
 
         try:
             await self.manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
         finally:
             done.set()
-        exchange.body = b"".join(chunks)
-        return exchange
+
+
+_unfinished = threading.local()
+
+
+def serve(scope: dict[str, Any], body: bytes, caller: Caller) -> Exchange:
+    """One stateless Streamable HTTP exchange on an idle loop of this process. Call the result's
+    ``finish`` after sending it (it returns the loop to the pool); should a response never be
+    closed, the thread's next exchange finishes it first."""
+    left: Exchange | None = getattr(_unfinished, "exchange", None)
+    if left is not None:
+        left.finish()
+    exchange = _unfinished.exchange = McpLoop.acquire().exchange(scope, body, caller)
+    return exchange
+
+
+atexit.register(McpLoop.close_idle)

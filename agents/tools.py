@@ -9,22 +9,28 @@ body of the REST response. Refusals are the same domain errors, turned into tool
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from rest_framework import serializers
 
-from lib.api import StrictSerializer
+from lib.api import StrictSerializer, validated
 from lib.errors import ValidationFailed
-from memory import actions, recall_events
+from memory import actions
 from memory.actors import Actor
-from memory.api import _versions_of, write_result_out
-from memory.api_recall import VIEW_CHOICES, ContextPackIn, SearchIn, _require_reader, hit_out
-from memory.context_pack import build_context_pack
-from memory.models import Head, Memory
-from memory.search import search
-from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn, version_out
+from memory.api import entry_added_out, entry_versions_out, write_result_out
+from memory.api_recall import (
+    VIEW_CHOICES,
+    ContextPackIn,
+    SearchIn,
+    context_pack_out,
+    require_reader,
+    search_out,
+)
+from memory.models import Memory
+from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn
 from memory.visibility import scrub
 from proposals import actions as proposal_actions
 from proposals.kinds import KINDS
@@ -59,24 +65,6 @@ def memory_of(actor: Actor, slug: str | None) -> Memory:
         "The request has invalid fields.",
         details={"memory": ["Required: your key is not limited to exactly one Memory."]},
     )
-
-
-def validate(serializer_class: type[serializers.Serializer], arguments: Any) -> dict[str, Any]:
-    """Arguments through the input serializer: 400 ``invalid`` with field details otherwise."""
-    serializer = serializer_class(data=arguments if arguments is not None else {})
-    if not serializer.is_valid():
-        raise ValidationFailed(
-            "The request has invalid fields.", details=_details(serializer.errors)
-        )
-    return dict(serializer.validated_data)
-
-
-def _details(errors: Any) -> Any:
-    if isinstance(errors, dict):
-        return {str(k): _details(v) for k, v in errors.items()}
-    if isinstance(errors, list):
-        return [_details(v) if isinstance(v, dict | list) else str(v) for v in errors]
-    return [str(errors)]
 
 
 # --- Inputs: the REST serializers, plus ``memory`` and the ids REST has in the path ------------
@@ -123,12 +111,7 @@ class EntryHistoryIn(MemoryArg):
 
 def remember(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
-    result = actions.add_entry(memory, actor=actor, **data)
-    body = write_result_out(result)
-    body["near_duplicates"] = result.near_duplicates
-    if result.proposal_id is not None:
-        body["proposal"] = result.proposal_id
-    return body
+    return entry_added_out(actions.add_entry(memory, actor=actor, **data))
 
 
 def revise(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -146,29 +129,16 @@ def forget(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def recall(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
-    _require_reader(actor)
+    require_reader(actor)
     memory = memory_of(actor, data.pop("memory", None))
-    result = search(
-        memory,
-        actor=actor,
-        query=data["query"],
-        limit=data["limit"],
-        view=data["view"],
-        intent=data.get("intent"),
-    )
-    hits = scrub([hit_out(h) for h in result.hits], memory_pk=memory.pk, actor=actor)
-    recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
-    return {"hits": hits}
+    body = search_out(memory, actor, intent=data.pop("intent", None), **data)
+    return scrub(body, memory_pk=memory.pk, actor=actor)  # type: ignore[no-any-return]
 
 
 def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
-    _require_reader(actor)
+    require_reader(actor)
     memory = memory_of(actor, data.pop("memory", None))
-    pack = build_context_pack(
-        memory, actor=actor, query=data["query"], byte_budget=data["byte_budget"]
-    )
-    recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
-    return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}
+    return context_pack_out(memory, actor, **data)
 
 
 def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -213,14 +183,7 @@ def _decision_comments(proposal: Proposal) -> list[dict[str, Any]]:
 
 def entry_history(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
-    entry = actions.get_entry(actor, memory, data["entry_id"])
-    head = Head.objects.get(entry=entry)
-    versions = _versions_of(entry)
-    items = [
-        version_out(v, head, versions[i + 1] if i + 1 < len(versions) else None)
-        for i, v in enumerate(versions)
-    ]
-    body = {"entry_id": entry.uid, "state": head.state, "items": items}
+    body = entry_versions_out(actor, memory, data["entry_id"])
     return scrub(body, memory_pk=memory.pk, actor=actor)  # type: ignore[no-any-return]
 
 
@@ -264,7 +227,10 @@ class ToolSpec:
     idempotent: bool = False
     schema_override: Callable[[], dict[str, Any]] | None = None
 
-    def input_schema(self) -> dict[str, Any]:
+    @cached_property
+    def input_schema(self) -> Mapping[str, Any]:
+        """The arguments' JSON Schema, built once per process (the serializers do not change);
+        read-only: :func:`agents.server.tool_definition` adapts a copy to the caller."""
         if self.schema_override is not None:
             return self.schema_override()
         assert self.serializer is not None
@@ -275,7 +241,7 @@ class ToolSpec:
             if not isinstance(arguments, dict):
                 raise ValidationFailed(details={"non_field_errors": ["Expected an object."]})
             return dict(arguments)
-        return validate(self.serializer, arguments)
+        return validated(self.serializer, arguments)
 
 
 LIFECYCLE = (

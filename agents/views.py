@@ -8,7 +8,7 @@ Browser sessions are not accepted here: MCP is for API keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +24,7 @@ from lib.auth import ApiKeyAuthentication
 from lib.correlation import current_correlation_id
 from lib.errors import Forbidden
 
-from .server import Caller, McpLoop
+from .server import Caller, serve
 
 
 class FirstRenderer(BaseContentNegotiation):
@@ -79,9 +79,29 @@ class McpApi(ActorApiView):
             "client": (django_request.META.get("REMOTE_ADDR", ""), 0),
             "server": (django_request.get_host(), 0),
         }
-        exchange = McpLoop.get().exchange(scope, django_request.body, caller)
-        response = HttpResponse(exchange.body, status=exchange.status)
-        for name, value in exchange.headers:
-            if name.lower() not in ("content-length", "date", "server"):
-                response[name] = value
+        exchange = serve(scope, django_request.body, caller)
+        try:
+            response = McpResponse(exchange.body, status=exchange.status)
+            for name, value in exchange.headers:
+                if name.lower() not in ("content-length", "date", "server"):
+                    response[name] = value
+        except BaseException:
+            exchange.finish()
+            raise
+        response.finish = exchange.finish
         return response
+
+
+class McpResponse(HttpResponse):
+    """The SDK's response; once the server has sent it (``close()``), the SDK winds the exchange
+    down (:meth:`agents.server.Exchange.finish`) without the client waiting for it."""
+
+    finish: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        finish, self.finish = self.finish, None
+        try:
+            if finish is not None:
+                finish()
+        finally:
+            super().close()

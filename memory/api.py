@@ -68,6 +68,15 @@ def write_result_out(result: actions.WriteResult) -> dict[str, Any]:
     return body
 
 
+def entry_added_out(result: actions.WriteResult) -> dict[str, Any]:
+    """The body of "remember" (``POST …/entries`` and the MCP ``remember`` tool)."""
+    body = write_result_out(result)
+    body["near_duplicates"] = result.near_duplicates
+    if result.proposal_id is not None:
+        body["proposal"] = result.proposal_id
+    return body
+
+
 # --- Memories and sources -------------------------------------------------------------------
 
 
@@ -184,11 +193,7 @@ class EntryListCreateApi(MemoryApiView):
         memory = actions.get_memory(actor, slug)
         data = parse(EntryCreateIn, request)
         result = actions.add_entry(memory, actor=actor, **data)
-        body = write_result_out(result)
-        body["near_duplicates"] = result.near_duplicates
-        if result.proposal_id is not None:
-            body["proposal"] = result.proposal_id
-        return Response(body, status=201 if result.created else 200)
+        return Response(entry_added_out(result), status=201 if result.created else 200)
 
 
 def _entry_detail(actor: Any, memory: Memory, uid: str) -> Entry:
@@ -287,7 +292,9 @@ class EntryPinApi(MemoryApiView):
         return Response(write_result_out(result) | {"pinned": data["pinned"]})
 
 
-def _versions_of(entry: Entry) -> list[EntryVersion]:
+def versions_of(entry: Entry) -> list[EntryVersion]:
+    """Every version of ``entry``, oldest first, with its revision and evidence (three queries
+    however long the history)."""
     return list(
         EntryVersion.objects.filter(entry=entry)
         .select_related("revision")
@@ -300,20 +307,25 @@ def _versions_of(entry: Entry) -> list[EntryVersion]:
     )
 
 
+def entry_versions_out(actor: Any, memory: Memory, entry_uid: str) -> dict[str, Any]:
+    """The body of "entry history" (``GET …/entries/{id}/versions`` and the MCP
+    ``entry_history`` tool): the entry's state and every version, oldest first."""
+    entry = actions.get_entry(actor, memory, entry_uid)
+    head = Head.objects.get(entry=entry)
+    versions = versions_of(entry)
+    items = [
+        version_out(v, head, versions[i + 1] if i + 1 < len(versions) else None)
+        for i, v in enumerate(versions)
+    ]
+    return {"entry_id": entry.uid, "state": head.state, "items": items}
+
+
 class EntryVersionsApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, summary="All versions of an entry, oldest first")
     def get(self, request: Request, slug: str, entry_id: str) -> Response:
         actor = self.actor(request)
         memory = actions.get_memory(actor, slug)
-        entry = actions.get_entry(actor, memory, entry_id)
-        head = Head.objects.get(entry=entry)
-        versions = _versions_of(entry)
-        items = [
-            version_out(v, head, versions[i + 1] if i + 1 < len(versions) else None)
-            for i, v in enumerate(versions)
-        ]
-        body = {"entry_id": entry.uid, "state": head.state, "items": items}
-        return Response(body)
+        return Response(entry_versions_out(actor, memory, entry_id))
 
 
 class EntryVersionDetailApi(MemoryApiView):
@@ -323,7 +335,7 @@ class EntryVersionDetailApi(MemoryApiView):
         memory = actions.get_memory(actor, slug)
         entry = actions.get_entry(actor, memory, entry_id)
         head = Head.objects.get(entry=entry)
-        versions = [v for v in _versions_of(entry) if v.number in (number, number + 1)]
+        versions = [v for v in versions_of(entry) if v.number in (number, number + 1)]
         found = [v for v in versions if v.number == number]
         if not found:
             raise NotFound(f"Entry '{entry.uid}' has no version {number}.")

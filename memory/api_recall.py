@@ -28,7 +28,7 @@ from .context_pack import (
     MIN_BUDGET,
     build_context_pack,
 )
-from .models import ApiRole
+from .models import ApiRole, Memory
 from .search import Hit, search
 
 TAGS = ["recall"]
@@ -77,9 +77,43 @@ def hit_out(hit: Hit) -> dict[str, Any]:
     }
 
 
-def _require_reader(actor: Actor) -> None:
+def require_reader(actor: Actor) -> None:
+    """403 ``forbidden`` for a role that may not recall (checked before the Memory is looked up,
+    by the REST views and the MCP tools alike)."""
     if not actor.can_read:
         raise Forbidden("Your role may not recall memories.")
+
+
+def search_out(
+    memory: Memory,
+    actor: Actor,
+    *,
+    query: str,
+    limit: int,
+    view: str,
+    intent: str | None,
+    trace: bool = False,
+) -> dict[str, Any]:
+    """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
+    ranking trace when ``trace`` (the caller decides who may see it)."""
+    result = search(
+        memory, actor=actor, query=query, limit=limit, view=view, intent=intent, trace=trace
+    )
+    hits = [hit_out(h) for h in result.hits]
+    # Queued for the fold (no write here), when the policy enables recall events.
+    recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
+    body: dict[str, Any] = {"hits": hits}
+    if trace:
+        body["trace"] = result.trace.as_dict()
+    return body
+
+
+def context_pack_out(memory: Memory, actor: Actor, *, query: str, **options: Any) -> dict[str, Any]:
+    """The body of a Context Pack (``POST …/context-pack`` and the MCP ``context_pack`` tool);
+    ``options`` are :func:`~memory.context_pack.build_context_pack`'s."""
+    pack = build_context_pack(memory, actor=actor, query=query, **options)
+    recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
+    return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}
 
 
 class SearchApi(MemoryApiView):
@@ -96,25 +130,18 @@ class SearchApi(MemoryApiView):
     )
     def post(self, request: Request, slug: str) -> Response:
         actor = self.actor(request)
-        _require_reader(actor)
+        require_reader(actor)
         memory = actions.get_memory(actor, slug)
         data = parse(SearchIn, request)
-        want_trace = bool(data["trace"]) and may_see_trace(actor)
-        result = search(
+        body = search_out(
             memory,
-            actor=actor,
+            actor,
             query=data["query"],
             limit=data["limit"],
             view=data["view"],
             intent=data.get("intent"),
-            trace=want_trace,
+            trace=bool(data["trace"]) and may_see_trace(actor),
         )
-        hits = [hit_out(h) for h in result.hits]
-        # Queued for the fold (no write here), when the policy enables recall events.
-        recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
-        body: dict[str, Any] = {"hits": hits}
-        if want_trace:
-            body["trace"] = result.trace.as_dict()
         return Response(body)
 
 
@@ -131,12 +158,12 @@ class ContextPackApi(MemoryApiView):
     )
     def post(self, request: Request, slug: str) -> Response:
         actor = self.actor(request)
-        _require_reader(actor)
+        require_reader(actor)
         memory = actions.get_memory(actor, slug)
         data = parse(ContextPackIn, request)
-        pack = build_context_pack(
+        body = context_pack_out(
             memory,
-            actor=actor,
+            actor,
             query=data["query"],
             byte_budget=data["byte_budget"],
             candidates=data["candidates"],
@@ -144,11 +171,4 @@ class ContextPackApi(MemoryApiView):
             view=data["view"],
             intent=data.get("intent"),
         )
-        recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
-        return Response(
-            {
-                "text": pack.text,
-                "items": [i.as_dict() for i in pack.items],
-                "bytes": pack.bytes,
-            }
-        )
+        return Response(body)

@@ -7,9 +7,12 @@ key, roles, scope and audit.
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
+import pytest
 import requests
+from django.db import connection
 
 from memory.models import AuditEvent, Revision
 from tests.factories import add_via_api
@@ -162,16 +165,14 @@ def test_a_proposal_posted_over_mcp_is_decided_in_review(mcp, api, agent, review
         add_via_api(a, "Cache test flaked again on CI", kind="working_note", dedupe=False),
     ]
     client = mcp.as_(agent)
-    proposal = ok(
-        client.call(
-            "propose",
-            memory="acme",
-            kind="cleanup",
-            rationale="Both notes are about a test that was fixed.",
-            entries=[{"entry_id": n["entry_id"], "version": n["version"]} for n in notes],
-            idempotency_key="cleanup-cache-notes",
-        )
-    )
+    cleanup = {
+        "memory": "acme",
+        "kind": "cleanup",
+        "rationale": "Both notes are about a test that was fixed.",
+        "entries": [{"entry_id": n["entry_id"], "version": n["version"]} for n in notes],
+        "idempotency_key": "cleanup-cache-notes",
+    }
+    proposal = ok(client.call("propose", **cleanup))
     assert proposal["status"] == "pending" and proposal["created"] is True
     pending = ok(client.call("proposal_status", id=proposal["id"]))
     assert pending["status"] == "pending" and pending["comments"] == []
@@ -179,16 +180,7 @@ def test_a_proposal_posted_over_mcp_is_decided_in_review(mcp, api, agent, review
     for n in notes:
         assert a.get(f"{E}/{n['entry_id']}").json()["state"] == "active"
 
-    replay = ok(
-        client.call(
-            "propose",
-            memory="acme",
-            kind="cleanup",
-            rationale="Both notes are about a test that was fixed.",
-            entries=[{"entry_id": n["entry_id"], "version": n["version"]} for n in notes],
-            idempotency_key="cleanup-cache-notes",
-        )
-    )
+    replay = ok(client.call("propose", **cleanup))  # the same request again
     assert replay["id"] == proposal["id"] and replay["created"] is False
 
     r = api.as_(reviewer).post(
@@ -386,3 +378,36 @@ def test_recall_over_mcp_counts_as_a_recall_like_rest(mcp, agent, memory):
     ok(mcp.as_(agent).call("recall", memory="acme", query="deploy target"))
     recall_events.flush()
     assert LifecycleProjection.objects.get(entry=entry).recall_count == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs a connection per thread")
+def test_concurrent_sessions_on_a_threaded_server(mcp, agent):
+    """The live server answers every request on a thread of its own: concurrent exchanges each
+    run on an event loop of the process's pool, and each tool body writes through its own
+    request's connection and transaction, with its own correlation id."""
+    client = mcp.as_(agent)
+    n = 4
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+
+    def call(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = client.call(
+                "remember", memory="acme", body=f"Concurrent note {i} on the build", kind="fact"
+            )
+        except BaseException as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    created = [ok(r) for r in results]
+    assert len({c["entry_id"] for c in created}) == n
+    revisions = Revision.objects.filter(number__in=[c["revision"] for c in created])
+    assert len({r.correlation_id for r in revisions}) == n
+    hits = ok(client.call("recall", memory="acme", query="concurrent note build", limit=10))
+    assert {c["entry_id"] for c in created} <= {h["entry_id"] for h in hits["hits"]}
