@@ -6,6 +6,9 @@
     ... --reuse      # keep the database and its seeded Memory (seed only when missing)
     ... --json out.json
 
+Without ``--reuse`` the database is emptied first (PostgreSQL: its ``public`` schema is dropped
+and made again; SQLite: the file is deleted): give it one of its own.
+
 Seeds one Memory of N entries (default 100,000) with bulk inserts that write exactly the rows the
 actions would (an ``add`` revision per entry with its change, the version with its analysis,
 evidence snapshots for 30 %, the head, the projection from ``memory.lifecycle.derive``), spread
@@ -26,7 +29,8 @@ Then, per job, in one process and one run:
   up a lexical neighbourhood per entry get ``--neighbourhood-scan``).
 
 Each job is timed against a bare read of the same rows in the same batches (keyset
-``values_list`` of the tables the job reads, no derivation, no scoring), timed right before it.
+``values_list`` of the tables the job reads, no derivation, no scoring), alternating with it,
+best of ``--repeat`` rounds each (default 3; one for the passes that query per entry).
 Entries/s is the entries the job covers (the Memory's entries for the rebuild and the decay
 scan, the entries examined for a pass) per second; the ratio is job entries/s over bare-read
 entries/s (1.0 = as fast as reading its rows). Peak memory is the tracemalloc peak of Python
