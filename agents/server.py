@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404
 from mcp.server import Server, ServerRequestContext
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -156,6 +157,10 @@ SERVER: Server[Any] = Server(
     on_list_tools=list_tools,
     on_call_tool=call_tool,
 )
+# The SDK wraps every message in an OpenTelemetry span by default; the project exports no traces
+# (its audit trail is the correlation id), so the span would only cost time. Removing the
+# middleware is the SDK's documented opt-out.
+SERVER.middleware = [m for m in SERVER.middleware if not isinstance(m, OpenTelemetryMiddleware)]
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
 from .lexical import lexical_channel
 from .trace import SearchResult, build_trace, validity_counts
-from .vector import QueryVector, embed_query, vector_channel
+from .vector import QueryVector, embed_query_soon, vector_channel
 
 if TYPE_CHECKING:
     from ..vectors import VectorScan
@@ -70,11 +70,14 @@ def search(
     terms = query_terms(query)
     cap = channel_cap(limit)
     clearance = sensitivities_up_to(actor.clearance)
-    qv = embed_query(query)  # once per request: the channels and the trace counts share it
+    # Once per request (the channels and the trace counts share it), computed while the
+    # lexical channel's query runs.
+    embedded = embed_query_soon(query)
     scans: list[VectorScan] = []
     ranked = run_channels(
-        memory.pk, qv, terms, view=view, cap=cap, clearance=clearance, scans=scans
+        memory.pk, embedded, terms, view=view, cap=cap, clearance=clearance, scans=scans
     )
+    qv = embedded()
     pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
     baseline = load_hits(pool)
     for i, hit in enumerate(baseline, start=1):
@@ -124,7 +127,7 @@ def check_request(*, view: str, intent: str | None, limit: int) -> None:
 
 def run_channels(
     memory_pk: int,
-    query: str | QueryVector | None,
+    query: str | QueryVector | Callable[[], QueryVector | None] | None,
     terms: Sequence[str],
     *,
     view: str,
@@ -133,12 +136,15 @@ def run_channels(
     scans: list[VectorScan] | None = None,
 ) -> dict[str, list[Candidate]]:
     """Each channel's candidates for the view, clearance applied inside the channel query.
-    ``query`` for the vector channel: the text, or its embedding when the caller has it."""
+    ``query`` for the vector channel: the text, its embedding when the caller has it, or a
+    function that returns the embedding being computed meanwhile (called only after the
+    lexical channel's query)."""
     scope = SCOPES[view]
+    lexical = lexical_channel(memory_pk, terms, view=scope, limit=cap, sensitivities=clearance)
+    if callable(query):
+        query = query()
     return {
-        "lexical": lexical_channel(
-            memory_pk, terms, view=scope, limit=cap, sensitivities=clearance
-        ),
+        "lexical": lexical,
         "vector": vector_channel(
             memory_pk, query, view=scope, limit=cap, sensitivities=clearance, scans=scans
         ),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -26,6 +29,35 @@ def embed_query(query: str) -> QueryVector | None:
     if provider is None or not query.strip():
         return None
     return QueryVector(provider, vectors.query_vector(provider, query))
+
+
+_pool: dict[str, object] = {"pid": None, "executor": None}
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    """This process's embedding threads (made on first use, again after a fork)."""
+    with _pool_lock:
+        if _pool["pid"] != os.getpid() or _pool["executor"] is None:
+            _pool["executor"] = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-query")
+            _pool["pid"] = os.getpid()
+        executor = _pool["executor"]
+    assert isinstance(executor, ThreadPoolExecutor)
+    return executor
+
+
+def embed_query_soon(query: str) -> Callable[[], QueryVector | None]:
+    """Start embedding ``query`` on another thread and return a function that waits for it.
+
+    The search embeds its query while the lexical channel's query runs: inference is CPU work
+    outside the interpreter lock and the full-text query waits on the database, so the two
+    overlap instead of adding up. The embedding thread never touches the database. Without a
+    provider (or with nothing to embed) nothing starts and the function returns None.
+    """
+    if get_provider() is None or not query.strip():
+        return lambda: None
+    future = _executor().submit(embed_query, query)
+    return future.result
 
 
 def min_cosine() -> float:

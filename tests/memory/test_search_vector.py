@@ -4,6 +4,7 @@ when the ``embeddings`` extra is not installed)."""
 
 from __future__ import annotations
 
+import threading
 from fractions import Fraction
 
 import pytest
@@ -133,3 +134,46 @@ def test_minilm_provider_recalls_a_paraphrase_without_shared_words(memory, me, s
         assert provider is not None and provider.dimensions == 384
     finally:
         _provider.cache_clear()
+
+
+class GatedProvider(FixedProvider):
+    """Embeds the query only once the lexical channel has started (gives up after 5 s)."""
+
+    key = "fixed-test"  # the same vectors as FixedProvider, so they share the stored ones
+    lexical_started: threading.Event | None = None
+    query_after_lexical: list[bool] = []
+
+    def embed(self, texts):
+        started = type(self).lexical_started
+        if Q in texts and started is not None:
+            type(self).query_after_lexical.append(started.wait(5))
+        return super().embed(texts)
+
+
+def test_the_query_is_embedded_while_the_lexical_channel_runs(memory, me, settings, monkeypatch):
+    """The search does not wait for its query's embedding before the full-text query: here
+    the provider can only embed the query once the lexical channel has begun."""
+    from memory.search import pipeline
+
+    _provider.cache_clear()
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "tests.memory.test_search_vector.GatedProvider"}
+    a = remember(memory, me, "alpha beta gamma").entry
+    b = remember(memory, me, "alpha beta gamma delta").entry
+    build_vectors()
+    GatedProvider.lexical_started = threading.Event()
+    GatedProvider.query_after_lexical = []
+    real = pipeline.lexical_channel
+
+    def lexical(*args, **kwargs):
+        GatedProvider.lexical_started.set()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "lexical_channel", lexical)
+    try:
+        hits = search(memory, actor=me, query=Q).hits
+    finally:
+        GatedProvider.lexical_started = None
+        _provider.cache_clear()
+    assert GatedProvider.query_after_lexical == [True]
+    assert [h.entry_id for h in hits] == [a.uid, b.uid]
+    assert hits[0].channels == {"lexical": 1, "vector": 2}
