@@ -10,8 +10,9 @@ the configured backend, created and destroyed here), so it never touches a real 
 written through the real actions; proposals and their targets are bulk-inserted directly (each a
 distinct pair of entries, the four kinds in turn, every fifth with lost details). For each size
 it renders — through the full Django stack, logged in as a reviewer — the inbox page
-(pending, oldest first), the newest-first page, a page filtered by kind, and the polled
-"new items" badge, and prints the median and best time in milliseconds, the queries per render,
+(pending, oldest first), the newest-first page, a page filtered by kind, the polled
+"new items" badge, a text search (``q``) and a search with every filter (submitter, lost
+details, status, order), and prints the median and best time in milliseconds, the queries per render,
 and the ratios to the smallest queue. A keyset page, capped counts and a watermark badge should
 keep every ratio near 1. (With 100 proposals the one-kind page shows 25 rows, not a full page of
 50, so that ratio also counts the extra rows rendered.)
@@ -166,6 +167,13 @@ PAGES = {
     "newest first": "/review/?sort=newest",
     "one kind": "/review/?kind=cleanup",
     "new-items badge": "/review/new/?after=0",
+    # Words of the rationale (every proposal has them): a full page of matches.
+    "search": "/review/?q=benchmark+proposal",
+    # Search with every filter the inbox offers: one fifth of the queue has lost details.
+    "search + filters": (
+        "/review/?q=merged+text&submitter=bench-agent&lost=yes&claimed=&assigned="
+        "&status=pending&sort=newest&limit=50"
+    ),
 }
 
 
