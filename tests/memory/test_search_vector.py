@@ -160,12 +160,12 @@ def test_the_query_is_embedded_while_the_lexical_channel_runs(memory, me, settin
     a = remember(memory, me, "alpha beta gamma").entry
     b = remember(memory, me, "alpha beta gamma delta").entry
     build_vectors()
-    GatedProvider.lexical_started = threading.Event()
+    started = GatedProvider.lexical_started = threading.Event()
     GatedProvider.query_after_lexical = []
     real = pipeline.lexical_channel
 
     def lexical(*args, **kwargs):
-        GatedProvider.lexical_started.set()
+        started.set()
         return real(*args, **kwargs)
 
     monkeypatch.setattr(pipeline, "lexical_channel", lexical)
