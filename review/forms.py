@@ -150,3 +150,10 @@ class AssignForm(forms.Form):
     """A row's "Assign": a reviewer's username, or empty to clear the assignment."""
 
     reviewer = forms.CharField(label="Assign to", required=False, max_length=150)
+
+
+class SavedViewForm(forms.Form):
+    """ "Save this view": the name the inbox's current filters, search and order are kept under
+    (the filters themselves arrive as the form's hidden fields)."""
+
+    name = forms.CharField(label="View name", max_length=80, strip=True)

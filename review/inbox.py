@@ -39,7 +39,6 @@ from memory.models import Memory
 from proposals.kinds import KINDS as PROPOSAL_KINDS
 from proposals.kinds import kind_of
 from proposals.models import (
-    OPEN_STATUSES,
     Proposal,
     ProposalQuerySet,
     ProposalStatus,
@@ -271,6 +270,15 @@ def kind_counts(actor: Actor, f: InboxFilter) -> dict[str, CappedCount]:
     }
 
 
+def kind_links(actor: Actor, f: InboxFilter) -> list[tuple[str, str, Any, bool]]:
+    """The inbox's kind tabs: label, query, capped count under the other filters, current
+    (one query)."""
+    counts = kind_counts(actor, f)
+    return [("All", f.query(kind=""), total(counts), not f.kind)] + [
+        (k.capitalize(), f.query(kind=k), counts[k], f.kind == k) for k in KINDS
+    ]
+
+
 def total(counts: Mapping[str, CappedCount]) -> CappedCount:
     n = sum(c.value for c in counts.values())
     return CappedCount(n, any(c.capped for c in counts.values()))
@@ -285,6 +293,40 @@ def new_since(actor: Actor, f: InboxFilter, after: int) -> int:
     """Pending proposals matching the filters that arrived after ``after`` (capped)."""
     qs = filtered(actor, replace(f, status=ProposalStatus.PENDING)).filter(pk__gt=after)
     return qs.order_by().values("pk")[: NEW_CAP + 1].count()
+
+
+# --- Queue navigation: previous / next and "Approve & next" ----------------------------------
+
+
+def nav_filter(actor: Actor, params: Mapping[str, str]) -> InboxFilter:
+    """The inbox filter a proposal page was opened from (its query parameters), loading the
+    one Memory it names, if any. Invalid values fall back to the defaults."""
+    slug = (params.get("memory") or "").strip()
+    memories = (
+        list(Memory.objects.visible_to(actor).filter(slug=slug).only("pk", "slug")) if slug else []
+    )
+    return parse_filter(params, memories)
+
+
+def neighbours(actor: Actor, f: InboxFilter, pk: int) -> tuple[int | None, int | None]:
+    """The proposals before and after ``pk`` in the inbox order of ``f``: two keyset reads
+    (one indexed row each), whatever the queue's length and whether ``pk`` itself matches."""
+    qs = filtered(actor, f).order_by()
+    lower = qs.filter(pk__lt=pk).order_by("-pk").values_list("pk", flat=True).first()
+    higher = qs.filter(pk__gt=pk).order_by("pk").values_list("pk", flat=True).first()
+    return (higher, lower) if f.descending else (lower, higher)
+
+
+def next_open(actor: Actor, f: InboxFilter, pk: int) -> int | None:
+    """The next pending proposal after ``pk`` in the inbox order of ``f`` ("Approve & next")."""
+    return neighbours(actor, replace(f, status=ProposalStatus.PENDING), pk)[1]
+
+
+def ago(when: datetime, now: datetime) -> str:
+    """How long ago, in words: "just now" under a minute (never "0 minutes ago")."""
+    if (now - when).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(when, now)} ago"
 
 
 # --- Rows --------------------------------------------------------------------------------------
@@ -345,7 +387,7 @@ class Row:
     @property
     def is_open(self) -> bool:
         """Pending or waiting for an amendment: it may still be assigned."""
-        return self.proposal.status in OPEN_STATUSES
+        return self.proposal.is_open
 
 
 def result_text(proposal: Proposal, targets: Sequence[ProposalTarget]) -> str:
@@ -404,7 +446,10 @@ def row_for(
     now: datetime,
     actor: Actor | None = None,
     reviewers: Sequence[str] = (),
+    query: str = "",
 ) -> Row:
+    """One inbox row; ``query`` (the inbox's filters) is kept on the link to the proposal page,
+    so its previous / next links follow the same queue."""
     targets = list(proposal.targets.all())
     claim = getattr(proposal, "claim", None)
     roles = kind_of(proposal.kind).input_roles
@@ -427,10 +472,10 @@ def row_for(
         approvals=int(getattr(proposal, "approvals", 0) or 0),
         required=approvals_required(proposal.memory, proposal.kind),
         key=str(pk),
-        href=reverse("review-proposal", args=[pk]),
+        href=reverse("review-proposal", args=[pk]) + query,
         approve_href=reverse("review-proposal-approve", args=[pk]),
         reject_href=reverse("review-proposal-reject", args=[pk]),
-        age=timesince(proposal.created_at, now),
+        age=ago(proposal.created_at, now),
         rationale_short=Truncator(proposal.rationale).chars(220),
         result_short=Truncator(result).chars(170),
         more_inputs=max(len(inputs) - ROW_INPUTS, 0),

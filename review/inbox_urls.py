@@ -1,6 +1,7 @@
 """Browser routes of the reviewer inbox, proposal and operation pages (mounted at the site root).
 
-API.md "Browser pages": ``/review/`` inbox · ``/review/proposals/{id}/`` · ``/operations/{id}/``.
+API.md "Browser pages": ``/review/`` inbox · ``/review/proposals/{id}/`` · ``/operations/{id}/``;
+a user's saved inbox views live under ``/review/views/``.
 Each form posts to its own URL under the page it belongs to; the entry timeline's Quarantine and
 Release forms post under ``/review/entries/``.
 """
@@ -15,6 +16,13 @@ urlpatterns = [
     path("review/claim/", inbox_views.claim_next, name="review-claim-next"),
     path("review/claim/release/", inbox_views.release_claim, name="review-claim-release"),
     path("review/bulk/", inbox_views.bulk_decide_view, name="review-bulk-decide"),
+    path("review/views/", inbox_views.saved_view_create, name="review-saved-view-create"),
+    path("review/views/<int:pk>/", inbox_views.saved_view_open, name="review-saved-view"),
+    path(
+        "review/views/<int:pk>/delete/",
+        inbox_views.saved_view_delete,
+        name="review-saved-view-delete",
+    ),
     path(
         "review/proposals/<int:pk>/assign/",
         inbox_views.assign_view,

@@ -1,5 +1,5 @@
-"""Browser pages of the reviewer inbox: the queue, the polled "new items" badge and the
-"Claim next" / release forms.
+"""Browser pages of the reviewer inbox: the queue, the polled "new items" badge, the
+"Claim next" / release forms and the user's named saved views.
 
 Every control is a real form first; htmx is layered on top (see ``review.proposal_views``).
 Views only translate: they check who may look or act (``review.web``), call one action, and
@@ -9,6 +9,7 @@ choose the response.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -18,7 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from lib.errors import DomainError
+from lib.errors import DomainError, NotFound
 from lib.pagination import keyset_page
 from memory.actors import Actor
 from memory.models import Memory
@@ -27,8 +28,10 @@ from proposals.selectors import visible_proposals
 
 from . import claims, inbox, web
 from .actions.bulk import MAX_BULK, BulkOutcome, bulk_decide
+from .actions.saved_views import delete_view, save_view
 from .exceptions import ValidationFailed
-from .forms import REASON_LABELS, AssignForm, BulkDecideForm, reason_options
+from .forms import REASON_LABELS, AssignForm, BulkDecideForm, SavedViewForm, reason_options
+from .models import SavedView
 from .permissions import may_decide
 
 # --- The inbox ---------------------------------------------------------------------------------
@@ -49,7 +52,11 @@ def inbox_page(request: HttpRequest, actor: Actor) -> HttpResponse:
             inbox.page_queryset(actor, f), request.GET, key="pk", descending=f.descending
         )
         reviewers = inbox.reviewer_names() if may_decide(actor) and proposals else []
-        rows = [inbox.row_for(p, now=now, actor=actor, reviewers=reviewers) for p in proposals]
+        query = f.query()
+        rows = [
+            inbox.row_for(p, now=now, actor=actor, reviewers=reviewers, query=query)
+            for p in proposals
+        ]
     except ValidationFailed as exc:
         errors.update(exc.details or {"cursor": [exc.message]})
     mine = (
@@ -64,7 +71,7 @@ def inbox_page(request: HttpRequest, actor: Actor) -> HttpResponse:
         "f": f,
         "errors": errors,
         "rows": rows,
-        "kind_links": _kind_links(actor, f),
+        "kind_links": inbox.kind_links(actor, f),
         "memories": memories,
         "statuses": list(inbox.STATUS_LABELS.items()),
         "kinds": inbox.KINDS,
@@ -80,16 +87,9 @@ def inbox_page(request: HttpRequest, actor: Actor) -> HttpResponse:
         "now": now,
         "filter_params": list(f.params(cursor="").items()),
         "max_bulk": MAX_BULK,
+        **_saved_views_context(request, f),
     }
     return render(request, "review/inbox.html", context, status=400 if errors else 200)
-
-
-def _kind_links(actor: Actor, f: inbox.InboxFilter) -> list[tuple[str, str, Any, bool]]:
-    """The kind tabs: each kind's capped count under the other filters (one query)."""
-    counts = inbox.kind_counts(actor, f)
-    return [("All", f.query(kind=""), inbox.total(counts), not f.kind)] + [
-        (k.capitalize(), f.query(kind=k), counts[k], f.kind == k) for k in inbox.KINDS
-    ]
 
 
 def _row_context(request: HttpRequest, actor: Actor) -> dict[str, Any]:
@@ -184,7 +184,7 @@ def bulk_decide_view(request: HttpRequest, actor: Actor) -> HttpResponse:
         **_row_context(request, actor),
         "bulk_message": message,
         "bulk_rows": [(row, *notices[row.pk]) for row in rows],
-        "kind_links": _kind_links(actor, f),
+        "kind_links": inbox.kind_links(actor, f),
         "oob": True,
     }
     return render(request, "review/inbox.html#bulk-response", context)
@@ -278,3 +278,116 @@ def release_claim(request: HttpRequest, actor: Actor) -> HttpResponse:
         messages.info(request, "Claim released.")
     url = web.next_url(request, reverse("review-inbox"))
     return HttpResponseClientRedirect(url) if web.is_htmx(request) else HttpResponseRedirect(url)
+
+
+# --- Saved views -------------------------------------------------------------------------------
+
+
+def _saved_views_context(request: HttpRequest, f: inbox.InboxFilter) -> dict[str, Any]:
+    """The signed-in user's saved views (one query) and the inbox state "Save this view"
+    keeps; the view matching the current state is marked."""
+    here = f.params()
+    views = [
+        {
+            "view": v,
+            "href": reverse("review-inbox") + _query(v.params),
+            "current": dict(v.params or {}) == here,
+        }
+        for v in SavedView.objects.filter(user_id=_user_pk(request)).only("pk", "name", "params")
+    ]
+    return {"saved_views": views, "view_params": list(here.items())}
+
+
+def _user_pk(request: HttpRequest) -> int:
+    """The signed-in user's id (the review guards let only signed-in users through)."""
+    return int(request.user.pk or 0)
+
+
+def _query(params: Any) -> str:
+    # Sorted: PostgreSQL's jsonb keeps no key order, and one view should have one URL.
+    encoded = urlencode(sorted((str(k), str(v)) for k, v in dict(params or {}).items()))
+    return f"?{encoded}" if encoded else ""
+
+
+def _saved_views_response(
+    request: HttpRequest,
+    actor: Actor,
+    f: inbox.InboxFilter,
+    *,
+    status: int,
+    notice: str = "",
+    notice_kind: str = "success",
+    errors: dict[str, list[str]] | None = None,
+    name: str = "",
+) -> HttpResponse:
+    """The saved-views panel (htmx), or without JavaScript: back to the inbox with a message
+    on success, the panel as its own page when the name was refused."""
+    context = {
+        "nav": "review",
+        **_saved_views_context(request, f),
+        "view_notice": notice,
+        "view_notice_kind": notice_kind,
+        "view_errors": errors or {},
+        "view_name": name,
+    }
+    if web.is_htmx(request):
+        return render(request, "review/inbox.html#saved-views", context, status=status)
+    if status >= 400:
+        context["back"] = reverse("review-inbox") + f.query()
+        return render(request, "review/saved_views.html", context, status=status)
+    messages.success(request, notice)
+    return HttpResponseRedirect(web.next_url(request, reverse("review-inbox") + f.query()))
+
+
+@require_POST
+@web.readers
+def saved_view_create(request: HttpRequest, actor: Actor) -> HttpResponse:
+    """ "Save this view": keep the inbox's filters, search and order (the form's hidden fields)
+    under a name, for the signed-in user only. A name already used answers 409."""
+    f = inbox.nav_filter(actor, request.POST)
+    form = SavedViewForm(request.POST)
+    if not form.is_valid():
+        return _saved_views_response(
+            request, actor, f, status=422, errors=web.errors(form), notice_kind="error"
+        )
+    name = form.cleaned_data["name"]
+    try:
+        save_view(request.user, name=name, params=f.params())  # type: ignore[arg-type]
+    except DomainError as exc:
+        return _saved_views_response(
+            request,
+            actor,
+            f,
+            status=exc.http_status,
+            errors={"name": [exc.message]},
+            notice_kind="error",
+            name=name,
+        )
+    return _saved_views_response(request, actor, f, status=200, notice=f"Saved view “{name}”.")
+
+
+@require_safe
+@web.readers
+def saved_view_open(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+    """``/review/views/<id>/``: the inbox with the view's filters (only its owner's)."""
+    view = SavedView.objects.filter(user_id=_user_pk(request), pk=pk).first()
+    if view is None:
+        return web.refuse(request, f"No saved view {pk}.", status=404)
+    return HttpResponseRedirect(reverse("review-inbox") + _query(view.params))
+
+
+@require_POST
+@web.readers
+def saved_view_delete(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+    """Delete one of the signed-in user's saved views (another user's is 404)."""
+    view = SavedView.objects.filter(user_id=_user_pk(request), pk=pk).only("name").first()
+    if view is None:
+        return web.refuse(request, f"No saved view {pk}.", status=404)
+    try:
+        delete_view(request.user, pk=pk)  # type: ignore[arg-type]
+    except NotFound as exc:  # deleted meanwhile, from another tab
+        return web.refuse(request, exc.message, status=404)
+    f = inbox.nav_filter(actor, request.POST)
+    return _saved_views_response(
+        request, actor, f, status=200, notice=f"Deleted saved view “{view.name}”."
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -143,3 +144,55 @@ class ReviewClaim(models.Model):
 
     def is_live(self, now: datetime | None = None) -> bool:
         return self.expires_at > (now or timezone.now())
+
+
+class SavedView(models.Model):
+    """A named inbox view a user saved: the inbox's filters, search and order as query
+    parameters. Private to its owner (nobody lists or opens another user's views); read-only
+    users (auditors) may keep views too, since a view changes nothing."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_views"
+    )
+    name = models.CharField(max_length=80)
+    #: The inbox's non-default query parameters (``InboxFilter.params()``), values as strings.
+    params = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "name"], name="one_saved_view_name_per_user")
+        ]
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.user_id})"
+
+
+class EmailMode(models.TextChoices):
+    IMMEDIATE = "immediate", "Each one as it happens"
+    DAILY = "daily", "One daily digest"
+    OFF = "off", "No email"
+
+
+class NotificationPreference(models.Model):
+    """One user's notification settings: how review emails reach them (each at once, a daily
+    digest, or none) and when they last marked the in-app list as seen. A user without a row
+    gets immediate emails and sees every item as new."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference"
+    )
+    email = models.CharField(max_length=16, choices=EmailMode.choices, default=EmailMode.IMMEDIATE)
+    seen_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(email__in=EmailMode.values), name="notification_email_mode_valid"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.email}"

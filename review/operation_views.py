@@ -83,10 +83,11 @@ def _panel(
     context = _operation_context(
         actor, operation, form=form, notice=notice, notice_kind=notice_kind, moved=moved
     )
-    template = (
-        "review/operation.html#compensation" if web.is_htmx(request) else "review/operation.html"
-    )
-    return render(request, template, context, status=status)
+    if web.is_htmx(request):
+        # The panel, and out of band the header's status badge and the pre-state's "Now".
+        context["fragment"] = True
+        return render(request, "review/operation.html#compensation", context, status=status)
+    return render(request, "review/operation.html", context, status=status)
 
 
 def _conflict(

@@ -21,7 +21,7 @@ from django.db.models import Prefetch, QuerySet
 from django.urls import reverse
 
 from memory.actors import Actor
-from memory.models import Evidence, Head
+from memory.models import EntryVersion, Evidence, Head
 from proposals.evidence import parse_time, union
 from proposals.kinds import ROLE_LABELS, kind_of
 from proposals.models import (
@@ -477,6 +477,15 @@ class ProposalPage:
         return self.proposal.status == ProposalStatus.CHANGES_REQUESTED
 
     @property
+    def is_stale(self) -> bool:
+        return self.proposal.status == ProposalStatus.STALE
+
+    @property
+    def moved(self) -> list[str]:
+        """Affected entries whose head moved on since the proposal was made."""
+        return moved_entries(self.targets)
+
+    @property
     def status_label(self) -> str:
         return self.proposal.status.replace("_", " ")
 
@@ -493,6 +502,27 @@ class ProposalPage:
     @property
     def lost_names(self) -> list[str]:
         return [str(d["detail"]) for d in self.lost_details]
+
+
+def page_checks(proposal: Proposal, targets: Sequence[ProposalTarget]) -> list[dict[str, Any]]:
+    """The verification checks as stored at submission, except that the head check reads as it
+    is now: once an affected entry moved on (stale, or about to be), "every referenced version
+    is its entry's head" is no longer true and is shown as failing, naming the entries."""
+    checks = [dict(c) for c in (proposal.verification or {}).get("checks") or []]
+    if proposal.status not in (ProposalStatus.PENDING, ProposalStatus.STALE):
+        return checks
+    moved = moved_entries(targets)
+    if not moved and proposal.status != ProposalStatus.STALE:
+        return checks
+    which = ", ".join(moved) if moved else "an affected entry"
+    for c in checks:
+        if c.get("code") == "heads_match":
+            c["status"] = "fail"
+            c["message"] = (
+                f"No longer true: {which} changed since it was proposed, so a referenced "
+                "version is not its entry's head any more."
+            )
+    return checks
 
 
 def proposal_page(
@@ -528,7 +558,7 @@ def proposal_page(
         targets=targets,
         panes=build_panes(proposal, targets, evidence),
         lost_details=lost,
-        checks=list(verification.get("checks") or []),
+        checks=page_checks(proposal, targets),
         pairs=list(verification.get("pairs") or []),
         similarity=verification.get("similarity"),
         similarity_method=verification.get("similarity_method"),
@@ -572,6 +602,17 @@ class HeadRow:
     after_state: str = ""
     now_version: int | None = None
     now_state: str = ""
+    #: The entry's text at the row's version (before), and after the operation when it changed.
+    body: str = ""
+    after_body: str = ""
+    #: The relation the operation gave the entry when its head did not change ("superseded by
+    #: e_…"): a supersession changes the old entry's validity, not its version.
+    note: str = ""
+
+    @property
+    def head_unchanged(self) -> bool:
+        """The operation left this entry's head as it was (same version and state)."""
+        return self.after_version == self.version and self.after_state == self.state
 
     @property
     def moved_on(self) -> bool:
@@ -607,9 +648,35 @@ def operation_page(operation: MaintenanceOperation) -> OperationPage:
         .order_by("entry_id")
     }
 
+    wanted = {(str(p.get("entry_id")), p.get("version")) for p in operation.pre_state or []}
+    wanted |= {(str(u), h.get("version")) for u, h in after.items() if isinstance(h, dict)}
+    bodies: dict[tuple[str, Any], str] = {
+        (v.entry.uid, v.number): v.body
+        for v in EntryVersion.objects.filter(
+            memory=operation.memory,
+            entry__uid__in=sorted({u for u, _ in wanted}),
+            number__in=sorted({n for _, n in wanted if isinstance(n, int)}),
+        ).select_related("entry")
+    }
+    notes = {
+        str(r.get("to_entry")): f"superseded by {r.get('from_entry')}"
+        for r in produced.get("relations", [])
+        if r.get("kind") == "supersedes"
+    }
+
+    def text_of(uid: str) -> str:
+        """The entry's text after the operation, else before it."""
+        found = bodies.get((uid, (after.get(uid) or {}).get("version")))
+        if found:
+            return found
+        return next((b for (u, _), b in bodies.items() if u == uid), "")
+
     def row(uid: str, **kw: Any) -> HeadRow:
         head = now.get(uid)
         want = after.get(uid) or {}
+        version = kw.get("version", want.get("version"))
+        after_body = bodies.get((uid, want.get("version")), "")
+        body = bodies.get((uid, version), "") or after_body
         return HeadRow(
             entry_id=uid,
             href=entry_href(slug, uid),
@@ -617,6 +684,9 @@ def operation_page(operation: MaintenanceOperation) -> OperationPage:
             after_state=want.get("state", ""),
             now_version=head.version.number if head else None,
             now_state=head.state if head else "",
+            body=body,
+            after_body=after_body if after_body != body else "",
+            note=notes.get(uid, ""),
             **kw,
         )
 
@@ -642,6 +712,8 @@ def operation_page(operation: MaintenanceOperation) -> OperationPage:
             **r,
             "from_href": entry_href(slug, r["from_entry"]),
             "to_href": entry_href(slug, r["to_entry"]),
+            "from_text": text_of(str(r["from_entry"])),
+            "to_text": text_of(str(r["to_entry"])),
         }
         for r in produced.get("relations", [])
     ]

@@ -16,14 +16,16 @@ revision, verification and diff), so it always redirects back to the page.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST, require_safe
+from django_htmx.http import HttpResponseClientRedirect
 
 from lib.errors import DomainError
 from memory.actors import Actor
@@ -85,6 +87,7 @@ def _page_context(
     notice: str = "",
     notice_kind: str = "info",
     with_preview: bool = True,
+    with_queue: bool = True,
 ) -> dict[str, Any]:
     now = timezone.now()
     page = pages.proposal_page(actor, proposal, now=now, with_preview=with_preview)
@@ -118,6 +121,25 @@ def _page_context(
         "notice_kind": notice_kind,
         "here": request.get_full_path(),
         "now": now,
+        **_queue(request, actor, proposal.pk, neighbours=with_queue),
+    }
+
+
+def _queue(request: HttpRequest, actor: Actor, pk: int, *, neighbours: bool) -> dict[str, Any]:
+    """The inbox order the page was opened from (its filters arrive as query parameters, or as
+    the form's hidden fields after a POST) and, for the whole page, the previous / next
+    proposal in it: two keyset reads. A fragment only keeps the filters for "Approve & next"."""
+    f = inbox.nav_filter(actor, request.GET or request.POST)
+    query = f.query()
+    before, after = inbox.neighbours(actor, f, pk) if neighbours else (None, None)
+    return {
+        "queue_query": query,
+        "queue_params": list(f.params().items()),
+        "inbox_href": reverse("review-inbox") + query,
+        "prev_href": web.proposal_url(before) + query if before else "",
+        "next_href": web.proposal_url(after) + query if after else "",
+        "prev_pk": before,
+        "next_pk": after,
     }
 
 
@@ -171,8 +193,10 @@ def _fragment(
             "reject_errors": web.errors(forms.get("reject_form")),
             "reject_values": web.values(forms.get("reject_form")),
             "now": timezone.now(),
+            # The kind tabs' counts change with the decision: swapped out of band.
+            "kind_links": inbox.kind_links(actor, inbox.nav_filter(actor, _inbox_params(request))),
         }
-        return render(request, "review/inbox.html#row", context, status=status)
+        return render(request, "review/inbox.html#row-response", context, status=status)
     return _render_page(
         request,
         actor,
@@ -183,8 +207,17 @@ def _fragment(
         notice=notice,
         notice_kind=notice_kind,
         with_preview=False,
+        with_queue=False,
         fragment=True,
     )
+
+
+def _inbox_params(request: HttpRequest) -> QueryDict:
+    """The filters of the inbox page an htmx row action came from (``HX-Current-URL``, else
+    the row form's ``next``), so its refreshed kind counts match that page."""
+    htmx = getattr(request, "htmx", None)
+    url = str(getattr(htmx, "current_url", "") or "") or request.POST.get("next", "")
+    return QueryDict(urlsplit(url).query)
 
 
 def _conflict(request: HttpRequest, actor: Actor, pk: int, exc: DomainError) -> HttpResponse:
@@ -269,7 +302,23 @@ def proposal_approve(request: HttpRequest, actor: Actor, pk: int) -> HttpRespons
             f"Your approval of #{pk} is recorded ({result.approvals} of {result.required}); "
             "it waits for another reviewer."
         )
+    if request.POST.get("then") == "next":
+        return _approved_then_next(request, actor, pk, message)
     return _decided(request, actor, pk, message)
+
+
+def _approved_then_next(request: HttpRequest, actor: Actor, pk: int, message: str) -> HttpResponse:
+    """ "Approve & next": on to the next pending proposal of the inbox order the page was opened
+    from (its filters are the form's hidden fields), or back to that inbox when none is left."""
+    f = inbox.nav_filter(actor, request.POST)
+    after = inbox.next_open(actor, f, pk)
+    if after is None:
+        url = reverse("review-inbox") + f.query()
+        message += " Nothing left to review in this view."
+    else:
+        url = web.proposal_url(after) + f.query()
+    messages.success(request, message)
+    return HttpResponseClientRedirect(url) if web.is_htmx(request) else HttpResponseRedirect(url)
 
 
 @require_POST
@@ -334,7 +383,14 @@ def _form_errors(form: Any, exc: DomainError, fields: dict[str, str]) -> None:
 def _thread(request: HttpRequest, actor: Actor, pk: int, *, status: int, **kw: Any) -> HttpResponse:
     """The discussion fragment htmx swaps after a comment (re-read from the database)."""
     return _render_page(
-        request, actor, pk, "review/proposal.html#thread", status=status, with_preview=False, **kw
+        request,
+        actor,
+        pk,
+        "review/proposal.html#thread",
+        status=status,
+        with_preview=False,
+        with_queue=False,
+        **kw,
     )
 
 

@@ -51,6 +51,8 @@ OUTSIDE = {
     "admin/": "Django admin refuses non-staff users with a redirect to its login (tested below)",
     "api/<path:rest>": "answers 404 for every path that is not an API endpoint",
     "mcp": "MCP takes API keys only (a browser session gets 401); tests/agents and the matrix",
+    "review/views/": "a user's own saved inbox views, which auditors keep too (DESIGN §9 review); "
+    "they change no Memory state: tests/review_ui/test_saved_views.py",
 }
 
 _PARAM = re.compile(r"<(?:(?P<conv>[^>:]+):)?(?P<name>[^>]+)>")

@@ -31,6 +31,9 @@ from tests.audit.test_auditor_refused import (
     schema_bodies,
     world,  # noqa: F401  (fixture)
 )
+from tests.audit.test_auditor_refused import (
+    routes as all_routes,
+)
 from tests.conftest import make_key
 
 CALLERS = (
@@ -121,12 +124,22 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "review/new/": READ,
     "review/proposals/<int:pk>/": READ,
     "memories/<slug:slug>/entries/": READ,
+    "notifications/": READ,
+    "notifications/badge/": READ,
+    # DEBUG only: 404 for everyone when DEBUG is off (as in the tests).
+    "outbox/": (404, 404, 404, 404, 404, 404),
+    "outbox/digests/": POST_ONLY,
+    "notifications/seen/": POST_ONLY,
+    "notifications/preferences/": POST_ONLY,
     # Form targets: POST only (who may POST is tested in tests/audit and tests/review_ui).
     "operations/<int:pk>/compensate/": POST_ONLY,
     "review/claim/": POST_ONLY,
     "review/claim/release/": POST_ONLY,
     "review/entries/<slug:slug>/<str:entry_id>/quarantine/": POST_ONLY,
     "review/entries/<slug:slug>/<str:entry_id>/release/": POST_ONLY,
+    "review/entries/<slug:slug>/<str:entry_id>/pin/": POST_ONLY,
+    "review/entries/<slug:slug>/<str:entry_id>/forget/": POST_ONLY,
+    "review/entries/<slug:slug>/<str:entry_id>/reactivate/": POST_ONLY,
     "review/proposals/<int:pk>/approve/": POST_ONLY,
     "review/proposals/<int:pk>/reject/": POST_ONLY,
     "review/proposals/<int:pk>/request-changes/": POST_ONLY,
@@ -134,6 +147,10 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "review/proposals/<int:pk>/amend/": POST_ONLY,
     "review/proposals/<int:pk>/assign/": POST_ONLY,
     "review/bulk/": POST_ONLY,
+    # A saved inbox view (the reviewer's own) opens only for its owner: anyone else gets 404.
+    "review/views/<int:pk>/": (L, L, 302, 404, 404, 403),
+    "review/views/": POST_ONLY,
+    "review/views/<int:pk>/delete/": POST_ONLY,
 }
 
 
@@ -252,9 +269,18 @@ def test_every_page_has_a_row_and_every_cell_holds(
         "staff": logged_in("root"),
         "no_role": logged_in("norole"),
     }
-    segments = {**world["segments"], "maintenance": world["segments"].get("runs", 1)}
+    from review.models import SavedView
+
+    rita_view = SavedView.objects.create(user=User.objects.get(username="rita"), name="mine")
+    segments = {
+        **world["segments"],
+        "maintenance": world["segments"].get("runs", 1),
+        "views": rita_view.pk,
+    }
     objects = {**world, "segments": segments}
-    routes = {r: "/" + fill(r, objects) for r, _cb in page_routes()}
+    # Saved views are left out of the auditor walk (auditors keep views too), not out of here.
+    own = [(r, cb) for r, cb in all_routes() if r.startswith("review/views/")]
+    routes = {r: "/" + fill(r, objects) for r, _cb in [*page_routes(), *own]}
     actual = {
         r: tuple(callers[c].get(url).status_code for c in PAGE_CALLERS) for r, url in routes.items()
     }

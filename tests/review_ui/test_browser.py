@@ -49,7 +49,7 @@ def test_reviewer_acknowledges_lost_details_and_approves_without_a_page_load(
 
     page.evaluate(f"{MARKER} = 'same page'")
     decision = page.locator("#decision")
-    decision.get_by_role("button", name="Approve").click()
+    decision.get_by_role("button", name="Approve", exact=True).click()
     # 422 swapped in place: the form asks for the acknowledgements.
     decision = page.locator("#decision")
     decision.locator(".field-error").wait_for()
@@ -60,7 +60,7 @@ def test_reviewer_acknowledges_lost_details_and_approves_without_a_page_load(
         page.locator(f"#decision input[name=acknowledge][value='{detail}']").check()
     approve_form = page.get_by_role("form", name="Approve this proposal")
     approve_form.get_by_label("Comment").fill("Shorter is fine; the schedule lives in the runbook.")
-    approve_form.get_by_role("button", name="Approve").click()
+    approve_form.get_by_role("button", name="Approve", exact=True).click()
     page.locator("#decision .notice.success").wait_for()
     assert "Approved proposal" in page.locator("#decision").inner_text()
     assert page.locator("#proposal-status").inner_text().strip() == "approved"

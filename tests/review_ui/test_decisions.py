@@ -318,12 +318,12 @@ def test_compensation_conflict_lists_what_moved(rita, memory, agent, proposal):
         memory, actor=agent.actor, entry_uid=target, body="Deploys now run at 04:00 UTC."
     )
     page = rita.get(f"/operations/{op.pk}/").content.decode()
-    assert "moved on since this operation" in page
+    assert "changed again after this operation" in page
     before = state()
     r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": "undo"}, **HTMX)
     assert r.status_code == 409, r.content
     html = r.content.decode()
-    assert target in html and "expected v2 active, now v3 active" in html
+    assert target in html and "the operation left it at v2 active, it is now v3 active" in html
     r = rita.post(f"/operations/{op.pk}/compensate/", {"comment": "undo"})
     assert r.status_code == 409 and target.encode() in r.content
     assert state() == before

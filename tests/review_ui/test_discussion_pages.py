@@ -436,7 +436,7 @@ def test_request_changes_amend_and_approve_on_a_phone(
     other = phone.new_page()
     login(other, "ravi", "pw-ravi-123", next_path=url(p.pk))
     assert other.evaluate(NO_OVERFLOW)
-    other.locator("#decision").get_by_role("button", name="Approve").click()
+    other.locator("#decision").get_by_role("button", name="Approve", exact=True).click()
     other.locator("#decision .notice.success").wait_for()
     assert other.locator("#proposal-status").inner_text().strip() == "approved"
     assert other.evaluate(NO_OVERFLOW)

@@ -127,7 +127,7 @@ def test_decided_proposal_shows_who_and_links_operation_and_revision(rita, revie
     assert f'href="/operations/{result.operation.pk}/"' in html
     assert f'href="/memories/acme/revisions/{result.revision.number}/"' in html
     assert "Same &lt;b&gt;fact&lt;/b&gt;" in html
-    assert "Shown while the proposal is pending" in html
+    assert "Approved: current-state recall now returns the result" in html
     assert "<button" not in html.split('id="decision"')[1].split("</section>")[0]
 
 
@@ -257,8 +257,9 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
     rita, memory, agent, lossy, django_assert_max_num_queries
 ):
     # 3 (the signed-in reviewer) + 6 (proposal, targets, decisions, evidence, and — added with
-    # the discussion — its comments and amendments) + the recall preview.
-    with django_assert_max_num_queries(3 + 6 + 2 * MAX_PREVIEWS):
+    # the discussion — its comments and amendments) + 2 (the previous / next proposal in the
+    # inbox order, keyset reads) + the recall preview.
+    with django_assert_max_num_queries(3 + 8 + 2 * MAX_PREVIEWS):
         page_of(rita, lossy.pk)
     ids = [add(memory, agent.actor, f"Build cache note number {i}") for i in range(12)]
     big = submit_request(
@@ -270,7 +271,7 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
             "entries": [{"entry_id": i, "version": 1} for i in ids],
         },
     ).proposal
-    with django_assert_max_num_queries(3 + 6 + 2 * MAX_PREVIEWS):
+    with django_assert_max_num_queries(3 + 8 + 2 * MAX_PREVIEWS):
         html = page_of(rita, big.pk)
     assert "8 more affected entries not previewed." in html
 
