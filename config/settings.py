@@ -268,10 +268,21 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memory.schedule_maintenance",
         "schedule": float(os.environ.get("STEWARD_MAINTENANCE_BEAT_SECONDS", "300")),
     },
+    # Reviewers who chose the daily digest get one mail a day (review.notifications).
+    "send-review-digests": {
+        "task": "review.send_digests",
+        "schedule": float(os.environ.get("STEWARD_DIGEST_BEAT_SECONDS", "86400")),
+    },
 }
 
 # --- Email ----------------------------------------------------------------------------------
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# DEBUG (the demo) writes each mail to a file under EMAIL_FILE_PATH, listed at /outbox/.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.filebased.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.console.EmailBackend",
+)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "memory-steward@localhost")
 EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "sent-mail"))
 # Signs outgoing webhooks (HMAC-SHA256); falls back to SECRET_KEY.

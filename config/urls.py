@@ -28,6 +28,8 @@ urlpatterns = [
     path("", include("memory.web_urls")),
     path("", include("evaluation.urls")),
     path("", include("review.inbox_urls")),
+    path("", include("review.entry_urls")),
+    path("", include("review.notification_urls")),
 ]
 
 handler404 = "lib.views.not_found"

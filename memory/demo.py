@@ -308,10 +308,20 @@ class DemoResult:
     auditor_key: str
 
 
+#: The demo users' addresses (the demo's mail goes to the console or files, see the README).
+DEMO_EMAIL = "{username}@acme.example"
+
+
 def _user(username: str, group: str | None, *, staff: bool = False) -> User:
     user = User.objects.filter(username=username).first()
+    email = DEMO_EMAIL.format(username=username)
     if user is None:
-        user = User.objects.create_user(username, password=DEMO_PASSWORD, is_staff=staff)
+        user = User.objects.create_user(
+            username, email=email, password=DEMO_PASSWORD, is_staff=staff
+        )
+    elif not user.email:  # demo databases made before the users had addresses
+        user.email = email
+        user.save(update_fields=["email"])
     if group:
         user.groups.add(Group.objects.get_or_create(name=group)[0])
     return user

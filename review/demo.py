@@ -1,5 +1,6 @@
 """Demo discussion: a thread and a proposal waiting for changes, so a new reviewer sees the
-review workflow (comments, request changes → amend) in the demo Memory.
+review workflow (comments, request changes → amend) in the demo Memory; the first proposal is
+assigned to ravi, who takes his email as a daily digest (so both email modes show in the outbox).
 
 :func:`load_demo_discussion` runs after the demo proposals (``proposals.demo``): the agent
 explains its first consolidation in a comment, and files a supersession that rita (a demo
@@ -14,11 +15,13 @@ from django.contrib.auth import get_user_model
 from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.models import Memory
-from proposals.actions import add_comment
+from proposals.actions import add_comment, assign_proposal
 from proposals.models import IdempotencyKey, Proposal
 from proposals.requests import submit_request
 
 from .actions import request_changes
+from .models import EmailMode
+from .notifications import set_email_mode
 
 KEY = "demo:{slug}:changes-requested"
 
@@ -30,6 +33,9 @@ def load_demo_discussion(memory: Memory, *, agent_actor: Actor, first: Proposal)
     if IdempotencyKey.objects.filter(submitted_by=agent_actor.id, key=key).exists():
         return 0
     rita = Actor.for_user(get_user_model().objects.get(username="rita"))
+    ravi = Actor.for_user(get_user_model().objects.get(username="ravi"))
+    set_email_mode(ravi, mode=EmailMode.DAILY)
+    assign_proposal(first, actor=rita, reviewer="ravi")
     add_comment(
         first,
         actor=agent_actor,

@@ -1,22 +1,64 @@
-"""Notifications: queued in the deciding transaction, sent after commit by a Celery task.
+"""Notifications: email and webhooks queued in the deciding transaction and sent after commit by
+a Celery task, and the in-app list of what needs the signed-in person.
 
 Reviewers hear about new proposals, submitters about decisions — never the person who acted.
 Email goes through Django's email backend; a Memory may also set ``policy.webhook_url``, which
 receives a JSON POST signed with HMAC-SHA256 (header ``X-Steward-Signature: sha256=<hex>``).
+
+Each user chooses how email reaches them (:class:`review.models.NotificationPreference`):
+``immediate`` (the default: one mail per event), ``daily`` (the event is queued on the
+``digest`` channel and ``review.send_digests`` — daily in the beat schedule — sends one mail
+listing everything since the last digest) or ``off``.
+
+The in-app list (:func:`needs`) is computed at read time from existing records, through
+``proposals.selectors.visible_proposals`` (nothing above the reader's scope or clearance):
+open proposals assigned to them, proposals they are involved in (submitted, amended, decided,
+commented, assigned) that wait for changes or got a comment from someone else, their claims that
+went stale (lease expired, or the proposal is no longer pending), and their Memories' alerts.
+The only stored state is the preference row's ``seen_at``: items after it are "new".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import F, Q
+from django.urls import reverse
+from django.utils import timezone
 
+from lib.errors import Forbidden, ValidationFailed
+from memory import inventory
 from memory.actors import Actor
-from proposals.models import Proposal
+from memory.models import Memory
+from proposals.models import (
+    OPEN_STATUSES,
+    Proposal,
+    ProposalAmendment,
+    ProposalComment,
+    ProposalStatus,
+)
+from proposals.selectors import visible_proposals
 
-from .models import Notification
+from .models import (
+    Decision,
+    EmailMode,
+    Notification,
+    NotificationPreference,
+    ReviewClaim,
+    Verdict,
+)
+
+#: Rows of each kind the in-app list shows (newest first).
+ITEMS_PER_KIND = 20
+#: Memories whose inventory alerts the list checks (as the dashboard does).
+ALERT_MEMORIES = 10
+#: Digest rows one ``send_digests`` run handles (the rest wait for the next run).
+DIGEST_BATCH = 2000
 
 
 def _queue(rows: list[Notification]) -> None:
@@ -32,7 +74,26 @@ def _queue(rows: list[Notification]) -> None:
         return send_notification_after_commit
 
     for row in Notification.objects.bulk_create(rows):
-        transaction.on_commit(send_after_commit(row.pk), robust=True)
+        if row.channel != DIGEST:  # digest rows wait for ``review.send_digests``
+            transaction.on_commit(send_after_commit(row.pk), robust=True)
+
+
+#: The channel of a notification that waits for its recipient's daily digest.
+DIGEST = "digest"
+
+
+def _channel(mode: str) -> str:
+    return DIGEST if mode == EmailMode.DAILY else "email"
+
+
+def email_modes(user_pks: Iterable[int]) -> dict[int, str]:
+    """Each user's email mode (one query); users without a preference row are absent
+    (immediate)."""
+    return dict(
+        NotificationPreference.objects.filter(user_id__in=list(user_pks)).values_list(
+            "user_id", "email"
+        )
+    )
 
 
 def _webhook(proposal: Proposal, event: str, body: str) -> list[Notification]:
@@ -66,16 +127,19 @@ def decision_made(proposal: Proposal, *, actor: Actor) -> None:
         body += f"\nReason: {proposal.rejection_reason}\nComment: {proposal.decision_comment}"
     rows: list[Notification] = []
     if owner is not None and owner.email and owner.pk != actor.user_pk:
-        rows.append(
-            Notification(
-                memory=proposal.memory,
-                event=f"proposal.{verdict}",
-                recipient=owner.email,
-                subject=f"[Memory Steward] Proposal #{proposal.pk} {verdict}",
-                body=body,
-                proposal_id=proposal.pk,
+        mode = email_modes([owner.pk]).get(owner.pk, EmailMode.IMMEDIATE)
+        if mode != EmailMode.OFF:
+            rows.append(
+                Notification(
+                    memory=proposal.memory,
+                    event=f"proposal.{verdict}",
+                    recipient=owner.email,
+                    channel=_channel(mode),
+                    subject=f"[Memory Steward] Proposal #{proposal.pk} {verdict}",
+                    body=body,
+                    proposal_id=proposal.pk,
+                )
             )
-        )
     rows += _webhook(proposal, f"proposal.{verdict}", body)
     if rows:
         _queue(rows)
@@ -95,17 +159,285 @@ def proposal_submitted(proposal: Proposal, *, actor: Actor) -> None:
         f"A {proposal.kind} proposal (#{proposal.pk}) is waiting in {proposal.memory.slug}.\n"
         f"Rationale: {proposal.rationale[:500]}"
     )
+    recipients = list(users[:200])
+    modes = email_modes([u.pk for u in recipients])
     rows = [
         Notification(
             memory=proposal.memory,
             event="proposal.submitted",
             recipient=u.email,
+            channel=_channel(modes.get(u.pk, EmailMode.IMMEDIATE)),
             subject=f"[Memory Steward] New {proposal.kind} proposal #{proposal.pk}",
             body=body,
             proposal_id=proposal.pk,
         )
-        for u in users[:200]
+        for u in recipients
+        if modes.get(u.pk, EmailMode.IMMEDIATE) != EmailMode.OFF
     ]
     rows += _webhook(proposal, "proposal.submitted", body)
     if rows:
         _queue(rows)
+
+
+# --- Preferences ---------------------------------------------------------------------------------
+
+
+def _user_pk(actor: Actor) -> int:
+    if actor.user_pk is None:
+        raise Forbidden("Notification settings belong to a signed-in user.")
+    return actor.user_pk
+
+
+def preference_of(actor: Actor) -> NotificationPreference:
+    """The person's preference row, unsaved defaults when there is none (no write on reads)."""
+    found = NotificationPreference.objects.filter(user_id=_user_pk(actor)).first()
+    return found or NotificationPreference(user_id=_user_pk(actor))
+
+
+@transaction.atomic(durable=True)
+def set_email_mode(actor: Actor, *, mode: str) -> NotificationPreference:
+    """Choose how review emails reach the person behind ``actor`` (a user, or a key's owner):
+    ``immediate``, ``daily`` or ``off`` (else ``ValidationFailed``, 400). Rows already queued
+    keep the channel they were queued on. Locks: the preference row."""
+    if mode not in EmailMode.values:
+        raise ValidationFailed(details={"email": [f"One of {list(EmailMode.values)}."]})
+    row, _ = NotificationPreference.objects.select_for_update().get_or_create(
+        user_id=_user_pk(actor)
+    )
+    row.email = mode
+    row.updated_at = timezone.now()
+    row.save(update_fields=["email", "updated_at"])
+    return row
+
+
+@transaction.atomic(durable=True)
+def mark_notifications_seen(actor: Actor, *, at: datetime | None = None) -> NotificationPreference:
+    """Mark everything in the in-app list up to ``at`` (now) as seen; the marker never moves
+    backwards, so a late request from an old tab cannot bring back items already seen."""
+    at = at or timezone.now()
+    row, _ = NotificationPreference.objects.select_for_update().get_or_create(
+        user_id=_user_pk(actor)
+    )
+    if row.seen_at is None or at > row.seen_at:
+        row.seen_at = at
+        row.updated_at = timezone.now()
+        row.save(update_fields=["seen_at", "updated_at"])
+    return row
+
+
+# --- The in-app list -----------------------------------------------------------------------------
+
+
+@dataclass
+class Item:
+    """One line of the list: what happened, when, where to go."""
+
+    kind: str  # assigned · changes_requested · comment · stale_claim · alert
+    at: datetime | None
+    title: str
+    text: str
+    url: str
+    memory: str
+    new: bool = False
+
+
+@dataclass
+class Needs:
+    items: list[Item] = field(default_factory=list)
+    alerts: list[Item] = field(default_factory=list)
+    seen_at: datetime | None = None
+
+    @property
+    def new_count(self) -> int:
+        return sum(1 for i in self.items if i.new)
+
+
+def _involved(actor: Actor) -> Q:
+    """Proposals ``actor``'s person is involved in: submitted (the key's owner), amended,
+    decided, commented or assigned — by the user or by a key they own."""
+    person = f"user:{actor.user_pk}"
+    ids = {actor.id, person}
+    by_person = Q(author_id__in=ids) | Q(on_behalf_of=person)
+    return (
+        Q(submitted_by_owner_id=actor.user_pk)
+        | Q(submitted_by__in=ids)
+        | Q(assigned_to_id=actor.user_pk)
+        | Q(pk__in=ProposalComment.objects.filter(by_person).values("proposal_id"))
+        | Q(pk__in=ProposalAmendment.objects.filter(author_id__in=ids).values("proposal_id"))
+        | Q(
+            pk__in=Decision.objects.filter(Q(actor_id__in=ids) | Q(on_behalf_of=person)).values(
+                "proposal_id"
+            )
+        )
+    )
+
+
+def _proposal_title(p: Proposal) -> str:
+    return f"Proposal #{p.pk} · {p.kind}"
+
+
+def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
+    """What needs the signed-in person (a browser user), newest first. A fixed number of
+    queries: one per kind of item, plus the inventories of at most :data:`ALERT_MEMORIES`
+    Memories when ``with_alerts`` (the nav badge leaves them out: they carry no time, so they
+    are never "new")."""
+    if actor.user_pk is None:
+        return Needs()
+    pref = NotificationPreference.objects.filter(user_id=actor.user_pk).first()
+    seen_at = pref.seen_at if pref else None
+    visible = visible_proposals(actor)
+    now = timezone.now()
+    person = f"user:{actor.user_pk}"
+    mine = {actor.id, person}
+    items: list[Item] = []
+
+    for p in (
+        visible.filter(assigned_to_id=actor.user_pk, status__in=OPEN_STATUSES)
+        .select_related("memory")
+        .order_by("-assigned_at", "-pk")[:ITEMS_PER_KIND]
+    ):
+        by = f" by {p.assigned_by_label}" if p.assigned_by_label else ""
+        items.append(
+            Item(
+                "assigned",
+                p.assigned_at,
+                _proposal_title(p),
+                f"Assigned to you{by}; it is {p.status.replace('_', ' ')}.",
+                reverse("review-proposal", args=[p.pk]),
+                p.memory.slug,
+            )
+        )
+
+    involved = visible.filter(_involved(actor))
+    for d in (
+        Decision.objects.filter(
+            verdict=Verdict.REQUEST_CHANGES,
+            proposal__in=involved.filter(status=ProposalStatus.CHANGES_REQUESTED).values("pk"),
+            proposal_revision=F("proposal__revision"),
+        )
+        .exclude(actor_id__in=mine)
+        .exclude(on_behalf_of=person)
+        .select_related("proposal", "memory")
+        .order_by("-decided_at", "-pk")[:ITEMS_PER_KIND]
+    ):
+        items.append(
+            Item(
+                "changes_requested",
+                d.decided_at,
+                _proposal_title(d.proposal),
+                f"{d.actor_label} asked for changes: {d.comment[:300]}",
+                reverse("review-proposal", args=[d.proposal_id]),
+                d.memory.slug,
+            )
+        )
+
+    for c in (
+        ProposalComment.objects.filter(proposal__in=involved.values("pk"))
+        .exclude(author_id__in=mine)
+        .exclude(on_behalf_of=person)
+        .select_related("proposal", "memory")
+        .order_by("-created_at", "-pk")[:ITEMS_PER_KIND]
+    ):
+        items.append(
+            Item(
+                "comment",
+                c.created_at,
+                _proposal_title(c.proposal),
+                f"{c.author_label} commented: {c.body[:300]}",
+                reverse("review-proposal", args=[c.proposal_id]) + f"#thread-comment-{c.pk}",
+                c.memory.slug,
+            )
+        )
+
+    for claim in (
+        ReviewClaim.objects.filter(actor_id=actor.id, proposal__in=visible.values("pk"))
+        .filter(Q(expires_at__lte=now) | ~Q(proposal__status=ProposalStatus.PENDING))
+        .select_related("proposal__memory")
+    ):
+        p = claim.proposal
+        if p.status == ProposalStatus.PENDING:
+            at, text = claim.expires_at, "Your claim expired; claim it again or let it go."
+        else:
+            at = p.status_changed_at
+            text = f"You claimed it, and it is now {p.status.replace('_', ' ')}."
+        items.append(
+            Item(
+                "stale_claim",
+                at,
+                _proposal_title(p),
+                text,
+                reverse("review-proposal", args=[p.pk]),
+                p.memory.slug,
+            )
+        )
+
+    for item in items:
+        item.new = item.at is not None and (seen_at is None or item.at > seen_at)
+    items.sort(key=lambda i: i.at or now, reverse=True)
+
+    alerts: list[Item] = []
+    if with_alerts:
+        for m in Memory.objects.visible_to(actor).order_by("slug")[:ALERT_MEMORIES]:
+            for a in inventory.inventory(m)["alerts"]:
+                alerts.append(
+                    Item(
+                        "alert",
+                        None,
+                        f"{m.name} ({m.slug})",
+                        f"{a.get('code', '')}: {a.get('message', '')}",
+                        reverse("memory-home", args=[m.slug]),
+                        m.slug,
+                    )
+                )
+    return Needs(items=items, alerts=alerts, seen_at=seen_at)
+
+
+# --- Daily digest --------------------------------------------------------------------------------
+
+
+def digest_body(rows: list[Notification]) -> str:
+    lines = [f"{len(rows)} review notification(s) since your last digest:", ""]
+    for row in rows:
+        lines.append(f"* {row.subject} ({row.created_at:%Y-%m-%d %H:%M} UTC)")
+        lines.extend("  " + line for line in row.body.splitlines())
+        lines.append("")
+    return "\n".join(lines)
+
+
+def queue_digests(*, now: datetime | None = None) -> int:
+    """Fold every waiting ``digest`` row into one email per recipient and queue those emails
+    (sent after commit by ``review.send_notification``). Idempotent: each row is claimed with
+    a compare-and-set on ``sent_at``, so two runs never put it into two digests. Returns how
+    many digest emails were queued."""
+    now = now or timezone.now()
+    waiting = list(
+        Notification.objects.filter(channel=DIGEST, sent_at__isnull=True).order_by("id")[
+            :DIGEST_BATCH
+        ]
+    )
+    by_recipient: dict[str, list[Notification]] = {}
+    for row in waiting:
+        by_recipient.setdefault(row.recipient, []).append(row)
+    queued = 0
+    for recipient, rows in by_recipient.items():
+        with transaction.atomic():
+            claimed = [
+                r
+                for r in rows
+                if Notification.objects.filter(pk=r.pk, sent_at__isnull=True).update(sent_at=now)
+            ]
+            if not claimed:
+                continue
+            _queue(
+                [
+                    Notification(
+                        memory_id=claimed[0].memory_id,
+                        event="digest",
+                        recipient=recipient,
+                        subject=f"[Memory Steward] Daily digest: {len(claimed)} notification(s)",
+                        body=digest_body(claimed),
+                    )
+                ]
+            )
+            queued += 1
+    return queued

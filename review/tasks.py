@@ -58,3 +58,13 @@ def send_notification(self, notification_id: int) -> str:  # type: ignore[no-unt
         raise self.retry(exc=exc) from exc
     Notification.objects.filter(pk=row.pk).update(sent_at=timezone.now(), last_error="")
     return "sent"
+
+
+@shared_task(name="review.send_digests")
+def send_digests() -> int:
+    """The daily digest (beat: ``send-review-digests``): one email per recipient who chose
+    ``daily``, listing what was queued for them since the last digest. Idempotent (each queued
+    row goes into exactly one digest); returns how many digests were queued."""
+    from .notifications import queue_digests
+
+    return queue_digests()

@@ -42,8 +42,16 @@ from ..models import (
 )
 from ..personal_data import refused_kinds
 from ..text import content_hash
-from .common import WriteResult, get_entry, head_of, label_of, require_writer
+from .common import (
+    WriteResult,
+    get_entry,
+    head_of,
+    label_of,
+    require_writer,
+    write_entry_change,
+)
 from .evidence import (
+    EvidenceArg,
     EvidenceInput,
     ResolvedEvidence,
     check_evidence_count,
@@ -111,7 +119,7 @@ def clean_new_entry(
     current_state: Any = False,
     effective_at: Any = None,
     sensitivity: Any = None,
-    evidence: Any = None,
+    evidence: EvidenceArg | None = None,
     refuse: Iterable[str] | None = None,
 ) -> NewEntry:
     """Validate and admit (size limits, secret and personal-data scan; ``refuse``: the
@@ -151,7 +159,7 @@ def add_entry(
     current_state: Any = False,
     effective_at: Any = None,
     sensitivity: Any = None,
-    evidence: Any = None,
+    evidence: EvidenceArg | None = None,
     dedupe: bool = True,
     near_duplicate_of: Any = None,
 ) -> WriteResult:
@@ -378,7 +386,7 @@ def revise_entry(
     actor: Actor,
     entry_uid: str,
     body: Any,
-    evidence: Any = None,
+    evidence: EvidenceArg | None = None,
     expected_version: Any = None,
     importance_override: Any = None,
 ) -> WriteResult:
@@ -459,10 +467,26 @@ def revise_entry(
     return WriteResult(entry, head.version, revision, created=change.new_body is not None)
 
 
+def require_writer_or_reviewer(actor: Actor, *, as_reviewer: bool) -> None:
+    """Writers forget and reactivate over REST and MCP; a reviewer does so only as a decision
+    from the browser's entry page (``as_reviewer``), never with a key: the REST contract keeps
+    reviewer keys away from entry writes."""
+    if not as_reviewer:
+        require_writer(actor)
+    elif not actor.is_reviewer or actor.key_pk is not None:
+        raise Forbidden("Only reviewers may forget or reactivate entries from the entry page.")
+
+
 @transaction.atomic(durable=True)
-def forget_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -> WriteResult:
-    """Retire an entry (head becomes inactive, same version). Undone by ``reactivate_entry``."""
-    require_writer(actor)
+def forget_entry(
+    memory: Memory, *, actor: Actor, entry_uid: str, reason: Any, as_reviewer: bool = False
+) -> WriteResult:
+    """Retire an entry (head becomes inactive, same version). Undone by ``reactivate_entry``.
+
+    ``as_reviewer=True`` is a reviewer's decision from the entry page (``review.entry_views``):
+    the actor must then be a reviewer (not a writer) and the revision is attributed to them.
+    """
+    require_writer_or_reviewer(actor, as_reviewer=as_reviewer)
     why = clean_text(reason, field="reason", required=True)
     memory = lock_memory(memory.pk)
     entry = get_entry(actor, memory, entry_uid)
@@ -470,20 +494,14 @@ def forget_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -
     refuse_withheld(head)
     if head.state != HeadState.ACTIVE:
         raise EntryInactive("The entry is already inactive.", details={"reason": head.state_reason})
-    revision = write_revision(
+    revision = write_entry_change(
         memory,
         actor=actor,
+        head=head,
+        change=Change(entry=entry, to_state=HeadState.INACTIVE, state_reason=why),
         kind=RevisionKind.FORGET,
         reason=why,
-        changes=[Change(entry=entry, to_state=HeadState.INACTIVE, state_reason=why)],
-    )
-    audit.record(
-        "entry.forgotten",
-        actor=actor,
-        memory=memory,
-        label=label_of(head.version.body),
-        revision=revision,
-        entry_ids=[entry.uid],
+        action="entry.forgotten",
         payload={"version": head.version.number, "reason": why},
     )
     return WriteResult(entry, head.version, revision, created=False)
@@ -491,11 +509,15 @@ def forget_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -
 
 @transaction.atomic(durable=True)
 def reactivate_entry(
-    memory: Memory, *, actor: Actor, entry_uid: str, reason: Any = None
+    memory: Memory, *, actor: Actor, entry_uid: str, reason: Any = None, as_reviewer: bool = False
 ) -> WriteResult:
-    """Make an inactive entry active again with the exact same version, in a new interval."""
-    require_writer(actor)
-    why = clean_text(reason, field="reason")
+    """Make an inactive entry active again with the exact same version, in a new interval.
+
+    ``as_reviewer=True``: a reviewer's decision from the entry page, as for ``forget_entry``;
+    the reason is then required (a human decision is always explained).
+    """
+    require_writer_or_reviewer(actor, as_reviewer=as_reviewer)
+    why = clean_text(reason, field="reason", required=as_reviewer)
     memory = lock_memory(memory.pk)
     entry = get_entry(actor, memory, entry_uid)
     head = head_of(entry)
@@ -504,20 +526,14 @@ def reactivate_entry(
         raise EntryStateConflict("The entry is already active.")
     if is_rejected_admission(head.state_reason):
         raise AdmissionRejected(details={"reason": head.state_reason})
-    revision = write_revision(
+    revision = write_entry_change(
         memory,
         actor=actor,
+        head=head,
+        change=Change(entry=entry, version=head.version, restart_interval=True),
         kind=RevisionKind.REACTIVATE,
         reason=why,
-        changes=[Change(entry=entry, version=head.version, restart_interval=True)],
-    )
-    audit.record(
-        "entry.reactivated",
-        actor=actor,
-        memory=memory,
-        label=label_of(head.version.body),
-        revision=revision,
-        entry_ids=[entry.uid],
+        action="entry.reactivated",
         payload={"version": head.version.number, "reason": why, "was": head.state_reason},
     )
     return WriteResult(entry, head.version, revision, created=False)
@@ -548,27 +564,17 @@ def pin_entry(
     attributes = {"pinned": pinned, "pin_category": category if pinned else ""}
     if head.pinned == pinned and head.pin_category == attributes["pin_category"]:
         return WriteResult(entry, head.version, None, created=False, reason="no_change")
-    revision = write_revision(
+    change = Change(
+        entry=entry, to_state=head.state, state_reason=head.state_reason, attributes=attributes
+    )
+    revision = write_entry_change(
         memory,
         actor=actor,
+        head=head,
+        change=change,
         kind=RevisionKind.PIN,
         reason=why,
-        changes=[
-            Change(
-                entry=entry,
-                to_state=head.state,
-                state_reason=head.state_reason,
-                attributes=attributes,
-            )
-        ],
-    )
-    audit.record(
-        "entry.pinned",
-        actor=actor,
-        memory=memory,
-        label=label_of(head.version.body),
-        revision=revision,
-        entry_ids=[entry.uid],
+        action="entry.pinned",
         payload={**attributes, "reason": why},
     )
     return WriteResult(entry, head.version, revision, created=False)

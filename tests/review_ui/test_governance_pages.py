@@ -335,7 +335,7 @@ def test_a_reviewer_quarantines_on_a_phone_and_nothing_overflows(
     waiting = candidate(memory, agent, HOSTILE + " https://example.com/" + "a" * 150)
     page.set_viewport_size({"width": 390, "height": 844})
     login(page, "rita", "pw-rita-123", next_path=timeline_url(uid))
-    page.get_by_label("Reason").fill("copied from a scraped page")
+    page.locator("#govern").get_by_label("Reason").fill("copied from a scraped page")
     page.get_by_role("button", name="Quarantine").click()
     page.wait_for_selector("#withheld")
     assert "Quarantined — copied from a scraped page" in page.inner_text("#withheld")

@@ -1,0 +1,27 @@
+"""Browser routes of the entry page's reviewer actions (mounted at the site root).
+
+The entry page (``/memories/{slug}/entries/{entry_id}/``) posts Pin, Forget and Reactivate under
+``/review/entries/``, beside Quarantine and Release (``review.inbox_urls``).
+"""
+
+from django.urls import path
+
+from . import entry_views
+
+urlpatterns = [
+    path(
+        "review/entries/<slug:slug>/<str:entry_id>/pin/",
+        entry_views.entry_pin,
+        name="review-entry-pin",
+    ),
+    path(
+        "review/entries/<slug:slug>/<str:entry_id>/forget/",
+        entry_views.entry_forget,
+        name="review-entry-forget",
+    ),
+    path(
+        "review/entries/<slug:slug>/<str:entry_id>/reactivate/",
+        entry_views.entry_reactivate,
+        name="review-entry-reactivate",
+    ),
+]
