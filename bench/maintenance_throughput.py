@@ -26,11 +26,12 @@ Then, per job, in one process and one run:
 - the decay scan, dry run, with the policy's ``importance_floor`` 0 (the default) and 2;
 - the proposal passes (near_duplicates, contradictions, promotion, capacity, injection_scan),
   dry runs, one bounded run each: ``jobs.<job>.max_scan`` (``--pass-scan``; the passes that look
-  up a lexical neighbourhood per entry get ``--neighbourhood-scan``).
+  up a neighbourhood of every entry they examine get ``--neighbourhood-scan``, and their bare
+  read walks the same batches as they do, ``base.NEIGHBOURHOOD_BATCH``).
 
 Each job is timed against a bare read of the same rows in the same batches (keyset
 ``values_list`` of the tables the job reads, no derivation, no scoring), alternating with it,
-best of ``--repeat`` rounds each (default 3; one for the passes that query per entry).
+best of ``--repeat`` rounds each (default 3).
 Entries/s is the entries the job covers (the Memory's entries for the rebuild and the decay
 scan, the entries examined for a pass) per second; the ratio is job entries/s over bare-read
 entries/s (1.0 = as fast as reading its rows). Peak memory is the tracemalloc peak of Python
@@ -414,8 +415,9 @@ def fresh_database() -> None:
         with connection.cursor() as c:
             c.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
     else:
+        name = Path(str(connection.settings_dict["NAME"]))
         connection.close()
-        DB_FILE.unlink(missing_ok=True)
+        name.unlink(missing_ok=True)
     call_command("migrate", verbosity=0)
 
 
@@ -539,6 +541,10 @@ def bare_decay(memory: Memory, batch: int) -> int:
         n += len(chunk)
 
 
+#: The passes that look up a bounded neighbourhood of every entry they examine.
+NEIGHBOURHOOD_PASSES = ("near_duplicates", "contradictions", "promotion")
+
+
 def pass_rows(memory: Memory, job: str) -> Any:
     """The projection rows each pass walks (as in ``proposals/passes``)."""
     from memory.models import HeadState, Validity
@@ -568,8 +574,9 @@ def bare_pass(memory: Memory, job: str, limit: int) -> int:
     """The rows a pass examines, in its batches: the projection keys and each head's text."""
     from proposals.passes import base
 
+    batch = base.NEIGHBOURHOOD_BATCH if job in NEIGHBOURHOOD_PASSES else base.BATCH
     n = 0
-    for pks in keyset(pass_rows(memory, job), "entry_id", base.BATCH, limit):
+    for pks in keyset(pass_rows(memory, job), "entry_id", batch, limit):
         list(
             Head.objects.filter(entry_id__in=pks).values_list(
                 "entry_id",
@@ -658,7 +665,7 @@ def jobs(memory: Memory, args: argparse.Namespace) -> list[dict[str, Any]]:
             }
         )
     for job, runner in passes.RUNNERS.items():
-        per_entry = job in ("near_duplicates", "contradictions", "promotion")
+        per_entry = job in NEIGHBOURHOOD_PASSES
         bound = args.neighbourhood_scan if per_entry else args.pass_scan
 
         def run_pass(job: str = job, runner: Any = runner, bound: int = bound) -> int:
@@ -675,8 +682,6 @@ def jobs(memory: Memory, args: argparse.Namespace) -> list[dict[str, Any]]:
                 "bound": f"max_scan {bound}",
                 "bare": lambda job=job, bound=bound: bare_pass(memory, job, bound),
                 "run": run_pass,
-                # A lexical query per entry: one long run already averages the noise out.
-                "repeat": 1 if per_entry else None,
             }
         )
     return out
@@ -711,8 +716,8 @@ def main() -> None:
     parser.add_argument(
         "--neighbourhood-scan",
         type=int,
-        default=1000,
-        help="max_scan of near_duplicates, contradictions and promotion (a lexical query each)",
+        default=20_000,
+        help="max_scan of near_duplicates, contradictions and promotion",
     )
     parser.add_argument("--only", default="", help="comma-separated substrings of job names")
     parser.add_argument(

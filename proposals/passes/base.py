@@ -18,12 +18,13 @@ the intake, and the run with its receipts.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
-from django.db.models import Count, F
+from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from memory import maintenance
@@ -41,11 +42,15 @@ from memory.text import words
 from ..exceptions import DomainError, DuplicateProposal
 from ..models import Proposal, ProposalStatus, affected_key
 from ..verify import Detail, extract_details
+from .candidates import Neighbourhoods, token_set
 
 #: Neighbours taken from each channel for one entry.
 NEIGHBOURS = 20
 #: Entries read per keyset batch.
 BATCH = 200
+#: Entries per keyset batch of the passes that look up neighbourhoods (``neighbourhoods``: a
+#: fixed number of lexical queries per batch, so larger batches amortize them).
+NEIGHBOURHOOD_BATCH = 1000
 #: Entries one run scans at most (the rest waits for the next run; counts say so).
 DEFAULT_MAX_SCAN = 20_000
 #: Proposals one run files at most.
@@ -92,7 +97,8 @@ def neighbourhood(
     memory: Memory, entry_pk: int, body: str, limit: int = NEIGHBOURS, *, heads: bool = False
 ) -> list[int]:
     """Pks of the entries nearest to ``body`` (lexical ∪ vector), at most 2·limit: active
-    heads, or every head (``heads=True``: a finished session's notes are inactive)."""
+    heads, or every head (``heads=True``: a finished session's notes are inactive). One lexical
+    query per call: the passes use :func:`neighbourhoods` per batch instead."""
     from memory.search import ACTIVE, HEADS, lexical_channel, query_terms
 
     view = HEADS if heads else ACTIVE
@@ -109,12 +115,41 @@ def neighbourhood(
     return list(seen)
 
 
+def neighbourhoods(finder: Neighbourhoods, rows: Mapping[int, HeadRow]) -> dict[int, list[int]]:
+    """Pks of the entries nearest to each row's head (lexical ∪ vector), at most 2·limit each:
+    the lexical neighbours of the whole batch from ``finder`` (a fixed number of queries per
+    batch, :mod:`.candidates`), then, only when an embedding provider is configured, each
+    entry's vector neighbours (one vector lookup per entry: the index has no batched lookup)."""
+    from memory.embeddings import get_provider
+    from memory.search import ACTIVE, HEADS
+
+    lexical = finder.of({pk: r.searchable_text for pk, r in rows.items()})
+    if get_provider() is None:
+        return lexical
+    view = HEADS if finder.heads else ACTIVE
+    out: dict[int, list[int]] = {}
+    for pk, row in rows.items():
+        seen = dict.fromkeys(lexical.get(pk, []))
+        for n in _vector_neighbours(finder.memory, pk, row.body, finder.limit, view):
+            seen.setdefault(n)
+        seen.pop(pk, None)
+        out[pk] = list(seen)
+    return out
+
+
 # --- Texts ---------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=8192)
+def _details(body: str) -> tuple[Detail, ...]:
+    """``extract_details(body)``, remembered: a pass compares one body with many neighbours."""
+    return tuple(extract_details(body))
+
+
 def details_by_kind(body: str) -> dict[str, set[str]]:
+    """The value details of ``body`` by kind (casefolded texts)."""
     out: dict[str, set[str]] = {}
-    for d in extract_details(body):
+    for d in _details(body):
         if d.kind in VALUE_KINDS:
             out.setdefault(d.kind, set()).add(d.text.casefold())
     return out
@@ -151,15 +186,20 @@ def subject_terms(body: str) -> set[str]:
     """The content words of ``body`` without its values: what it is *about*. A person's or
     product's name is a value ("the lead is Mara Okafor"); an acronym names the subject ("the
     API rate limit")."""
+    return set(_subject_terms(body))
+
+
+@lru_cache(maxsize=8192)
+def _subject_terms(body: str) -> frozenset[str]:
     detail_tokens: set[str] = set()
-    for d in extract_details(body):
+    for d in _details(body):
         if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
             detail_tokens.update(words(d.text))
-    return {
+    return frozenset(
         t
         for t in words(body)
         if t not in FUNCTION_WORDS and t not in detail_tokens and not t.isdigit()
-    }
+    )
 
 
 def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:
@@ -167,7 +207,7 @@ def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:
     when one subject contains the other), 0 when either has none. ``strict`` (for values of one
     slot): also 0 when *each* side has a content word the other lacks — "the anonymous rate
     limit" and "the API rate limit" are two slots, not two values of one."""
-    sa, sb = subject_terms(a), subject_terms(b)
+    sa, sb = _subject_terms(a), _subject_terms(b)
     if not sa or not sb or (strict and sa - sb and sb - sa):
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))
@@ -225,6 +265,9 @@ class HeadRow:
     pinned: bool
     protected: bool
     evidence: int
+    #: The head version's stored analyzer tokens (space-joined), as the index holds them.
+    searchable_text: str = ""
+    state_reason: str = ""
 
     def ref(self) -> dict[str, Any]:
         return {"entry_id": self.uid, "version": self.version}
@@ -236,46 +279,109 @@ class HeadRow:
             return None
         return self.effective_at or self.recorded_at
 
+    @property
+    def tokens(self) -> frozenset[str]:
+        """The distinct analyzer tokens of the head version (from the stored token stream)."""
+        return token_set(self.searchable_text)
 
-def load_heads(memory: Memory, entry_pks: Iterable[int]) -> dict[int, HeadRow]:
-    """Head rows (version body, projection, evidence count) of ``entry_pks`` in ``memory``: two
-    queries whatever their number."""
+
+_HEAD_COLUMNS = (
+    "entry_id",
+    "entry__uid",
+    "entry__kind",
+    "entry__tier",
+    "entry__session_id",
+    "entry__sensitivity",
+    "entry__current_state",
+    "state",
+    "version_id",
+    "version__number",
+    "version__body",
+    "entry__projection__validity",
+    "entry__projection__importance",
+    "entry__projection__recorded_at",
+    "entry__projection__effective_at",
+    "entry__projection__time_known",
+    "pinned",
+    "entry__projection__protected",
+    "version__searchable_text",
+    "state_reason",
+)
+
+
+def evidence_counts(entry_pks: Iterable[int]) -> dict[int, int]:
+    """The evidence cited by each entry's head version (entries citing none are left out)."""
     pks = list(entry_pks)
     if not pks:
         return {}
-    evidence = dict(
+    return dict(
         EntryVersion.objects.filter(entry_id__in=pks, entry__head__version_id=F("pk"))
         .annotate(n=Count("evidence"))
         .values_list("entry_id", "n")
     )
+
+
+def load_heads(
+    memory: Memory, entry_pks: Iterable[int], *, evidence: bool = True
+) -> dict[int, HeadRow]:
+    """Head rows (version body and tokens, projection, evidence count) of ``entry_pks`` in
+    ``memory``: two queries of plain rows whatever their number (an entry without a projection
+    row reads as validity "", importance 0, time unknown, unprotected). ``evidence=False``:
+    one query, the evidence not counted (every row reads 0; see :func:`evidence_counts`)."""
+    pks = list(entry_pks)
+    if not pks:
+        return {}
+    cited = evidence_counts(pks) if evidence else {}
     rows = (
         Head.objects.filter(memory_id=memory.pk, entry_id__in=pks)
-        .select_related("entry", "version", "entry__projection")
         .order_by("entry_id")
+        .values_list(*_HEAD_COLUMNS)
     )
     out: dict[int, HeadRow] = {}
-    for h in rows:
-        p: LifecycleProjection | None = getattr(h.entry, "projection", None)
-        out[h.entry_id] = HeadRow(
-            entry_pk=h.entry_id,
-            uid=h.entry.uid,
-            kind=h.entry.kind,
-            tier=h.entry.tier,
-            session_id=h.entry.session_id,
-            sensitivity=h.entry.sensitivity,
-            current_state=h.entry.current_state,
-            state=h.state,
-            version_pk=h.version_id,
-            version=h.version.number,
-            body=h.version.body,
-            validity=p.validity if p else "",
-            importance=p.importance if p else 0,
-            recorded_at=p.recorded_at if p else None,
-            effective_at=p.effective_at if p else None,
-            time_known=p.time_known if p else False,
-            pinned=h.pinned,
-            protected=p.protected if p else False,
-            evidence=int(evidence.get(h.entry_id, 0)),
+    for (
+        entry_pk,
+        uid,
+        kind,
+        tier,
+        session_id,
+        sensitivity,
+        current_state,
+        state,
+        version_pk,
+        version,
+        body,
+        validity,
+        importance,
+        recorded_at,
+        effective_at,
+        time_known,
+        pinned,
+        protected,
+        searchable_text,
+        state_reason,
+    ) in rows:
+        out[entry_pk] = HeadRow(
+            entry_pk=entry_pk,
+            uid=uid,
+            kind=kind,
+            tier=tier,
+            session_id=session_id,
+            sensitivity=sensitivity,
+            current_state=current_state,
+            state=state,
+            version_pk=version_pk,
+            version=version,
+            body=body,
+            validity=validity or "",
+            importance=importance or 0,
+            recorded_at=recorded_at,
+            effective_at=effective_at,
+            time_known=bool(time_known),
+            pinned=pinned,
+            protected=bool(protected),
+            evidence=int(cited.get(entry_pk, 0)),
+            searchable_text=searchable_text or "",
+            state_reason=state_reason or "",
         )
     return out
 
@@ -300,6 +406,49 @@ def scan_pks(memory: Memory, qs: Any, *, max_scan: int, batch: int = BATCH) -> I
         last = pks[-1]
         yield pks
         maintenance.report_progress(taken, total)
+
+
+def resume_cursor(memory: Memory, job: str) -> int:
+    """Where the last real run of ``job`` on ``memory`` stopped (its ``counts.cursor``; 0: from
+    the start)."""
+    last = (
+        MaintenanceRun.objects.filter(memory_id=memory.pk, job=job, dry_run=False)
+        .aggregate(last=Max("pk"))
+        .get("last")
+    )
+    if last is None:
+        return 0
+    counts = MaintenanceRun.objects.filter(pk=last).values_list("counts", flat=True).first() or {}
+    value = counts.get("cursor", 0) if isinstance(counts, dict) else 0
+    return int(value) if isinstance(value, int) else 0
+
+
+def resumed_scan(run: Pass, qs: Any, *, batch: int = BATCH) -> Iterator[list[int]]:
+    """Keyset batches of ``qs`` (a projection queryset) for ``run``, at most its ``max_scan``:
+    a real run starts after the entry where the previous real run of the job stopped
+    (:func:`resume_cursor`; a dry run from the start) and wraps around at the end — the run
+    that reaches the last entry records cursor 0, so the next starts over. Records
+    ``parameters.after``, ``counts.cursor`` (the last entry examined, or 0) and
+    ``counts.wrapped``; ``counts.cursor`` is kept current after each batch."""
+    after = resume_cursor(run.memory, run.job) if not run.dry_run else 0
+    run.parameters["after"] = after
+    remaining = qs.filter(entry_id__gt=after)
+    last = after
+    run.counts["cursor"] = after
+    run.counts["wrapped"] = False
+    for pks in scan_pks(run.memory, remaining, max_scan=run.parameters["max_scan"], batch=batch):
+        last = pks[-1]
+        run.counts["cursor"] = last
+        yield pks
+    done = not remaining.filter(entry_id__gt=last).exists()
+    run.counts["cursor"] = 0 if done else last
+    run.counts["wrapped"] = done
+
+
+def keep_cursor(run: Pass) -> None:
+    """A run that scans nothing (a trigger that did not fire) keeps the previous position."""
+    if not run.dry_run:
+        run.counts.setdefault("cursor", resume_cursor(run.memory, run.job))
 
 
 def active_projection(memory: Memory) -> Any:

@@ -11,6 +11,9 @@ the reason.
   pending proposal, ordered by the retention score (``memory.maintenance.retention_score``,
   lowest first), filed through the intake as a ``cleanup`` proposal. While one cleanup proposal
   of this Memory is pending, no other is filed.
+- The candidates are read in keyset batches, at most ``jobs.capacity.max_scan``; a real run
+  resumes after the entry where the last real run stopped and wraps around at the end
+  (``base.resumed_scan``; a run that does not fire keeps the position).
 
 Dry run: the trigger figures and the would-be list, nothing filed. Idempotent.
 """
@@ -100,12 +103,14 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
         triggered=bool(reasons),
     )
     if not reasons:
+        base.keep_cursor(run)
         return run.finish()
     open_cleanup = (
         Proposal.objects.open().filter(memory_id=memory.pk, kind=ProposalKind.CLEANUP).first()
     )
     if open_cleanup is not None:
         run.counts["cleanup_pending"] = open_cleanup.pk
+        base.keep_cursor(run)
         return run.finish()
     now = timezone.now()
     candidates = (
@@ -114,7 +119,7 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
         .filter(~Q(entry__head__pinned=True))
     )
     best: list[tuple[float, int, str, int]] = []
-    for pks in base.scan_pks(memory, candidates, max_scan=run.parameters["max_scan"]):
+    for pks in base.resumed_scan(run, candidates):
         pending = hooks.entries_with_pending_proposals(memory, pks)
         rows = candidates.filter(entry_id__in=[p for p in pks if p not in pending]).values_list(
             "entry_id",

@@ -4,8 +4,9 @@ values.
 A pair is a contradiction only when all hold:
 
 - both are active ``current_state`` entries and one is within the other's bounded
-  :func:`~proposals.passes.base.neighbourhood` (lexical channel ∪ vector index) — nothing
-  outside it is ever compared, so unrelated facts never conflict;
+  neighbourhood (:func:`~proposals.passes.base.neighbourhoods`: lexical neighbours found per
+  keyset batch in a fixed number of queries, ∪ the vector index) — nothing outside it is ever
+  compared, so unrelated facts never conflict;
 - their similarity reaches the band floor (``jobs.contradictions.min_similarity``, default 0.2)
   and their *subjects* (content words without the values) overlap at least
   ``jobs.contradictions.min_subject`` (default 0.75, containment);
@@ -16,12 +17,15 @@ For each: a ``conflicts_with`` observation from the newer to the older entry (va
 ``memory.actions.record_conflict``, and, where the times are comparable (both known and
 different) and the newer entry is evidence-backed (its head version cites evidence), a
 supersession proposal naming the newer entry successor, filed through the normal intake. The
-pass never retires anything itself. Dry run: the findings, nothing written but the run.
-Idempotent: a pair already observed is not observed again, a proposal already filed is reported.
+pass never retires anything itself. A real run resumes after the entry where the last one
+stopped (``base.resumed_scan``) and wraps around at the end. Dry run: the findings, nothing
+written but the run. Idempotent: a pair already observed is not observed again, a proposal
+already filed is reported.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from memory import actions as memory_actions
@@ -32,6 +36,7 @@ from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validi
 
 from ..models import ProposalKind
 from . import base
+from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "contradictions"
 DEFAULT_MIN_SIMILARITY = 0.2
@@ -39,13 +44,21 @@ DEFAULT_MIN_SUBJECT = 0.75
 
 
 def is_contradiction(
-    a: str, b: str, *, min_similarity: float, min_subject: float
+    a: str,
+    b: str,
+    *,
+    min_similarity: float,
+    min_subject: float,
+    similarity: float | None = None,
 ) -> dict[str, Any] | None:
-    """The receipt of a contradiction between two bodies, or None (pure)."""
+    """The receipt of a contradiction between two bodies, or None (pure). ``similarity``: their
+    lexical similarity when the caller has it already (from the stored tokens: the same
+    Jaccard), else it is computed."""
     values = base.value_differences(a, b)
     if not values:
         return None
-    similarity = lexical_similarity(a, b)
+    if similarity is None:
+        similarity = lexical_similarity(a, b)
     if similarity < min_similarity:
         return None
     subject = base.subject_similarity(a, b, strict=True)
@@ -78,22 +91,47 @@ def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
         current_state=True, validity__in=[Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
     )
     seen: set[tuple[int, int]] = set()
-    for pks in base.scan_pks(memory, qs, max_scan=run.parameters["max_scan"]):
+    finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
+    for pks in base.resumed_scan(run, qs, batch=base.NEIGHBOURHOOD_BATCH):
         run.count("scanned", len(pks))
-        heads = base.load_heads(memory, pks)
-        near = {pk: base.neighbourhood(memory, pk, heads[pk].body) for pk in pks if pk in heads}
-        heads.update(base.load_heads(memory, {n for ns in near.values() for n in ns} - set(heads)))
+        heads = base.load_heads(memory, pks, evidence=False)
+        near = base.neighbourhoods(finder, heads)
+        light: dict[int, base.HeadRow | Neighbour] = dict(heads)
+        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(heads)))
         pairs = [
             (min(pk, n), max(pk, n))
             for pk, ns in near.items()
             for n in ns
-            if n in heads and heads[n].current_state and heads[n].state == "active"
+            if n in light and light[n].current_state and light[n].state == "active"
         ]
         pairs = sorted(set(pairs) - seen)
         seen.update(pairs)
         if not pairs:
             continue
-        involved = {x for p in pairs for x in p}
+        # The similarity floor first, on the stored tokens (cheap); full rows and the pure
+        # rules only for the pairs above it.
+        similarity = {p: jaccard(light[p[0]].tokens, light[p[1]].tokens) for p in pairs}
+        run.count("pairs_compared", len(pairs))
+        pairs = [p for p in pairs if similarity[p] >= min_similarity]
+        if not pairs:
+            continue
+        wanted = {x for p in pairs for x in p} - set(heads)
+        heads.update(base.load_heads(memory, wanted, evidence=False))
+        found = []
+        for a_pk, b_pk in pairs:
+            receipt = is_contradiction(
+                heads[a_pk].body,
+                heads[b_pk].body,
+                min_similarity=min_similarity,
+                min_subject=min_subject,
+                similarity=similarity[(a_pk, b_pk)],
+            )
+            if receipt is not None:
+                found.append((a_pk, b_pk, receipt))
+        if not found:
+            continue
+        involved = {x for a_pk, b_pk, _ in found for x in (a_pk, b_pk)}
+        cited = base.evidence_counts(involved)
         observed = {
             (min(f, t), max(f, t))
             for f, t in Relation.objects.filter(
@@ -104,16 +142,11 @@ def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
                 to_entry_id__in=involved,
             ).values_list("from_entry_id", "to_entry_id")
         }
-        run.count("pairs_compared", len(pairs))
-        for a_pk, b_pk in pairs:
-            a, b = heads[a_pk], heads[b_pk]
-            receipt = is_contradiction(
-                a.body, b.body, min_similarity=min_similarity, min_subject=min_subject
-            )
-            if receipt is None:
-                continue
+        for a_pk, b_pk, receipt in found:
+            a, b = (replace(heads[x], evidence=int(cited.get(x, 0))) for x in (a_pk, b_pk))
             run.count("contradictions")
             _handle(run, a, b, receipt, already=(a_pk, b_pk) in observed)
+    run.counts["lexical_queries"] = finder.queries
     return run.finish()
 
 

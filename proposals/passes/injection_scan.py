@@ -4,15 +4,14 @@
 - Scans the head versions of active and inactive entries (candidates are scanned by their
   admission proposal's verification; quarantined entries are already withheld) with the
   versioned rules of ``memory.injection``, in keyset batches.
-- Resumes where the last real run stopped (``counts.cursor``) and wraps around at the end, so
+- Resumes where the last real run stopped (``counts.cursor``, ``base.resumed_scan``) and
+  wraps around at the end, so
   a Memory larger than ``jobs.injection_scan.max_scan`` is covered over successive runs.
 - An entry already proposed (in any status but stale: a rejected proposal is a reviewer's
   answer) is reported, not filed again. Dry run: the findings, nothing filed.
 """
 
 from __future__ import annotations
-
-from django.db.models import Max
 
 from memory import injection
 from memory.actors import Actor
@@ -26,20 +25,6 @@ JOB = "injection_scan"
 SCANNED_STATES = (HeadState.ACTIVE, HeadState.INACTIVE)
 
 
-def _cursor(memory: Memory) -> int:
-    """Where the last real run stopped (0: from the start)."""
-    last = (
-        MaintenanceRun.objects.filter(memory_id=memory.pk, job=JOB, dry_run=False)
-        .aggregate(last=Max("pk"))
-        .get("last")
-    )
-    if last is None:
-        return 0
-    counts = MaintenanceRun.objects.filter(pk=last).values_list("counts", flat=True).first() or {}
-    value = counts.get("cursor", 0) if isinstance(counts, dict) else 0
-    return int(value) if isinstance(value, int) else 0
-
-
 def run_injection_scan(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
     """One injection scan of ``memory`` (see the module docstring).
 
@@ -49,13 +34,9 @@ def run_injection_scan(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
     """
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
     memory = run.memory
-    after = _cursor(memory) if not dry_run else 0
-    run.parameters.update(rules_version=injection.RULES_VERSION, after=after)
+    run.parameters.update(rules_version=injection.RULES_VERSION)
     scope = LifecycleProjection.objects.filter(memory_id=memory.pk, state__in=SCANNED_STATES)
-    remaining = scope.filter(entry_id__gt=after)
-    last = after
-    for pks in base.scan_pks(memory, remaining, max_scan=run.parameters["max_scan"]):
-        last = pks[-1]
+    for pks in base.resumed_scan(run, scope):
         run.count("scanned", len(pks))
         rows = EntryVersion.objects.filter(
             pk__in=scope.filter(entry_id__in=pks).values("version_id")
@@ -75,10 +56,6 @@ def run_injection_scan(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
             }
             data = quarantine_request(memory, [(uid, number)], scan["rules"])  # type: ignore[arg-type]
             run.propose(data, kind=ProposalKind.QUARANTINE, entry_pks=[entry_pk], item=item)
-    # At the end of the Memory the next run starts over.
-    done = not remaining.filter(entry_id__gt=last).exists()
-    run.counts["cursor"] = 0 if done else last
-    run.counts["wrapped"] = done
     run.counts.setdefault("scanned", 0)
     run.counts.setdefault("flagged", 0)
     return run.finish()

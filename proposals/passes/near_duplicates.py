@@ -1,10 +1,11 @@
 """The near-duplicate health pass (DESIGN §8; for bulk imports, which skip the add-time check,
 and for drift).
 
-1. Candidate pairs: each active entry (keyset batches, at most ``max_scan``) against its
-   :func:`~proposals.passes.base.neighbourhood` (lexical channel ∪ vector index), same kind
-   only, scored with the similarity the admission check uses (``memory.dedupe``: lexical
-   Jaccard, or cosine with embeddings).
+1. Candidate pairs: each active entry (keyset batches, at most ``max_scan``, resuming where
+   the last real run stopped) against its neighbourhood (:func:`~proposals.passes.base.
+   neighbourhoods`: the batch's lexical neighbours in a fixed number of queries, ∪ the vector
+   index), same kind only, scored with the similarity the admission check uses
+   (``memory.dedupe``: lexical Jaccard, or cosine with embeddings).
 2. An edge when the score reaches the threshold (``jobs.near_duplicates.threshold``, default
    ``tau_similar``), the subjects (content words without values) overlap at least
    ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not "the
@@ -37,6 +38,7 @@ from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
 from . import base
+from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "near_duplicates"
 
@@ -48,40 +50,55 @@ def candidate_edges(
     memory: Memory, run: base.Pass, threshold: float, min_subject: float = DEFAULT_MIN_SUBJECT
 ) -> tuple[dict[tuple[int, int], dict[str, Any]], dict[int, base.HeadRow]]:
     """Scored pairs at or above ``threshold`` whose subjects overlap at least ``min_subject``
-    and that carry no different value, and their heads."""
-    _, scores_of = similarity_method()
+    and that carry no different value, and the heads of their entries.
+
+    Keyset batches of ``base.NEIGHBOURHOOD_BATCH`` entries (resuming where the last real run
+    stopped, :func:`base.resumed_scan`), each with its neighbourhoods found in a fixed number
+    of queries (:func:`base.neighbourhoods`). With the lexical similarity a pair is first
+    scored on the stored tokens (the same Jaccard), and only the pairs reaching the threshold
+    are scored again with ``memory.dedupe``'s function, whose score is recorded."""
+    method, scores_of = similarity_method()
     qs = base.active_projection(memory).filter(
         validity__in=[Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
     )
     qs = qs.exclude(kind=Kind.WORKING_NOTE)  # recurring notes are the promotion pass's
+    finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
     edges: dict[tuple[int, int], dict[str, Any]] = {}
-    heads: dict[int, base.HeadRow] = {}
-    for pks in base.scan_pks(memory, qs, max_scan=run.parameters["max_scan"]):
+    kept: dict[int, base.HeadRow] = {}
+    for pks in base.resumed_scan(run, qs, batch=base.NEIGHBOURHOOD_BATCH):
         run.count("scanned", len(pks))
-        near: dict[int, list[int]] = {}
-        batch = base.load_heads(memory, pks)
-        heads.update(batch)
+        heads = base.load_heads(memory, pks, evidence=False)
+        near = base.neighbourhoods(finder, heads)
+        light: dict[int, base.HeadRow | Neighbour] = dict(heads)
+        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(heads)))
+        pools: dict[int, list[int]] = {}
         for pk in pks:
-            row = batch.get(pk)
+            row = heads.get(pk)
             if row is None:
                 continue
-            near[pk] = base.neighbourhood(memory, pk, row.body)
-        others = base.load_heads(memory, {n for ns in near.values() for n in ns} - set(heads))
-        heads.update(others)
-        for pk, neighbours in near.items():
-            row = heads[pk]
             pool = [
-                heads[n]
-                for n in neighbours
-                if n in heads
-                and heads[n].kind == row.kind
-                and heads[n].state == "active"
+                n
+                for n in near.get(pk, ())
+                if n in light
+                and light[n].kind == row.kind
+                and light[n].state == "active"
                 and (min(pk, n), max(pk, n)) not in edges
             ]
-            if not pool:
-                continue
             run.count("pairs_scored", len(pool))
-            for other, score in zip(pool, scores_of(row.body, [o.body for o in pool]), strict=True):
+            if method == "lexical":
+                tokens = row.tokens
+                pool = [n for n in pool if jaccard(tokens, light[n].tokens) >= threshold]
+            if pool:
+                pools[pk] = pool
+        wanted = {n for ns in pools.values() for n in ns} - set(heads)
+        heads.update(base.load_heads(memory, wanted, evidence=False))
+        for pk, pool_pks in pools.items():
+            row = heads[pk]
+            others = [heads[n] for n in pool_pks if (min(pk, n), max(pk, n)) not in edges]
+            if not others:
+                continue
+            scores = scores_of(row.body, [o.body for o in others])
+            for other, score in zip(others, scores, strict=True):
                 if score < threshold:
                     continue
                 diff = base.value_differences(row.body, other.body)
@@ -96,7 +113,9 @@ def candidate_edges(
                     "score": round_score(score),
                     "subject": round_score(subject),
                 }
-    return edges, heads
+                kept[pk], kept[other.entry_pk] = row, other
+    run.counts["lexical_queries"] = finder.queries
+    return edges, kept
 
 
 def clusters(pairs: list[tuple[int, int]]) -> list[list[int]]:

@@ -3,9 +3,11 @@ becomes one promotion proposal; a single occurrence never does.
 
 1. Working notes with a session: active ones and those their session's end retired (state
    reason ``session_end``); never notes retired for another reason (forgotten, already
-   promoted). Keyset batches, at most ``max_scan``.
-2. Theme pairs: each note against its :func:`~proposals.passes.base.neighbourhood` over every
-   head (a finished session's notes are inactive), scored with the lexical similarity; an edge
+   promoted). Keyset batches, at most ``max_scan``; a real run resumes after the note where
+   the last one stopped and wraps around at the end (``base.resumed_scan``).
+2. Theme pairs: each note against its neighbourhood over every head (a finished session's
+   notes are inactive; :func:`~proposals.passes.base.neighbourhoods`, a fixed number of
+   lexical queries per batch), scored with the lexical similarity; an edge
    at ``jobs.promotion.threshold`` (default 0.4) between notes of *different* sessions with no
    differing value.
 3. Themes: connected components (``scipy.sparse.csgraph``). A theme whose notes come from fewer
@@ -32,6 +34,7 @@ from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, 
 from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
 from ..verify import promotion_min_sessions
 from . import base
+from .candidates import Neighbour, Neighbourhoods, jaccard
 from .near_duplicates import clusters
 
 JOB = "promotion"
@@ -50,7 +53,7 @@ def _notes(memory: Memory) -> Any:
     )
 
 
-def _eligible(row: base.HeadRow, reasons: dict[int, str]) -> bool:
+def _eligible(row: base.HeadRow | Neighbour, reasons: dict[int, str]) -> bool:
     if row.kind != Kind.WORKING_NOTE or not row.session_id:
         return False
     return row.state == HeadState.ACTIVE or reasons.get(row.entry_pk) == SESSION_END
@@ -63,8 +66,6 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     ``jobs.promotion.enabled`` (409 ``maintenance_disabled``). Effects: promotion proposals filed
     by the system actor and the run row; the notes themselves do not change.
     """
-    from memory.models import Head
-
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
     memory = run.memory
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
@@ -74,35 +75,43 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     run.parameters.update(
         threshold=threshold, min_sessions=needed, target_kind=target_kind, method="lexical"
     )
-    heads: dict[int, base.HeadRow] = {}
     edges: dict[tuple[int, int], float] = {}
-    for pks in base.scan_pks(memory, _notes(memory), max_scan=run.parameters["max_scan"]):
+    kept: dict[int, base.HeadRow] = {}
+    finder = Neighbourhoods(memory, heads=True, limit=base.NEIGHBOURS)
+    for pks in base.resumed_scan(run, _notes(memory), batch=base.NEIGHBOURHOOD_BATCH):
         run.count("scanned", len(pks))
-        heads.update(base.load_heads(memory, set(pks) - set(heads)))
-        near = {
-            pk: base.neighbourhood(memory, pk, heads[pk].body, heads=True)
-            for pk in pks
-            if pk in heads
-        }
-        heads.update(base.load_heads(memory, {n for ns in near.values() for n in ns} - set(heads)))
-        reasons = dict(
-            Head.objects.filter(entry_id__in=list(heads)).values_list("entry_id", "state_reason")
-        )
+        heads = base.load_heads(memory, pks, evidence=False)
+        near = base.neighbourhoods(finder, heads)
+        light: dict[int, base.HeadRow | Neighbour] = dict(heads)
+        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(heads)))
+        reasons = {pk: h.state_reason for pk, h in light.items()}
+        # Pairs by the stored tokens first (the same Jaccard); full rows only for those.
+        pairs: list[tuple[int, int]] = []
         for pk, ns in near.items():
             row = heads[pk]
             for n in ns:
-                other = heads.get(n)
+                other = light.get(n)
                 if other is None or not _eligible(other, reasons):
                     continue
                 if other.session_id == row.session_id:
                     continue
                 key = (min(pk, n), max(pk, n))
-                if key in edges:
+                if key in edges or jaccard(row.tokens, other.tokens) < threshold:
                     continue
-                score = lexical_similarity(row.body, other.body)
-                if score < threshold or base.value_differences(row.body, other.body):
-                    continue
-                edges[key] = round_score(score)
+                pairs.append((pk, n))
+        heads.update(base.load_heads(memory, {n for _, n in pairs} - set(heads), evidence=False))
+        for pk, n in pairs:
+            row, full = heads[pk], heads[n]
+            key = (min(pk, n), max(pk, n))
+            if key in edges:
+                continue
+            score = lexical_similarity(row.body, full.body)
+            if score < threshold or base.value_differences(row.body, full.body):
+                continue
+            edges[key] = round_score(score)
+            kept[pk], kept[n] = row, full
+    heads = kept
+    run.counts["lexical_queries"] = finder.queries
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["themes"] = len(groups)

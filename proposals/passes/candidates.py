@@ -1,0 +1,341 @@
+"""Set-based candidate generation for the maintenance passes: the bounded lexical neighbourhoods
+of a whole keyset batch of entries in a fixed number of queries (issue #16).
+
+:class:`Neighbourhoods` answers, for a batch of head rows, each entry's nearest entries by the
+terms they share, from the analyzer tokens the index already stores (``searchable_text``; the
+PostgreSQL ``search_vector`` GIN index, the SQLite FTS5 table ``memory_entryversion_fts``):
+
+1. Each entry's terms are its stored tokens, distinct, in first-seen order, bounded like a
+   query's (``memory.search.query_terms``: at most ``MAX_QUERY_TERMS``, none over
+   ``MAX_TERM_BYTES``) — no re-analysis of the body.
+2. Document frequency: the number of versions of the Memory holding the term, counted by the
+   index and capped at ``postings_cap + 1`` (one query for the batch's terms not counted yet in
+   this run; the counts are kept for the run). A term held by more than ``postings_cap``
+   versions is too common to pair on and is never looked up.
+3. Keys: each entry's ``key_terms`` rarest remaining terms (document frequency, then the term).
+4. Postings: one query returns, for every distinct key of the batch not kept from an earlier
+   batch, the heads of the view (active heads, or every head) holding it — at most
+   ``postings_cap`` per key. Up to ``postings_budget`` posting rows are kept for the next
+   batches (a run reads the Memory as of when it read each list, like any keyset walk).
+5. In Python: per entry, the entries sharing its keys, with the number of keys shared. An entry
+   qualifies when it shares at least the admission floor of the lexical channel
+   (``memory.search.query_floor`` of the entry's terms) of its *content* keys (keys that are not
+   stop words), the floor lowered to the number of content keys when the common terms left
+   fewer. Best first by keys shared, then entry id, at most ``limit``.
+
+In a Memory where no term is held by more than ``postings_cap`` versions and no entry has more
+than ``key_terms`` terms, the entries qualifying are exactly the lexical channel's
+(``lexical_channel`` with the entry's terms and the same floor), ranked by the same count; only
+the tie-break differs (entry id; the channel prefers fewer tokens first). Every figure comes
+from the stored tokens and exact posting lists, never from planner statistics, so SQLite and
+PostgreSQL give identical neighbourhoods. Work per batch is bounded by (distinct keys) ×
+``postings_cap`` rows.
+
+What a pass needs of a neighbour before comparing bodies (kind, state, session, stored tokens)
+is read by :meth:`Neighbourhoods.neighbours` (:class:`Neighbour`, one query, up to
+``NEIGHBOURS_KEPT`` rows reused by later batches); full head rows only for the pairs that pass.
+
+Vector neighbours, when an embedding provider is configured, are added per entry after the
+lexical ones (``base.neighbourhoods``): the vector index has no batched lookup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from memory.models import HeadState, Memory
+from memory.search.common import MAX_TERM_BYTES, admission_floor, setting
+from memory.text import is_cjk, stop_terms
+
+#: A term held by more versions of the Memory than this pairs nothing (too common).
+POSTINGS_CAP = 100
+#: Rarest terms of an entry its neighbours are looked up by.
+KEY_TERMS = 8
+#: Neighbours taken from the lexical channel for one entry (as ``base.NEIGHBOURS``).
+LIMIT = 20
+#: Posting rows one run keeps between batches at most.
+POSTINGS_BUDGET = 200_000
+#: Neighbour rows (:class:`Neighbour`) one run keeps between batches at most.
+NEIGHBOURS_KEPT = 50_000
+
+
+def stored_terms(searchable_text: str) -> list[str]:
+    """The query terms of a stored token stream: distinct tokens, first-seen order, bounded
+    like ``memory.search.query_terms`` (which analyzes a body into the same tokens)."""
+    distinct = dict.fromkeys(searchable_text.split())
+    terms = [t for t in distinct if len(t.encode("utf-8")) <= MAX_TERM_BYTES]
+    return terms[: setting("MAX_QUERY_TERMS", 64)]
+
+
+def token_set(searchable_text: str) -> frozenset[str]:
+    """The distinct analyzer tokens of a stored token stream (what ``lexical_similarity`` of
+    ``memory.dedupe`` compares, without analyzing the body again)."""
+    return frozenset(searchable_text.split())
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard similarity of two token sets (0 when either is empty), as
+    ``memory.dedupe.lexical_similarity``."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """What a pass needs to know of a neighbour before it compares bodies: the entry's kind,
+    session and current-state flag, the head's state and its reason, the head version's stored
+    tokens. Full rows (``base.load_heads``) are read only for the pairs that pass."""
+
+    entry_pk: int
+    kind: str
+    session_id: str
+    current_state: bool
+    state: str
+    state_reason: str
+    searchable_text: str
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        return token_set(self.searchable_text)
+
+
+def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neighbour]:
+    """:class:`Neighbour` rows of ``entry_pks`` in ``memory``, in one query (the pks passed as
+    one array or JSON parameter, however many)."""
+    pks = sorted(set(entry_pks))
+    if not pks:
+        return {}
+    columns = (
+        "h.entry_id, e.kind, e.session_id, e.current_state, h.state, h.state_reason, "
+        "v.searchable_text"
+    )
+    joins = (
+        "FROM memory_head h JOIN memory_entry e ON e.id = h.entry_id "
+        "JOIN memory_entryversion v ON v.id = h.version_id"
+    )
+    if connection.vendor == "postgresql":
+        sql = f"SELECT {columns} {joins} WHERE h.memory_id = %s AND h.entry_id = ANY(%s)"
+        params: list[int | str | list[int]] = [memory.pk, pks]
+    else:
+        sql = (
+            f"SELECT {columns} {joins} WHERE h.memory_id = %s "
+            "AND h.entry_id IN (SELECT value FROM json_each(%s))"
+        )
+        params = [memory.pk, json.dumps(pks)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return {
+        int(r[0]): Neighbour(
+            entry_pk=int(r[0]),
+            kind=str(r[1]),
+            session_id=str(r[2] or ""),
+            current_state=bool(r[3]),
+            state=str(r[4]),
+            state_reason=str(r[5] or ""),
+            searchable_text=str(r[6] or ""),
+        )
+        for r in rows
+    }
+
+
+def _floor(content: Sequence[str]) -> int:
+    """``memory.search.query_floor`` of terms whose content terms are ``content`` (the same
+    rule — a CJK run counted once, by its bigrams — without looking the stop words up again)."""
+    if not content:
+        return 0
+    runs = [t for t in content if not (len(t) == 1 and is_cjk(t))] or content
+    return admission_floor(len(runs))
+
+
+@dataclass
+class Neighbourhoods:
+    """Lexical neighbourhoods of keyset batches of one Memory's entries (module docstring).
+
+    ``heads``: among every head (a finished session's notes are inactive) instead of active
+    heads. The document frequencies counted are kept for the whole run.
+    """
+
+    memory: Memory
+    heads: bool = False
+    limit: int = LIMIT
+    postings_cap: int = POSTINGS_CAP
+    key_terms: int = KEY_TERMS
+    #: Posting rows kept between batches (terms recur from batch to batch); past it the kept
+    #: lists are dropped, so the memory held stays bounded.
+    postings_budget: int = POSTINGS_BUDGET
+    frequencies: dict[str, int] = field(default_factory=dict)
+    #: Lexical queries run, and posting rows read, so far.
+    queries: int = 0
+    postings_read: int = 0
+    _postings_kept: dict[str, list[int]] = field(default_factory=dict)
+    _kept_rows: int = 0
+    _neighbours_kept: dict[int, Neighbour] = field(default_factory=dict)
+
+    def neighbours(self, entry_pks: Iterable[int]) -> dict[int, Neighbour]:
+        """:func:`load_neighbours` of ``entry_pks``, the rows read for an earlier batch of the
+        run reused (at most ``NEIGHBOURS_KEPT`` kept): at most one query."""
+        kept = self._neighbours_kept
+        pks = set(entry_pks)
+        out = {pk: kept[pk] for pk in pks if pk in kept}
+        missing = pks - set(out)
+        if missing:
+            loaded = load_neighbours(self.memory, missing)
+            if len(kept) + len(loaded) > NEIGHBOURS_KEPT:
+                kept.clear()
+            if len(loaded) <= NEIGHBOURS_KEPT:
+                kept.update(loaded)
+            out.update(loaded)
+        return out
+
+    # --- SQL ---------------------------------------------------------------------------------
+
+    def _count(self, terms: Sequence[str]) -> None:
+        """Counts (capped at ``postings_cap + 1``) of versions of the Memory holding each term,
+        in one query, into :attr:`frequencies`."""
+        cap = self.postings_cap + 1
+        if connection.vendor == "postgresql":
+            sql = """
+                SELECT t.term, (
+                    SELECT count(*) FROM (
+                        SELECT 1 FROM memory_entryversion v
+                        WHERE v.search_vector @@ t.q::tsquery AND v.memory_id = %s
+                        LIMIT %s
+                    ) AS hit
+                )
+                FROM unnest(%s::text[], %s::text[]) AS t(term, q)
+            """
+            params: list[int | str | list[str]] = [
+                self.memory.pk,
+                cap,
+                list(terms),
+                [f"'{t}'" for t in terms],
+            ]
+        else:
+            sql = """
+                SELECT j.value, (
+                    SELECT count(*) FROM (
+                        SELECT rowid FROM memory_entryversion_fts
+                        WHERE memory_entryversion_fts MATCH (%s || '"' || j.value || '"')
+                        LIMIT %s
+                    )
+                )
+                FROM json_each(%s) AS j
+            """
+            scope = f'scope:"m{int(self.memory.pk)}" AND searchable_text:'
+            params = [scope, cap, json.dumps(list(terms))]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        self.queries += 1
+        for term, n in rows:
+            self.frequencies[str(term)] = int(n)
+
+    def _postings(self, keys: Sequence[str]) -> list[tuple[str, int]]:
+        """``(term, entry_pk)`` of the heads of the view holding each key, in one query (at
+        most ``postings_cap`` rows per key: a key is held by at most that many versions)."""
+        state = "" if self.heads else " AND h.state = %s"
+        state_params: list[int | str | list[str]] = [] if self.heads else [HeadState.ACTIVE]
+        if connection.vendor == "postgresql":
+            sql = f"""
+                SELECT t.term, p.entry_id
+                FROM unnest(%s::text[], %s::text[]) AS t(term, q)
+                CROSS JOIN LATERAL (
+                    SELECT h.entry_id
+                    FROM memory_entryversion v
+                    JOIN memory_head h ON h.version_id = v.id
+                    WHERE v.search_vector @@ t.q::tsquery AND v.memory_id = %s{state}
+                ) AS p
+            """
+            params: list[int | str | list[str]] = [
+                list(keys),
+                [f"'{t}'" for t in keys],
+                self.memory.pk,
+                *state_params,
+            ]
+        else:
+            # The scope token keeps the match inside the Memory: the version row (wide: body
+            # and tokens) is never read, only the narrow head row.
+            sql = f"""
+                SELECT j.value, h.entry_id
+                FROM json_each(%s) AS j
+                JOIN memory_entryversion_fts f
+                    ON f.memory_entryversion_fts MATCH (%s || '"' || j.value || '"')
+                JOIN memory_head h ON h.version_id = f.rowid
+                WHERE h.memory_id = %s{state}
+            """
+            scope = f'scope:"m{int(self.memory.pk)}" AND searchable_text:'
+            params = [json.dumps(list(keys)), scope, self.memory.pk, *state_params]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        self.queries += 1
+        self.postings_read += len(rows)
+        return [(str(t), int(e)) for t, e in rows]
+
+    # --- The batch ---------------------------------------------------------------------------
+
+    def keys(self, terms: Sequence[str]) -> list[str]:
+        """The ``key_terms`` rarest of ``terms`` held by at most ``postings_cap`` versions
+        (their frequencies must be counted)."""
+        usable = [t for t in terms if self.frequencies.get(t, 0) <= self.postings_cap]
+        usable.sort(key=lambda t: (self.frequencies.get(t, 0), t))
+        return usable[: self.key_terms]
+
+    def of(self, texts: Mapping[int, str]) -> dict[int, list[int]]:
+        """``{entry_pk: [neighbour pks, best first]}`` for a batch of ``{entry_pk:
+        searchable_text}``: at most two queries whatever the batch's size — the frequencies of
+        the terms not counted yet in this run, the postings of the keys not kept from an
+        earlier batch (none when there are none)."""
+        terms = {pk: stored_terms(text) for pk, text in texts.items()}
+        known = self.frequencies
+        unknown = sorted({t for ts in terms.values() for t in ts if t not in known})
+        if unknown:
+            self._count(unknown)
+        keys = {pk: self.keys(ts) for pk, ts in terms.items()}
+        kept = self._postings_kept
+        needed = {k for ks in keys.values() for k in ks}
+        postings = {k: kept[k] for k in needed if k in kept}
+        wanted = sorted(needed - set(postings))
+        if wanted:
+            fetched: dict[str, list[int]] = {k: [] for k in wanted}
+            for term, entry_pk in self._postings(wanted):
+                fetched[term].append(entry_pk)
+            rows = sum(len(v) for v in fetched.values())
+            if self._kept_rows + rows > self.postings_budget:
+                kept.clear()
+                self._kept_rows = 0
+            if rows <= self.postings_budget:
+                kept.update(fetched)
+                self._kept_rows += rows
+            postings.update(fetched)
+        stops = stop_terms()
+        out: dict[int, list[int]] = {}
+        for pk, ks in keys.items():
+            content = [t for t in terms[pk] if t not in stops] or terms[pk]
+            content_set = set(content)
+            content_keys = [k for k in ks if k in content_set]
+            need = min(_floor(content), len(content_keys))
+            if need <= 0:
+                out[pk] = []
+                continue
+            shared_content: Counter[int] = Counter()
+            for k in content_keys:
+                shared_content.update(postings.get(k, ()))
+            shared_content.pop(pk, None)
+            qualified = [n for n, c in shared_content.items() if c >= need]
+            if not qualified:
+                out[pk] = []
+                continue
+            shared: Counter[int] = Counter()
+            for k in ks:
+                shared.update(postings.get(k, ()))
+            qualified.sort(key=lambda n: (-shared[n], n))
+            out[pk] = qualified[: self.limit]
+        return out
