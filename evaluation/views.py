@@ -12,15 +12,12 @@ import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from lib.auth import actor_from_request
-from lib.errors import DomainError, NotFound
-from memory import actions
-from memory.api_recall import may_see_trace
+from lib.errors import DomainError
+from memory.web import page_reader
 
 from .replay import parse_queries, replay
 
@@ -33,13 +30,9 @@ MAX_TEXT = 20_000
 @require_safe
 def replay_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Reviewers, auditors and staff (403 otherwise); unknown Memory → 404; bad input → 422."""
-    actor = actor_from_request(request)
-    if not may_see_trace(actor):
-        raise PermissionDenied("Only reviewers, auditors and staff may replay policies.")
-    try:
-        memory = actions.get_memory(actor, slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    actor, memory = page_reader(
+        request, slug, denied="Only reviewers, auditors and staff may replay policies."
+    )
     run = request.GET.get("run") == "1"
     policy_text = request.GET.get("policy", DEFAULT_POLICY)[:MAX_TEXT]
     queries_text = request.GET.get("queries", "")[:MAX_TEXT]

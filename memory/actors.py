@@ -30,6 +30,25 @@ class Actor:
     key_pk: str | None = None
     user_pk: int | None = None
 
+    def identities(self) -> set[str]:
+        """Everything that names the person behind this actor: the actor id, the key's owner and
+        the signed-in user (a key and its owner are one person, so a reviewer's key and browser
+        session never count as two approvals, nor as someone other than the submitter)."""
+        ids = {self.id}
+        if self.on_behalf_of:
+            ids.add(self.on_behalf_of)
+        if self.user_pk is not None:
+            ids.add(f"user:{self.user_pk}")
+        return ids
+
+    def columns(self, prefix: str = "actor", *, on_behalf: bool = True) -> dict[str, str]:
+        """Who acted, as the append-only rows store it: ``<prefix>_type``, ``<prefix>_id``,
+        ``<prefix>_label`` and, for the rows that have it, ``on_behalf_of``."""
+        out = {f"{prefix}_type": self.type, f"{prefix}_id": self.id, f"{prefix}_label": self.label}
+        if on_behalf:
+            out["on_behalf_of"] = self.on_behalf_of
+        return out
+
     @classmethod
     def system(cls, label: str = "system") -> Actor:
         return cls(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import Prefetch
@@ -224,71 +225,67 @@ class EntryReviseApi(MemoryApiView):
         return Response(write_result_out(result), status=201 if changed else 200)
 
 
-class EntryForgetApi(MemoryApiView):
-    @extend_schema(tags=TAG_ENTRIES, request=ReasonIn, summary="Forget (retire) an entry")
-    def post(self, request: Request, slug: str, entry_id: str) -> Response:
+class EntryStateApi(MemoryApiView):
+    """The endpoints that change one entry's state (forget, reactivate, quarantine, release,
+    pin): each parses its body and calls its action on the entry named in the URL."""
+
+    def write(
+        self,
+        request: Request,
+        slug: str,
+        entry_id: str,
+        body: type[Any],
+        action: Callable[..., actions.WriteResult],
+    ) -> tuple[actions.WriteResult, dict[str, Any]]:
         actor = self.actor(request)
         memory = actions.get_memory(actor, slug)
-        data = parse(ReasonIn, request)
-        result = actions.forget_entry(memory, actor=actor, entry_uid=entry_id, **data)
+        data = parse(body, request)
+        return action(memory, actor=actor, entry_uid=entry_id, **data), data
+
+
+class EntryForgetApi(EntryStateApi):
+    @extend_schema(tags=TAG_ENTRIES, request=ReasonIn, summary="Forget (retire) an entry")
+    def post(self, request: Request, slug: str, entry_id: str) -> Response:
+        result, _ = self.write(request, slug, entry_id, ReasonIn, actions.forget_entry)
         return Response(write_result_out(result) | {"state": "inactive"})
 
 
-class EntryReactivateApi(MemoryApiView):
+class EntryReactivateApi(EntryStateApi):
     @extend_schema(tags=TAG_ENTRIES, request=OptionalReasonIn, summary="Reactivate an entry")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
-        data = parse(OptionalReasonIn, request)
-        result = actions.reactivate_entry(memory, actor=actor, entry_uid=entry_id, **data)
+        result, _ = self.write(request, slug, entry_id, OptionalReasonIn, actions.reactivate_entry)
         return Response(write_result_out(result) | {"state": "active"})
 
 
-class EntryQuarantineApi(MemoryApiView):
+class EntryQuarantineApi(EntryStateApi):
     @extend_schema(
         tags=TAG_ENTRIES,
         request=ReasonIn,
         summary="Quarantine an entry (reviewers): withheld from every recall view",
     )
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
-        data = parse(ReasonIn, request)
-        result = actions.quarantine_entry(memory, actor=actor, entry_uid=entry_id, **data)
+        result, _ = self.write(request, slug, entry_id, ReasonIn, actions.quarantine_entry)
         return Response(write_result_out(result))
 
 
-class EntryReleaseApi(MemoryApiView):
+class EntryReleaseApi(EntryStateApi):
     @extend_schema(
         tags=TAG_ENTRIES,
         request=ReasonIn,
         summary="Release a quarantined entry (reviewers) to the state it had before",
     )
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
-        data = parse(ReasonIn, request)
-        result = actions.release_entry(memory, actor=actor, entry_uid=entry_id, **data)
+        result, _ = self.write(request, slug, entry_id, ReasonIn, actions.release_entry)
         body = write_result_out(result)
         if result.proposal_id is not None:
             body["proposal"] = result.proposal_id
         return Response(body)
 
 
-class EntryPinApi(MemoryApiView):
+class EntryPinApi(EntryStateApi):
     @extend_schema(tags=TAG_ENTRIES, request=PinIn, summary="Pin or unpin an entry (reviewers)")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
-        data = parse(PinIn, request)
-        result = actions.pin_entry(
-            memory,
-            actor=actor,
-            entry_uid=entry_id,
-            pinned=data["pinned"],
-            category=data.get("category"),
-            reason=data["reason"],
-        )
+        result, data = self.write(request, slug, entry_id, PinIn, actions.pin_entry)
         return Response(write_result_out(result) | {"pinned": data["pinned"]})
 
 

@@ -70,10 +70,7 @@ def record(
         raise UnknownAuditAction(action)
     return AuditEvent.objects.create(
         action=action,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        actor_label=actor.label,
-        on_behalf_of=actor.on_behalf_of,
+        **actor.columns(),
         correlation_id=current_correlation_id(),
         memory_id=memory.pk if memory else None,
         memory_label=memory.slug if memory else "",

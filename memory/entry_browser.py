@@ -31,7 +31,7 @@ from lib.pagination import keyset_page
 from .actors import Actor
 from .models import Entry, HeadState, Kind, Memory
 from .search import search
-from .views_home import _label, _reader
+from .web import entry_label, page_reader
 
 #: Most hits a text search shows (the recall pipeline's own maximum).
 SEARCH_LIMIT = 50
@@ -100,7 +100,7 @@ def row(entry: Entry) -> dict[str, Any]:
         "pinned": head.pinned,
         "importance": projection.importance if projection is not None else None,
         "version": head.version.number,
-        "label": _label(head.version.body),
+        "label": entry_label(head.version.body),
         "created_at": entry.created_at,
     }
 
@@ -121,7 +121,7 @@ def _search(actor: Actor, memory: Memory, f: EntryFilter) -> list[Entry]:
 @login_required
 @require_safe
 def entry_list(request: HttpRequest, slug: str) -> HttpResponse:
-    actor, memory = _reader(request, slug)
+    actor, memory = page_reader(request, slug)
     f = parse_filter(request.GET)
     entries: list[Entry] = []
     cursor: str | None = None

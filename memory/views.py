@@ -11,19 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 
-from lib.auth import actor_from_request
-from lib.errors import DomainError, NotFound
+from lib.errors import DomainError
 
-from . import actions
-from .api_recall import may_see_trace
 from .ranking import INTENTS
 from .search import VIEWS, search
+from .web import page_reader
 
 LIMITS = (5, 10, 20, 50)
 
@@ -32,13 +29,9 @@ LIMITS = (5, 10, 20, 50)
 @require_safe
 def search_playground(request: HttpRequest, slug: str) -> HttpResponse:
     """Reviewers, auditors and staff only (403 otherwise); unknown Memory → 404."""
-    actor = actor_from_request(request)
-    if not may_see_trace(actor):
-        raise PermissionDenied("Only reviewers, auditors and staff may use the search playground.")
-    try:
-        memory = actions.get_memory(actor, slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    actor, memory = page_reader(
+        request, slug, denied="Only reviewers, auditors and staff may use the search playground."
+    )
     query = request.GET.get("q", "").strip()
     view = request.GET.get("view") or "current"
     view = view if view in VIEWS else "current"

@@ -23,14 +23,12 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
-from lib.auth import actor_from_request
-from lib.errors import DomainError, NotFound
+from lib.errors import DomainError
 from lib.pagination import keyset_page
 
-from . import actions, inventory, maintenance
+from . import inventory, maintenance
 from .actors import Actor
 from .api_maintenance import run_out
-from .api_recall import may_see_trace
 from .models import (
     WITHHELD_STATES,
     Head,
@@ -40,14 +38,13 @@ from .models import (
     RevisionChange,
     sensitivities_up_to,
 )
+from .web import entry_label, page_reader
 
 #: Days shown in the active / inactive over time chart.
 HISTORY_DAYS = 90
 #: Candidate and quarantined entries listed on the Memory home (the newest; the counts say how
 #: many there are in all).
 WITHHELD_SHOWN = 20
-#: Characters of an entry's body shown as its label.
-LABEL_CHARS = 120
 #: Jobs a reviewer can start from the pages.
 PAGE_JOBS = (
     "near_duplicates",
@@ -58,16 +55,6 @@ PAGE_JOBS = (
     "l1",
     "rebuild",
 )
-
-
-def _reader(request: HttpRequest, slug: str) -> tuple[Actor, Memory]:
-    actor = actor_from_request(request)
-    if not may_see_trace(actor):
-        raise PermissionDenied("Only reviewers, auditors and staff may read a Memory's health.")
-    try:
-        return actor, actions.get_memory(actor, slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
 
 
 def active_over_time(memory: Memory, days: int = HISTORY_DAYS) -> list[dict[str, Any]]:
@@ -100,11 +87,6 @@ def active_over_time(memory: Memory, days: int = HISTORY_DAYS) -> list[dict[str,
     ]
 
 
-def _label(body: str) -> str:
-    """The first :data:`LABEL_CHARS` characters of a body (an ellipsis when there is more)."""
-    return body[:LABEL_CHARS] + ("…" if len(body) > LABEL_CHARS else "")
-
-
 def withheld_entries(
     actor: Actor, memory: Memory, limit: int = WITHHELD_SHOWN
 ) -> list[dict[str, Any]]:
@@ -124,7 +106,7 @@ def withheld_entries(
             "entry_id": h.entry.uid,
             "state": h.state,
             "reason": h.state_reason,
-            "label": _label(h.version.body),
+            "label": entry_label(h.version.body),
             "since": h.revision.recorded_at,
             "revision": h.revision.number,
         }
@@ -135,7 +117,7 @@ def withheld_entries(
 @login_required
 @require_safe
 def memory_home(request: HttpRequest, slug: str) -> HttpResponse:
-    actor, memory = _reader(request, slug)
+    actor, memory = page_reader(request, slug)
     figures = inventory.inventory(memory)
     charts = {
         "history": active_over_time(memory),
@@ -169,7 +151,7 @@ def memory_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def maintenance_runs(request: HttpRequest, slug: str) -> HttpResponse:
-    actor, memory = _reader(request, slug)
+    actor, memory = page_reader(request, slug)
     if request.method == "POST":
         return _start(request, actor, memory)
     qs = MaintenanceRun.objects.for_memory(memory).select_related("memory")
@@ -208,7 +190,7 @@ def _start(request: HttpRequest, actor: Actor, memory: Memory) -> HttpResponse:
 @login_required
 @require_safe
 def maintenance_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    actor, memory = _reader(request, slug)
+    actor, memory = page_reader(request, slug)
     run = MaintenanceRun.objects.for_memory(memory).select_related("memory").filter(pk=pk).first()
     if run is None:
         raise Http404(f"No maintenance run {pk} in this Memory.")

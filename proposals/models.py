@@ -290,6 +290,8 @@ class Proposal(models.Model):
 
     @property
     def is_open(self) -> bool:
+        """Pending or waiting for changes (:data:`OPEN_STATUSES`): it may still be commented on,
+        amended, assigned or decided. The one test of "open"; ``.open()`` is its query."""
         return self.status in OPEN_STATUSES
 
     def can_transition_to(self, status: str) -> bool:
@@ -328,18 +330,7 @@ class Proposal(models.Model):
     def is_self(self, actor: Actor) -> bool:
         """Whether ``actor`` counts as self (DESIGN.md §9: nobody approves what they submitted
         or edited): the submitter, or anyone who amended it."""
-        return self.is_submitter(actor) or bool(actor_identities(actor) & set(self.editors or []))
-
-
-def actor_identities(actor: Actor) -> set[str]:
-    """Everything that names the person behind ``actor``: the actor id, the key's owner and the
-    signed-in user (a key and its owner are one person)."""
-    ids = {actor.id}
-    if actor.on_behalf_of:
-        ids.add(actor.on_behalf_of)
-    if actor.user_pk is not None:
-        ids.add(f"user:{actor.user_pk}")
-    return ids
+        return self.is_submitter(actor) or bool(actor.identities() & set(self.editors or []))
 
 
 class ProposalComment(AppendOnlyModel):

@@ -30,14 +30,8 @@ def require_reviewer(actor: Actor) -> None:
 
 
 def identities(actor: Actor) -> set[str]:
-    """Everything that names the person behind ``actor``: a key and its owner are one person,
-    so a reviewer's key and browser session never count as two approvals."""
-    ids = {actor.id}
-    if actor.on_behalf_of:
-        ids.add(actor.on_behalf_of)
-    if actor.user_pk is not None:
-        ids.add(f"user:{actor.user_pk}")
-    return ids
+    """The person behind ``actor`` (``Actor.identities``: a key and its owner are one person)."""
+    return actor.identities()
 
 
 def has_approved(actor: Actor, decisions: Iterable[Decision], *, revision: int) -> bool:

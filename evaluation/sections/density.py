@@ -89,7 +89,9 @@ def inject(memory: Any, rng: Any, vocab: Vocabulary, terms: tuple[str, str], cha
         words = [a, b, "rotation", "policy", *vocab.words(rng.randint(1, 14))]
     else:
         words = [a, rng.choice(("rotation", "policy")), *vocab.words(rng.randint(2, 6))]
-    evidence = [{"source": chat, "ref": f"msg/{vocab.word()}"}] if rng.random() < 0.5 else None
+    evidence: list[actions.EvidenceItem] | None = (
+        [{"source": chat, "ref": f"msg/{vocab.word()}"}] if rng.random() < 0.5 else None
+    )
     actions.add_entry(
         memory,
         actor=WRITER,

@@ -37,7 +37,7 @@ def build(bench: Workbench, policy: dict[str, Any]) -> tuple[Memory, list[str]]:
     for i in range(bench.size(150, 40)):
         words = rng.sample(topics, 2) + rng.sample(filler, rng.randint(3, 8))
         rng.shuffle(words)
-        evidence = []
+        evidence: list[actions.EvidenceItem] = []
         roll = rng.random()
         if roll < 0.4:
             evidence = [{"source": repo, "ref": f"commit/{i}"}]

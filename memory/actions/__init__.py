@@ -9,7 +9,9 @@ input *before* taking the lock, and re-checks state after taking it.
 from .common import WriteResult, get_entry, get_memory, head_of, label_of
 from .entries import add_entry, forget_entry, pin_entry, reactivate_entry, revise_entry
 from .evidence import (
+    EvidenceArg,
     EvidenceInput,
+    EvidenceItem,
     ResolvedEvidence,
     check_evidence_count,
     clean_evidence,
@@ -28,7 +30,9 @@ from .writer import Change, NewBody, NewRelation, lock_memory, write_revision
 __all__ = [
     "POLICY_KEYS",
     "Change",
+    "EvidenceArg",
     "EvidenceInput",
+    "EvidenceItem",
     "NewBody",
     "NewRelation",
     "ResolvedEvidence",

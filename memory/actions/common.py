@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import audit
 from ..actors import Actor
 from ..exceptions import (
     Forbidden,
@@ -17,6 +18,7 @@ from ..models import (
     Memory,
     Revision,
 )
+from .writer import Change, write_revision
 
 # --- Reads used by actions ------------------------------------------------------------------
 
@@ -65,3 +67,31 @@ def label_of(body: str) -> str:
     """A short copied label for audit rows (the first line, trimmed)."""
     first = body.splitlines()[0] if body else ""
     return first[:117] + "…" if len(first) > 120 else first
+
+
+def write_entry_change(
+    memory: Memory,
+    *,
+    actor: Actor,
+    head: Head,
+    change: Change,
+    kind: str,
+    reason: str,
+    action: str,
+    payload: dict[str, Any],
+) -> Revision:
+    """Write one revision holding one entry's ``change`` and record its audit event ``action``
+    (labelled with the head version's body, naming the entry): the shape of every single-entry
+    decision — forget, reactivate, pin, quarantine. Precondition: the caller holds the Memory
+    lock and has re-checked the head."""
+    revision = write_revision(memory, actor=actor, kind=kind, reason=reason, changes=[change])
+    audit.record(
+        action,
+        actor=actor,
+        memory=memory,
+        label=label_of(head.version.body),
+        revision=revision,
+        entry_ids=[change.entry.uid],
+        payload=payload,
+    )
+    return revision

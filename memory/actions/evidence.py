@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -25,8 +25,19 @@ from ..models import (
 # --- Inputs ---------------------------------------------------------------------------------
 
 
+class EvidenceItem(TypedDict, total=False):
+    """A citation as a request carries it (JSON): what :func:`clean_evidence` parses."""
+
+    source: str
+    ref: str
+    observed_at: str | None
+    quote: str
+
+
 @dataclass(frozen=True)
 class EvidenceInput:
+    """A parsed, validated citation (``clean_evidence`` made it): the value actions use."""
+
     source: str
     ref: str
     observed_at: datetime | None = None
@@ -58,16 +69,27 @@ def check_evidence_count(items: Sequence[Any], *, field_name: str = "evidence") 
         )
 
 
-def clean_evidence(raw: Any, *, field_name: str = "evidence") -> list[EvidenceInput]:
-    """Validate a list of ``{source, ref, observed_at?, quote?}`` citations."""
+#: What an action accepts as evidence: citations as a request carries them, or already parsed.
+EvidenceArg = Sequence[EvidenceInput | EvidenceItem]
+
+
+def clean_evidence(raw: EvidenceArg | None, *, field_name: str = "evidence") -> list[EvidenceInput]:
+    """Parse a list of ``{source, ref, observed_at?, quote?}`` citations into
+    :class:`EvidenceInput` values, once: an item that already is one is kept as it is.
+
+    The input usually comes from JSON (a serializer's output, an MCP tool's arguments), so its
+    shape is checked here too: 400 ``validation_failed`` for anything but a list of objects."""
     if raw is None:
         return []
-    if not isinstance(raw, list):
+    if not isinstance(raw, list | tuple):
         raise ValidationFailed(details={field_name: ["Must be a list."]})
     check_evidence_count(raw, field_name=field_name)
     out: list[EvidenceInput] = []
     for i, item in enumerate(raw):
         where = f"{field_name}[{i}]"
+        if isinstance(item, EvidenceInput):
+            out.append(item)
+            continue
         if not isinstance(item, dict):
             raise ValidationFailed(details={where: ["Must be an object."]})
         unknown = set(item) - {"source", "ref", "observed_at", "quote"}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -26,25 +27,40 @@ from ..personal_data import KINDS as PERSONAL_DATA_KINDS
 from ..personal_data import clean_personal_data_policy
 from .writer import lock_memory
 
-POLICY_KEYS = {
-    "quality_ranking",
-    "freshness",
-    "retention_days",
-    "importance_floor",
-    "l1_enabled",
-    "l1_max_per_run",
-    "tau_same",
-    "tau_similar",
-    "capacity_low_entries",
-    "approvals_required",
-    "webhook_url",
-    "promotion_min_sessions",
-    "jobs",
-    "recall_events",
-    "half_life_days",
-    "personal_data",
-    "admission_review",
-}
+
+class Freshness(TypedDict, total=False):
+    alpha: float
+    half_life_days: float
+
+
+class Policy(TypedDict, total=False):
+    """A Memory's policy as :func:`clean_policy` returns it: every key optional, each checked.
+
+    ``jobs`` maps a job name (``memory.jobs.JOB_NAMES``) to its settings (``enabled``,
+    ``every_hours`` and the :data:`JOB_SETTINGS`); the maps of integers are keyed by tier or
+    kind (``retention_days``, ``half_life_days``) or by proposal kind (``approvals_required``)."""
+
+    quality_ranking: bool
+    freshness: Freshness
+    retention_days: dict[str, int]
+    importance_floor: int
+    l1_enabled: bool
+    l1_max_per_run: int
+    tau_same: float
+    tau_similar: float
+    capacity_low_entries: int
+    approvals_required: dict[str, int]
+    webhook_url: str
+    promotion_min_sessions: int
+    jobs: dict[str, dict[str, Any]]
+    recall_events: bool
+    half_life_days: dict[str, int]
+    personal_data: dict[str, list[str]]
+    admission_review: dict[str, Any]
+
+
+#: The keys a policy may carry.
+POLICY_KEYS = frozenset(Policy.__optional_keys__)
 
 #: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)).
 JOB_SETTINGS: dict[str, tuple[float, float]] = {
@@ -62,11 +78,14 @@ JOB_SETTINGS: dict[str, tuple[float, float]] = {
 # --- Memories and sources -------------------------------------------------------------------
 
 
-def clean_policy(policy: Any) -> dict[str, Any]:
-    if policy is None:
+def clean_policy(raw: Mapping[str, object] | None) -> Policy:
+    """Parse a policy (or a policy change) from JSON into a :class:`Policy`: 400
+    ``validation_failed`` naming the first key that is unknown or out of range."""
+    if raw is None:
         return {}
-    if not isinstance(policy, dict):
+    if not isinstance(raw, dict):
         raise ValidationFailed(details={"policy": ["Must be an object."]})
+    policy: dict[str, Any] = dict(raw)
     unknown = sorted(set(policy) - POLICY_KEYS)
     if unknown:
         raise ValidationFailed(details={"policy": [f"Unknown key(s): {unknown}."]})
@@ -108,30 +127,25 @@ def clean_policy(policy: Any) -> dict[str, Any]:
             raise ValidationFailed(
                 details={"policy.webhook_url": [f"https to a public address only: {problem}"]}
             )
-    if "admission_review" in policy:
-        admission = clean_admission_policy(policy["admission_review"])
-        if admission is None:
-            raise ValidationFailed(
-                details={
-                    "policy.admission_review": [
-                        f"{{below_authority?: one of {list(AUTHORITY_ORDER)}, "
-                        "injection_scan?: true|false}."
-                    ]
-                }
-            )
-        policy = {**policy, "admission_review": admission}
-    if "personal_data" in policy:
-        section = clean_personal_data_policy(policy["personal_data"])
-        if section is None:
-            raise ValidationFailed(
-                details={
-                    "policy.personal_data": [
-                        f"{{refuse: [...]}} with kinds from {list(PERSONAL_DATA_KINDS)}."
-                    ]
-                }
-            )
-        policy = {**policy, "personal_data": section}
-    return policy
+    sections: tuple[tuple[str, Callable[[Any], Any], str], ...] = (
+        (
+            "admission_review",
+            clean_admission_policy,
+            f"{{below_authority?: one of {list(AUTHORITY_ORDER)}, injection_scan?: true|false}}.",
+        ),
+        (
+            "personal_data",
+            clean_personal_data_policy,
+            f"{{refuse: [...]}} with kinds from {list(PERSONAL_DATA_KINDS)}.",
+        ),
+    )
+    for key, clean_section, expected in sections:
+        if key in policy:
+            section = clean_section(policy[key])
+            if section is None:
+                raise ValidationFailed(details={f"policy.{key}": [expected]})
+            policy = {**policy, key: section}
+    return cast(Policy, policy)
 
 
 def _check_jobs(jobs: Any) -> None:
@@ -183,7 +197,9 @@ def _check_int_map(policy: dict[str, Any], key: str, low: int, high: int) -> Non
 
 
 @transaction.atomic(durable=True)
-def create_memory(*, actor: Actor, slug: str, name: str, policy: Any = None) -> Memory:
+def create_memory(
+    *, actor: Actor, slug: str, name: str, policy: Mapping[str, object] | None = None
+) -> Memory:
     """Create a Memory. Reviewers without a Memory scope, and staff, may.
 
     Without a ``policy`` the Memory starts with the recommended one
@@ -212,7 +228,7 @@ def create_memory(*, actor: Actor, slug: str, name: str, policy: Any = None) -> 
 
 
 @transaction.atomic(durable=True)
-def update_memory_policy(memory: Memory, *, actor: Actor, policy: Any) -> Memory:
+def update_memory_policy(memory: Memory, *, actor: Actor, policy: Mapping[str, object]) -> Memory:
     """Merge ``policy`` keys into the Memory's policy (reviewers)."""
     if not actor.is_reviewer:
         raise Forbidden("Only reviewers may change a Memory's policy.")

@@ -17,7 +17,7 @@ from ..actors import Actor
 from ..admission import clean_text
 from ..exceptions import EntryQuarantined, EntryStateConflict, Forbidden
 from ..models import Entry, HeadState, Memory, RevisionChange, RevisionKind
-from .common import WriteResult, get_entry, head_of, label_of
+from .common import WriteResult, get_entry, head_of, label_of, write_entry_change
 from .writer import Change, lock_memory, write_revision
 
 
@@ -60,27 +60,16 @@ def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: An
             "The entry is already quarantined.", details={"reason": head.state_reason}
         )
     was = head.state
-    revision = write_revision(
+    revision = write_entry_change(
         memory,
         actor=actor,
+        head=head,
+        change=Change(
+            entry=entry, to_state=HeadState.QUARANTINED, state_reason=why[:300], attributes={}
+        ),
         kind=RevisionKind.QUARANTINE,
         reason=why,
-        changes=[
-            Change(
-                entry=entry,
-                to_state=HeadState.QUARANTINED,
-                state_reason=why[:300],
-                attributes={},
-            )
-        ],
-    )
-    audit.record(
-        "entry.quarantined",
-        actor=actor,
-        memory=memory,
-        label=label_of(head.version.body),
-        revision=revision,
-        entry_ids=[entry.uid],
+        action="entry.quarantined",
         payload={"version": head.version.number, "reason": why, "was": was},
     )
     return WriteResult(entry, head.version, revision, created=False, state=HeadState.QUARANTINED)

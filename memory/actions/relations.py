@@ -18,13 +18,18 @@ from ..models import (
     RelationKind,
 )
 from .common import get_entry, require_writer
-from .evidence import clean_evidence, evidence_json, resolve_evidence
+from .evidence import EvidenceArg, clean_evidence, evidence_json, resolve_evidence
 from .writer import lock_memory
 
 
 @transaction.atomic(durable=True)
 def record_conflict(
-    memory: Memory, *, actor: Actor, from_entry: Any, to_entry: Any, evidence: Any = None
+    memory: Memory,
+    *,
+    actor: Actor,
+    from_entry: Any,
+    to_entry: Any,
+    evidence: EvidenceArg | None = None,
 ) -> Relation:
     """Record a ``conflicts_with`` observation. It annotates (validity becomes
     unresolved_conflict) but never changes heads, so it writes no revision."""

@@ -31,12 +31,10 @@ from memory.models import ApiRole
 from ..exceptions import Forbidden, IllegalTransition, NoopRewrite, ValidationFailed
 from ..kinds import kind_of
 from ..models import (
-    OPEN_STATUSES,
     Proposal,
     ProposalAmendment,
     ProposalComment,
     ProposalStatus,
-    actor_identities,
 )
 from .intake import check_submission, recheck_heads_locked
 
@@ -56,7 +54,7 @@ def may_amend(actor: Actor, proposal: Proposal) -> bool:
 
 def refuse_if_closed(proposal: Proposal) -> None:
     """409 ``already_decided`` unless the proposal is open (pending or waiting for changes)."""
-    if proposal.status not in OPEN_STATUSES:
+    if not proposal.is_open:
         raise IllegalTransition(
             f"The proposal is {proposal.status}; it can no longer be changed.",
             details={"proposal": proposal.pk, "status": proposal.status},
@@ -79,10 +77,7 @@ def add_comment(proposal: Proposal, *, actor: Actor, body: Any) -> ProposalComme
         proposal=proposal,
         memory_id=proposal.memory_id,
         proposal_revision=proposal.revision,
-        author_id=actor.id,
-        author_type=actor.type,
-        author_label=actor.label,
-        on_behalf_of=actor.on_behalf_of,
+        **actor.columns("author"),
         body=text,
         created_at=timezone.now(),
     )
@@ -204,17 +199,14 @@ def _apply_amendment(proposal: Proposal, checked: Any, *, actor: Actor, note: st
     proposal.verification = after["verification"]
     proposal.revision += 1
     if not proposal.is_submitter(actor):
-        proposal.editors = sorted(set(proposal.editors or []) | actor_identities(actor))
+        proposal.editors = sorted(set(proposal.editors or []) | actor.identities())
         fields.append("editors")
     proposal.save(update_fields=fields)
     ProposalAmendment.objects.create(
         proposal=proposal,
         memory_id=proposal.memory_id,
         number=proposal.revision,
-        author_id=actor.id,
-        author_type=actor.type,
-        author_label=actor.label,
-        on_behalf_of=actor.on_behalf_of,
+        **actor.columns("author"),
         comment=note,
         before=before,
         after=after,

@@ -120,7 +120,7 @@ def _refs(kind: str, parsed: dict[str, Any]) -> list[Ref]:
 def _clean(kind: str, parsed: dict[str, Any]) -> Draft:
     """Text checks (limits, secrets) and evidence resolution — all before any lock."""
     rationale = clean_text(parsed.get("rationale"), field="rationale", required=True)
-    evidence = resolve_evidence(clean_evidence([dict(e) for e in parsed.get("evidence", [])]))
+    evidence = resolve_evidence(clean_evidence(parsed.get("evidence")))
     draft = Draft(
         kind=kind,
         memory_slug=parsed["memory"],

@@ -65,9 +65,7 @@ class Supersession(base.ProposalKindSpec):
         successor = parsed["successor"]
         if "entry_id" in successor:
             return
-        items = clean_evidence(
-            [dict(e) for e in successor.get("evidence", [])], field_name="successor.evidence"
-        )
+        items = clean_evidence(successor.get("evidence"), field_name="successor.evidence")
         draft.successor_evidence = resolve_evidence(items)
         body = clean_body(successor["body"], field="successor.body")
         draft.successor_new = {

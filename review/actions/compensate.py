@@ -153,9 +153,7 @@ def compensate_operation(operation_pk: int, *, actor: Actor, comment: str) -> Co
         memory=memory,
         revision_number=revision.number,
         comment=note,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        actor_label=actor.label,
+        **actor.columns(on_behalf=False),
     )
     fields = proposal.transition_to(
         ProposalStatus.COMPENSATED, reason=f"compensated by revision {revision.number}"

@@ -250,10 +250,7 @@ def _decision(
         memory_id=proposal.memory_id,
         proposal_revision=proposal.revision,
         verdict=verdict,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        actor_label=actor.label,
-        on_behalf_of=actor.on_behalf_of,
+        **actor.columns(),
         decided_at=now,
         **fields,
     )

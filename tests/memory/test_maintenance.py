@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from memory import actions, inventory, maintenance, tasks
 from memory.actors import Actor
 from memory.exceptions import Forbidden, JobNotAvailable, MaintenanceDisabled
+from memory.maintenance import decay
 from memory.models import (
     AuditEvent,
     Entry,
@@ -594,7 +595,7 @@ def test_turning_l1_off_mid_run_stops_before_the_next_batch(memory, agent, syste
     for i in range(3):
         note(memory, agent.actor, f"Mid-run note {i}")
     enable(memory)
-    real = maintenance.write_revision
+    real = decay.write_revision
 
     def then_disable(*args: Any, **kwargs: Any) -> Any:
         revision = real(*args, **kwargs)
@@ -602,7 +603,7 @@ def test_turning_l1_off_mid_run_stops_before_the_next_batch(memory, agent, syste
         Memory.objects.filter(pk=memory.pk).update(policy={"l1_enabled": False})
         return revision
 
-    monkeypatch.setattr(maintenance, "write_revision", then_disable)
+    monkeypatch.setattr(decay, "write_revision", then_disable)
     run = maintenance.run_decay_scan(
         memory, actor=system, dry_run=False, now=timezone.now() + LATER, batch_size=1
     )

@@ -1,0 +1,115 @@
+"""L1 maintenance (DESIGN §8): the decay scan, the projection rebuild job, and the job registry.
+
+Everything here is off by default and dry-run first:
+
+- :func:`retention_score` is a pure function of stored timestamps (never a stored value decayed
+  over and over). It orders decay candidates: the lowest score is retired first.
+- :func:`decay_candidates` selects the entries the decay scan may retire — *all* of: head active
+  and validity current; importance ≤ ``importance_floor`` (default 0); the retention window for
+  the entry's tier and kind has passed since ``interval_started_at`` with known time; not pinned
+  or protected; not session tier; no live inbound authoritative relation; no pending proposal
+  touching it (asked through ``memory.hooks``: memory never imports proposals). It walks the
+  projection table in keyset batches and keeps only the best ``l1_max_per_run`` (default 100).
+- :func:`run_decay_scan` is the action. A dry run (the default) changes nothing and writes only
+  its :class:`~memory.models.MaintenanceRun` (and the ``maintenance.run`` audit event). A real
+  run needs the Memory's policy ``l1_enabled`` (default off): otherwise it raises
+  :class:`~memory.exceptions.MaintenanceDisabled` (HTTP 409) and writes nothing at all — so with
+  every option off no job mutates anything (invariant 7). A real run retires candidates in
+  batches: per batch it takes the Memory lock, re-checks every candidate under the lock
+  (compare-and-set on the head version and state, the same rules re-evaluated, pending proposals
+  asked again) and writes one ``forget`` revision whose changes carry ``auto_decay:v1``; the
+  projection then shows ``auto_action_reason = auto_decay:v1`` and ``reactivate`` undoes it.
+  Running it again retires nothing new (retired entries are no longer active).
+- :func:`run_projection_rebuild` wraps ``lifecycle.rebuild_projection`` as a job (dry run =
+  ``--check``). It only ever rewrites *derived* rows that differ from their rebuild.
+- The inventory (a Memory's health figures) lives in :mod:`memory.inventory`.
+
+A run row is written once, when the job has finished (see ``MaintenanceRun``): the revisions a
+real run commits are the authoritative record, the run summarizes them.
+
+One module per domain: :mod:`.retention` (the score and the policy numbers), :mod:`.decay` (the
+decay scan), :mod:`.rebuild` (the rebuild job), :mod:`.runs` (run rows, progress, reading a run),
+:mod:`.registry` (registered jobs, policy switches, the job lock, running one, due jobs).
+"""
+
+from ..jobs import JOB_NAMES
+from .decay import SCAN_COLUMNS, Candidate, Scan, decay_candidates, run_decay_scan
+from .decay import _run_decay as _run_decay
+from .decay import _still_eligible as _still_eligible
+from .rebuild import run_projection_rebuild
+from .registry import (
+    LOCK_TTL,
+    Job,
+    after_session_end,
+    check_job,
+    due_jobs,
+    job_enabled,
+    job_lock,
+    job_policy,
+    jobs,
+    last_runs,
+    register_job,
+    require_enabled,
+    run_job,
+)
+from .retention import (
+    AUTO_DECAY_REASON,
+    DEFAULT_HALF_LIFE_DAYS,
+    DEFAULT_IMPORTANCE_FLOOR,
+    DEFAULT_MAX_PER_RUN,
+    LAMBDA,
+    MU,
+    RETIRE_BATCH,
+    SCAN_BATCH,
+    SEED_RETENTION_DAYS,
+    SIGMA,
+    importance_floor,
+    max_per_run,
+    retention_days,
+    retention_half_life,
+    retention_score,
+)
+from .runs import get_run, progress_scope, record_run, report_progress, require_maintainer
+
+__all__ = [
+    "AUTO_DECAY_REASON",
+    "DEFAULT_HALF_LIFE_DAYS",
+    "DEFAULT_IMPORTANCE_FLOOR",
+    "DEFAULT_MAX_PER_RUN",
+    "JOB_NAMES",
+    "LAMBDA",
+    "LOCK_TTL",
+    "MU",
+    "RETIRE_BATCH",
+    "SCAN_BATCH",
+    "SCAN_COLUMNS",
+    "SEED_RETENTION_DAYS",
+    "SIGMA",
+    "Candidate",
+    "Job",
+    "Scan",
+    "after_session_end",
+    "check_job",
+    "decay_candidates",
+    "due_jobs",
+    "get_run",
+    "importance_floor",
+    "job_enabled",
+    "job_lock",
+    "job_policy",
+    "jobs",
+    "last_runs",
+    "max_per_run",
+    "progress_scope",
+    "record_run",
+    "register_job",
+    "report_progress",
+    "require_enabled",
+    "require_maintainer",
+    "retention_days",
+    "retention_half_life",
+    "retention_score",
+    "run_decay_scan",
+    "run_job",
+    "run_projection_rebuild",
+]

@@ -1,0 +1,195 @@
+"""The registered maintenance jobs: availability, policy switches, the (Memory, job) lock,
+running one, and which are due.
+
+Every job name the API knows is ``memory.jobs.JOB_NAMES``. A job is available once an app
+registered it (:func:`register_job`): ``memory`` registers ``l1`` and ``rebuild``, ``proposals``
+the passes that file proposals.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from ..actors import Actor
+from ..exceptions import JobNotAvailable, MaintenanceDisabled, MaintenanceRunning
+from ..jobs import JOB_NAMES
+from ..models import MaintenanceLock, MaintenanceRun, Memory
+from .runs import lock_holder, require_maintainer
+
+#: A lock older than this is taken over (a worker that died without releasing it).
+LOCK_TTL = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A registered maintenance job: ``run(memory, *, actor, dry_run)`` is its action and
+    ``task`` the Celery task calling it (``task.delay(memory_id, dry_run=, actor=,
+    correlation_id=)``)."""
+
+    name: str
+    run: Callable[..., MaintenanceRun]
+    task: Any
+
+
+_JOBS: dict[str, Job] = {}
+
+
+def register_job(name: str, run: Callable[..., MaintenanceRun], task: Any) -> None:
+    """Make a job available (called from an ``AppConfig.ready``)."""
+    _JOBS[name] = Job(name, run, task)
+
+
+def jobs() -> dict[str, Job]:
+    return dict(_JOBS)
+
+
+def check_job(job: str) -> Job:
+    """The registered job of that name; 422 ``invalid`` for a job this build cannot run."""
+    if job in _JOBS:
+        return _JOBS[job]
+    available = ", ".join(sorted(_JOBS))
+    if job in JOB_NAMES:
+        raise JobNotAvailable(
+            f"The maintenance job '{job}' is not available yet.",
+            details={"job": [f"Available: {available}."]},
+        )
+    raise JobNotAvailable(
+        f"Unknown maintenance job '{job}'.",
+        details={"job": [f"One of {available}."]},
+    )
+
+
+def job_policy(policy: dict[str, Any], job: str) -> dict[str, Any]:
+    """``policy.jobs[job]`` (``{enabled, every_hours}``); every job is off unless enabled."""
+    raw = (policy.get("jobs") or {}).get(job) or {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def job_enabled(policy: dict[str, Any], job: str) -> bool:
+    if job == "l1" and policy.get("l1_enabled", False):
+        return True
+    return bool(job_policy(policy, job).get("enabled", False))
+
+
+def require_enabled(memory: Memory, job: str) -> None:
+    """A real (writing) run of ``job`` needs the job enabled in the Memory's policy (409
+    ``maintenance_disabled`` otherwise, nothing written): with every option off no job changes
+    anything (invariant 7). Dry runs are always allowed."""
+    if not job_enabled(memory.policy or {}, job):
+        raise MaintenanceDisabled(
+            f"The maintenance job '{job}' is disabled for this Memory "
+            f"(policy jobs.{job}.enabled is off)."
+        )
+
+
+@contextmanager
+def job_lock(memory: Memory, job: str, holder: str | None = None) -> Iterator[str]:
+    """Hold the (Memory, job) lock for the duration of a run: two runs of one job never
+    overlap on one Memory (409 ``maintenance_running`` for the second).
+
+    The lock is a row with a unique (memory, job) key, taken in its own short transaction so it
+    works on both backends. A lock whose holder is the same (a redelivered Celery task keeps
+    its id) or that is older than :data:`LOCK_TTL` (a worker killed without releasing it) is
+    taken over. Released when the run ends, whatever the outcome.
+    """
+    holder = holder or f"local:{uuid.uuid4().hex}"
+    now = timezone.now()
+    with transaction.atomic():
+        MaintenanceLock.objects.filter(memory_id=memory.pk, job=job).filter(
+            Q(holder=holder) | Q(expires_at__lte=now)
+        ).delete()
+        try:
+            with transaction.atomic():
+                MaintenanceLock.objects.create(
+                    memory_id=memory.pk,
+                    job=job,
+                    holder=holder,
+                    acquired_at=now,
+                    expires_at=now + LOCK_TTL,
+                )
+        except IntegrityError:
+            other = MaintenanceLock.objects.filter(memory_id=memory.pk, job=job).first()
+            raise MaintenanceRunning(
+                f"A '{job}' run is already in progress on this Memory.",
+                details={"job": job, "since": other.acquired_at.isoformat() if other else None},
+            ) from None
+    try:
+        yield holder
+    finally:
+        MaintenanceLock.objects.filter(memory_id=memory.pk, job=job, holder=holder).delete()
+
+
+def run_job(
+    memory: Memory,
+    *,
+    actor: Actor,
+    job: str,
+    dry_run: bool = True,
+    holder: str | None = None,
+) -> MaintenanceRun:
+    """Run one registered job on one Memory under its (Memory, job) lock (see
+    :func:`job_lock`). ``holder`` names the lock owner (the Celery task id in a worker)."""
+    spec = check_job(job)
+    memory = Memory.objects.get(pk=memory.pk)
+    require_maintainer(actor, memory)
+    with job_lock(memory, job, holder) as held:
+        token = lock_holder.set(held)
+        try:
+            return spec.run(memory, actor=actor, dry_run=dry_run)
+        finally:
+            lock_holder.reset(token)
+
+
+def after_session_end(memory_pk: int) -> None:
+    """Queue the promotion pass (a real run as the system actor) for a Memory whose session just
+    ended, when its policy enables ``jobs.promotion``. Called after commit, never under a lock;
+    a failure to queue never fails the session end."""
+    memory = Memory.objects.filter(pk=memory_pk).first()
+    spec = _JOBS.get("promotion")
+    if memory is None or spec is None or not job_enabled(memory.policy or {}, "promotion"):
+        return
+    try:
+        spec.task.delay(memory_pk, dry_run=False)
+    except Exception:
+        import logging
+
+        logging.getLogger(__name__).exception("promotion after session end not queued")
+
+
+def last_runs(memory: Memory) -> dict[str, datetime]:
+    """When each job last finished a real run on ``memory`` (for the beat fan-out)."""
+    from django.db.models import Max
+
+    rows = (
+        MaintenanceRun.objects.filter(memory_id=memory.pk, dry_run=False)
+        .values("job")
+        .annotate(last=Max("finished_at"))
+        .order_by()
+    )
+    return {r["job"]: r["last"] for r in rows}
+
+
+def due_jobs(memory: Memory, now: datetime) -> list[str]:
+    """The jobs whose policy enables them and whose ``every_hours`` (default 24) has passed
+    since their last real run on ``memory``."""
+    policy = memory.policy or {}
+    last = last_runs(memory)
+    due = []
+    for name in sorted(_JOBS):
+        cfg = job_policy(policy, name)
+        if not cfg.get("enabled", False):
+            continue
+        every = float(cfg.get("every_hours", 24))
+        previous = last.get(name)
+        if previous is None or now - previous >= timedelta(hours=every):
+            due.append(name)
+    return due

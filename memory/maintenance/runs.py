@@ -1,0 +1,113 @@
+"""Maintenance runs: who may start one, the run row each writes, progress reports, and reading
+a run back.
+
+A run row is written once, when the job has finished (see ``MaintenanceRun``): the revisions a
+real run commits are the authoritative record, the run summarizes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from lib.correlation import current_correlation_id
+
+from .. import audit
+from ..actors import SYSTEM, Actor
+from ..exceptions import Forbidden, NotFound
+from ..models import MaintenanceRun, Memory
+
+#: The lock holder of the current run (the Celery task id in a worker), kept on its run row.
+lock_holder: ContextVar[str | None] = ContextVar("holder", default=None)
+
+
+def require_maintainer(actor: Actor, memory: Memory) -> None:
+    if not (actor.is_reviewer or actor.role == SYSTEM):
+        raise Forbidden("Only reviewers and staff may run maintenance.")
+    if not actor.sees_memory(memory.pk):
+        raise Forbidden("This key may not run maintenance on that Memory.")
+
+
+def record_run(
+    memory: Memory,
+    *,
+    actor: Actor,
+    job: str,
+    dry_run: bool,
+    parameters: dict[str, Any],
+    counts: dict[str, Any],
+    items: Sequence[dict[str, Any]],
+    started_at: datetime,
+    entry_ids: Sequence[str] = (),
+) -> MaintenanceRun:
+    """Append the run row and its ``maintenance.run`` audit event in one transaction.
+
+    ``items`` are the receipts: one dict per candidate with ``entry_id`` (and ``entries`` when
+    it concerns several), ``action`` and, for the passes, ``reason`` and ``inputs``. Only the
+    first ``MaintenanceRun.MAX_ITEMS`` are kept; the counts cover everything."""
+    holder = lock_holder.get()
+    if holder is not None:
+        parameters = {**parameters, "lock_holder": holder}
+    with transaction.atomic(durable=True):
+        run = MaintenanceRun.objects.create(
+            memory=memory,
+            job=job,
+            dry_run=dry_run,
+            parameters=parameters,
+            counts=counts,
+            items=list(items[: MaintenanceRun.MAX_ITEMS]),
+            items_truncated=len(items) > MaintenanceRun.MAX_ITEMS,
+            **actor.columns(on_behalf=False),
+            correlation_id=current_correlation_id(),
+            started_at=started_at,
+            finished_at=max(timezone.now(), started_at),
+        )
+        audit.record(
+            "maintenance.run",
+            actor=actor,
+            memory=memory,
+            label=f"{job} ({'dry run' if dry_run else 'real'})",
+            run_id=run.pk,
+            entry_ids=list(entry_ids)[: MaintenanceRun.MAX_ITEMS],
+            payload={"job": job, "dry_run": dry_run, "counts": counts},
+        )
+    return run
+
+
+#: The progress callback of the current run, ``fn(done, total)`` (the command's progress bar).
+_progress: ContextVar[Callable[[int, int], None] | None] = ContextVar("progress", default=None)
+
+
+@contextmanager
+def progress_scope(fn: Callable[[int, int], None]) -> Iterator[None]:
+    """Report the progress of runs started inside this block to ``fn(done, total)``."""
+    token = _progress.set(fn)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
+
+
+def report_progress(done: int, total: int) -> None:
+    """Called by a job after each batch it scanned."""
+    fn = _progress.get()
+    if fn is not None:
+        fn(done, total)
+
+
+def get_run(actor: Actor, run_id: int) -> MaintenanceRun:
+    """A run the actor may read (its Memory in scope); 404 otherwise. One query."""
+    if not actor.can_read:
+        raise Forbidden("Your role may not read maintenance runs.")
+    run = (
+        MaintenanceRun.objects.visible_to(actor).select_related("memory").filter(pk=run_id).first()
+    )
+    if run is None:
+        raise NotFound(f"No maintenance run {run_id}.")
+    return run
