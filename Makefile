@@ -20,6 +20,8 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 ## Migrate the SQLite database, load the demo Memory and serve it on http://127.0.0.1:8000
+## (with the outbox on: the mail the demo sends is listed at /outbox/)
+demo: export STEWARD_OUTBOX ?= true
 demo: install
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py load_demo

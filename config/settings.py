@@ -276,11 +276,13 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Email ----------------------------------------------------------------------------------
-# DEBUG (the demo) writes each mail to a file under EMAIL_FILE_PATH, listed at /outbox/.
+# The outbox (``make demo`` turns it on; DEBUG does too): each mail is written to a file under
+# EMAIL_FILE_PATH and listed at /outbox/. Never on in production: it shows every mail sent.
+STEWARD_OUTBOX = env_bool("STEWARD_OUTBOX", DEBUG)
 EMAIL_BACKEND = os.environ.get(
     "EMAIL_BACKEND",
     "django.core.mail.backends.filebased.EmailBackend"
-    if DEBUG
+    if STEWARD_OUTBOX
     else "django.core.mail.backends.console.EmailBackend",
 )
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "memory-steward@localhost")

@@ -24,6 +24,11 @@ class ApproveIn(StrictSerializer):
     acknowledge_lost_details = serializers.ListField(
         child=serializers.CharField(trim_whitespace=False), required=False
     )
+    revision = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="The proposal revision you read; 409 proposal_amended if it has changed since.",
+    )
 
 
 class RejectIn(StrictSerializer):
@@ -59,6 +64,7 @@ class ProposalApproveApi(ActorApiView):
             actor=self.actor(request),
             comment=data.get("comment", ""),
             acknowledge_lost_details=data.get("acknowledge_lost_details"),
+            revision=data.get("revision"),
         )
         return Response(decision_out(result))
 

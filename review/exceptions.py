@@ -11,6 +11,7 @@ __all__ = [
     "Forbidden",
     "IllegalTransition",
     "NotFound",
+    "ProposalAmended",
     "SelfApproval",
     "StaleProposal",
     "ValidationFailed",
@@ -24,6 +25,16 @@ class AlreadyDecided(DomainError):
     code = "already_decided"
     http_status = 409
     default_message = "The proposal was already decided."
+
+
+class ProposalAmended(DomainError):
+    """The proposal was amended after the reviewer read it: an approval names the revision it
+    was given for, so nobody approves a text they have not seen. The details give the current
+    revision."""
+
+    code = "proposal_amended"
+    http_status = 409
+    default_message = "The proposal was amended since you read it; read the new revision first."
 
 
 class SelfApproval(DomainError):

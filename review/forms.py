@@ -46,6 +46,8 @@ def reason_options() -> str:
 
 class ApproveForm(forms.Form):
     comment = _comment(required=False)
+    #: The proposal revision the page showed: an approval is for the text the reviewer read.
+    revision = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
     acknowledge = forms.MultipleChoiceField(
         label="Acknowledge lost details", required=False, widget=forms.CheckboxSelectMultiple
     )

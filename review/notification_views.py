@@ -1,5 +1,6 @@
 """The notification pages: the in-app list of what needs the signed-in person, its nav badge,
-the email preference, and — in DEBUG only — the outbox of the mails the product sent.
+the email preference, and — with the outbox on (``STEWARD_OUTBOX``: ``make demo``, or DEBUG) —
+the outbox of the mails the product sent.
 
 ``/notifications/`` (reviewers, auditors and staff, like the dashboard) lists
 ``review.notifications.needs``; "Mark all as seen" and the email preference are plain forms
@@ -8,8 +9,8 @@ nothing in their list is ever "new" or emailed (they are never assigned, never d
 and review emails go to reviewers and submitters). ``/notifications/badge/`` is the small
 fragment the nav loads with htmx (the number of new items; no alerts, so it costs a fixed
 handful of queries).
-``/outbox/`` answers 404 unless ``settings.DEBUG``: it lists the last email notifications with
-their bodies, so the demo's mail can be read in the browser.
+``/outbox/`` answers 404 unless ``settings.STEWARD_OUTBOX``: it lists the last email
+notifications with their bodies, so the demo's mail can be read in the browser.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ from .models import EmailMode, Notification
 OUTBOX_ROWS = 100
 
 
-def debug_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """404 unless ``settings.DEBUG`` (outside the login check on the outbox page, so nobody
+def outbox_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """404 unless ``settings.STEWARD_OUTBOX`` (outside the login check on the outbox page, so nobody
     learns it exists)."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not settings.DEBUG:
-            raise Http404("The outbox exists only with DEBUG on.")
+        if not settings.STEWARD_OUTBOX:
+            raise Http404("The outbox is off (STEWARD_OUTBOX).")
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -59,7 +60,7 @@ def notification_list(request: HttpRequest, actor: Actor) -> HttpResponse:
         "preference": notifications.preference_of(actor),
         "modes": EmailMode.choices,
         "email_address": getattr(request.user, "email", ""),
-        "debug": settings.DEBUG,
+        "outbox": settings.STEWARD_OUTBOX,
         "can_decide": actor.is_reviewer,
     }
     return render(request, "review/notifications.html", context)
@@ -95,10 +96,10 @@ def notification_preferences(request: HttpRequest, actor: Actor) -> HttpResponse
 
 
 @require_safe
-@debug_only
+@outbox_only
 @web.readers
 def outbox(request: HttpRequest, actor: Actor) -> HttpResponse:
-    """``/outbox/`` (DEBUG only, else 404): the mails sent, newest first."""
+    """``/outbox/`` (``STEWARD_OUTBOX`` only, else 404): the mails sent, newest first."""
     mails = list(Notification.objects.filter(channel="email").order_by("-id")[:OUTBOX_ROWS])
     waiting = Notification.objects.filter(
         channel=notifications.DIGEST, sent_at__isnull=True
@@ -109,10 +110,10 @@ def outbox(request: HttpRequest, actor: Actor) -> HttpResponse:
 
 @require_POST
 @web.deciders
-@debug_only
+@outbox_only
 def outbox_send_digests(request: HttpRequest, actor: Actor) -> HttpResponse:
-    """``POST /outbox/digests/`` (reviewers; 404 unless DEBUG): run the daily digest now, for
-    the demo. Auditors get 403 whatever DEBUG is: they change nothing."""
+    """``POST /outbox/digests/`` (reviewers; 404 unless the outbox is on): run the daily digest
+    now, for the demo. Auditors get 403 whether or not it is: they change nothing."""
     from .tasks import send_digests
 
     result = send_digests.delay()

@@ -40,6 +40,7 @@ from .exceptions import (
     DetailsNotAcknowledged,
     Forbidden,
     NotFound,
+    ProposalAmended,
     SelfApproval,
     StaleProposal,
 )
@@ -54,7 +55,7 @@ from .forms import (
 )
 from .permissions import has_approved, may_decide
 
-CONFLICTS = (AlreadyDecided, StaleProposal, IllegalTransition)
+CONFLICTS = (AlreadyDecided, StaleProposal, IllegalTransition, ProposalAmended)
 
 
 def _visible(actor: Actor, pk: int) -> Proposal | None:
@@ -289,6 +290,7 @@ def proposal_approve(request: HttpRequest, actor: Actor, pk: int) -> HttpRespons
             actor=actor,
             comment=form.cleaned_data["comment"],
             acknowledge_lost_details=list(form.cleaned_data["acknowledge"]),
+            revision=form.cleaned_data.get("revision"),
         )
     except DomainError as exc:
         return _domain_error(request, actor, pk, exc, form, kind="approve")

@@ -32,7 +32,13 @@ from proposals.models import (
 )
 
 from .. import notifications
-from ..exceptions import AlreadyDecided, DetailsNotAcknowledged, SelfApproval, StaleProposal
+from ..exceptions import (
+    AlreadyDecided,
+    DetailsNotAcknowledged,
+    ProposalAmended,
+    SelfApproval,
+    StaleProposal,
+)
 from ..models import Decision, MaintenanceOperation, Verdict
 from ..permissions import has_approved, require_reviewer
 from .common import (
@@ -139,11 +145,14 @@ def approve_proposal(
     actor: Actor,
     comment: str = "",
     acknowledge_lost_details: Sequence[str] | None = None,
+    revision: int | None = None,
 ) -> DecisionResult:
     """Approve a pending proposal.
 
     Preconditions: the actor is a reviewer (403 ``forbidden``) and not the submitter (403
     ``self_approval``); the proposal is pending (409 ``already_decided`` / ``stale_proposal``);
+    when ``revision`` is given (the proposal revision the reviewer read), it is still the
+    proposal's (409 ``proposal_amended``);
     every lost detail is acknowledged (422 ``details_not_acknowledged``); the recorded
     pre-state still holds (else the proposal becomes stale, committed, and 409).
     Effects: a Decision; when the policy's approvals are reached, one revision + one operation
@@ -151,7 +160,11 @@ def approve_proposal(
     Locks: Memory row, then the proposal row.
     """
     outcome = _approve(
-        proposal_pk, actor=actor, comment=comment, acknowledge=list(acknowledge_lost_details or [])
+        proposal_pk,
+        actor=actor,
+        comment=comment,
+        acknowledge=list(acknowledge_lost_details or []),
+        read=revision,
     )
     if isinstance(outcome, StaleOutcome):
         raise StaleProposal(
@@ -163,12 +176,18 @@ def approve_proposal(
 
 @transaction.atomic(durable=True)
 def _approve(
-    proposal_pk: int, *, actor: Actor, comment: str, acknowledge: list[str]
+    proposal_pk: int, *, actor: Actor, comment: str, acknowledge: list[str], read: int | None
 ) -> DecisionResult | StaleOutcome:
     require_reviewer(actor)
     note = clean_text(comment, field="comment")
     memory, proposal = locked_proposal(proposal_pk, actor)
     refuse_if_not_pending(proposal)
+    if read is not None and read != proposal.revision:
+        raise ProposalAmended(
+            f"Proposal #{proposal.pk} was amended since you read it: it is now at revision "
+            f"{proposal.revision}, you read revision {read}. Read the new text first.",
+            details={"proposal": proposal.pk, "revision": proposal.revision, "read": read},
+        )
     if proposal.is_self(actor):
         raise SelfApproval(
             details={"proposal": proposal.pk, "submitted_by": proposal.submitted_by_label}

@@ -3,7 +3,7 @@
 
 The pages carry the content that used to push them wide: long unbroken URLs and paths in entry
 bodies and evidence references, a consolidation with lost details, an operation, revisions with
-changes, a maintenance run with items, a search with its trace, notifications and — with DEBUG on
+changes, a maintenance run with items, a search with its trace, notifications and — with the outbox on
 — the outbox with a mail in it.
 """
 
@@ -110,7 +110,7 @@ def _world(memory: Any, agent: Any, staff: Actor) -> dict[str, Any]:
 def test_every_page_fits_a_390_px_phone(
     browser, live_server, settings, memory, agent, reviewer, other_reviewer, auditor, staff
 ):
-    settings.DEBUG = True  # the outbox exists only in DEBUG
+    settings.STEWARD_OUTBOX = True  # the outbox page exists only then
     User.objects.filter(username__in=["rita", "ravi"]).update(email="team@acme.example")
     w = _world(memory, agent, staff)
     slug = memory.slug

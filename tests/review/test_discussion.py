@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from memory.models import AuditEvent, Revision
 from proposals.models import Proposal, ProposalAmendment
+from review.models import Decision
 from tests.factories import add_via_api
 from tests.review.conftest import submit
 
@@ -95,6 +96,21 @@ def test_an_amendment_voids_earlier_approvals(ag, rv, rv2, consolidation):
     done = rv2.post(f"{P}/{pid}/approve", {}).json()
     assert done["status"] == "approved" and done["revision"] is not None
     assert Revision.objects.filter(proposal_id=pid).count() == 1
+
+
+def test_an_approval_names_the_revision_it_was_read_at(ag, rv, consolidation):
+    """A reviewer who read revision 1 cannot approve revision 2 by accident: 409
+    proposal_amended, nothing decided; approving the revision read goes through."""
+    pid = consolidation["proposal"]["id"]
+    amended = ag.post(f"{P}/{pid}/amend", {"rationale": "Same schedule, stated twice"})
+    assert amended.status_code == 200, amended.text
+    refused = rv.post(f"{P}/{pid}/approve", {"revision": 1})
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "proposal_amended"
+    assert refused.json()["error"]["details"] == {"proposal": pid, "revision": 2, "read": 1}
+    assert not Decision.objects.filter(proposal_id=pid).exists()
+    done = rv.post(f"{P}/{pid}/approve", {"revision": 2})
+    assert done.status_code == 200 and done.json()["status"] == "approved", done.text
 
 
 def test_a_reviewer_who_amends_counts_as_self(ag, rv, rv2, consolidation):

@@ -1,6 +1,6 @@
 """Notifications for people: the in-app list of what needs the signed-in user with its nav badge
 and seen marker, the email preference (immediate, daily digest, off) with the digest task in the
-beat schedule, the demo users' addresses, and the outbox page that exists only in DEBUG."""
+beat schedule, the demo users' addresses, and the outbox page that exists only with STEWARD_OUTBOX on."""
 
 from __future__ import annotations
 
@@ -217,20 +217,20 @@ def test_the_digest_runs_daily_in_the_beat_schedule():
     assert entry["schedule"] == 86400.0
 
 
-# --- The outbox (DEBUG only) -------------------------------------------------------------------
+# --- The outbox (STEWARD_OUTBOX only) ---------------------------------------------------------------
 
 
-def test_the_outbox_is_not_found_without_debug(memory, rita):
-    assert settings.DEBUG is False
+def test_the_outbox_is_not_found_when_it_is_off(memory, rita):
+    assert settings.STEWARD_OUTBOX is False
     assert rita.get("/outbox/").status_code == 404
     assert Client().get("/outbox/").status_code == 404
     assert rita.post("/outbox/digests/").status_code == 404
 
 
-def test_the_outbox_lists_the_mails_in_debug(
+def test_the_outbox_lists_the_mails_when_on(
     memory, agent, rita, ravi, ada, settings, django_capture_on_commit_callbacks
 ):
-    settings.DEBUG = True
+    settings.STEWARD_OUTBOX = True
     with_email("rita", "ravi")
     set_email_mode(person("ravi"), mode=EmailMode.DAILY)
     with django_capture_on_commit_callbacks(execute=True):
