@@ -156,7 +156,8 @@ def proposal_submitted(proposal: Proposal, *, actor: Actor) -> None:
     if actor.user_pk is not None:
         users = users.exclude(pk=actor.user_pk)
     body = (
-        f"A {proposal.kind} proposal (#{proposal.pk}) is waiting in {proposal.memory.slug}.\n"
+        f"{'An' if proposal.kind[:1] in 'aeiou' else 'A'} {proposal.kind} proposal "
+        f"(#{proposal.pk}) is waiting in {proposal.memory.slug}.\n"
         f"Rationale: {proposal.rationale[:500]}"
     )
     recipients = list(users[:200])
