@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from memory.actors import Actor
 
-from . import actions, pages, web
+from . import actions, operation_page, web
 from .exceptions import (
     AlreadyCompensated,
     CompensationConflict,
@@ -43,7 +43,7 @@ def _operation_context(
 ) -> dict[str, Any]:
     return {
         "nav": "review",
-        "page": pages.operation_page(operation),
+        "page": operation_page.operation_page(operation),
         "op": operation,
         "can_compensate": may_decide(actor) and not hasattr(operation, "compensation"),
         "is_reviewer": may_decide(actor),

@@ -5,9 +5,8 @@ The proposal page shows inputs → result side by side (three panes for two-inpu
 with word-level highlights (``review.compare``), lost details marked where they occur, the
 evidence of every input with its source's declaration snapshot, the server's verification, the
 recall preview (``review.recall_preview``) and the discussion: comments, verdicts and
-amendments (each with a word diff of the proposed text it replaced), oldest first. The operation
-page shows
-the record an approval produced and what compensation would restore.
+amendments (each with a word diff of the proposed text it replaced), oldest first. The
+operation page's read model is ``review.operation_page``.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from django.db.models import Prefetch, QuerySet
 from django.urls import reverse
 
 from memory.actors import Actor
-from memory.models import EntryVersion, Evidence, Head
+from memory.models import Evidence
 from proposals.evidence import parse_time, union
 from proposals.kinds import ROLE_LABELS, kind_of
 from proposals.models import (
@@ -41,7 +40,6 @@ from .actions import approvals_required, lost_detail_names
 from .inbox import moved_entries, result_text, targets_with_heads
 from .models import Decision, MaintenanceOperation, ReviewClaim
 from .recall_preview import RecallPreview, recall_preview
-from .selectors import irreversible_effects
 
 
 def entry_href(slug: str, entry_id: str) -> str:
@@ -584,152 +582,4 @@ def proposal_page(
         editable_text=(
             proposed_text(proposal.kind, proposal.payload) if proposal.is_open else None
         ),
-    )
-
-
-# --- The operation page ------------------------------------------------------------------------
-
-
-@dataclass
-class HeadRow:
-    entry_id: str
-    href: str
-    role: str = ""
-    version: int | None = None
-    state: str = ""
-    reason: str = ""
-    after_version: int | None = None
-    after_state: str = ""
-    now_version: int | None = None
-    now_state: str = ""
-    #: The entry's text at the row's version (before), and after the operation when it changed.
-    body: str = ""
-    after_body: str = ""
-    #: The relation the operation gave the entry when its head did not change ("superseded by
-    #: e_…"): a supersession changes the old entry's validity, not its version.
-    note: str = ""
-
-    @property
-    def head_unchanged(self) -> bool:
-        """The operation left this entry's head as it was (same version and state)."""
-        return self.after_version == self.version and self.after_state == self.state
-
-    @property
-    def moved_on(self) -> bool:
-        """The entry's head is no longer what the operation produced."""
-        return self.now_version is not None and (
-            self.now_version != self.after_version or self.now_state != self.after_state
-        )
-
-
-@dataclass
-class OperationPage:
-    operation: MaintenanceOperation
-    pre_state: list[HeadRow]
-    restore: list[HeadRow]
-    relations: list[dict[str, Any]]
-    created: list[HeadRow]
-    impact: dict[str, list[HeadRow]]
-    revision_href: str
-    compensation_href: str | None
-    irreversible: list[str]
-    moved: list[HeadRow]
-
-
-def operation_page(operation: MaintenanceOperation) -> OperationPage:
-    slug = operation.memory.slug
-    produced = operation.produced or {}
-    after: dict[str, dict[str, Any]] = produced.get("heads") or {}
-    uids = {str(u) for u in after} | {str(p.get("entry_id")) for p in operation.pre_state or []}
-    now = {
-        h.entry.uid: h
-        for h in Head.objects.filter(memory=operation.memory, entry__uid__in=sorted(uids))
-        .select_related("entry", "version")
-        .order_by("entry_id")
-    }
-
-    wanted = {(str(p.get("entry_id")), p.get("version")) for p in operation.pre_state or []}
-    wanted |= {(str(u), h.get("version")) for u, h in after.items() if isinstance(h, dict)}
-    bodies: dict[tuple[str, Any], str] = {
-        (v.entry.uid, v.number): v.body
-        for v in EntryVersion.objects.filter(
-            memory=operation.memory,
-            entry__uid__in=sorted({u for u, _ in wanted}),
-            number__in=sorted({n for _, n in wanted if isinstance(n, int)}),
-        ).select_related("entry")
-    }
-    notes = {
-        str(r.get("to_entry")): f"superseded by {r.get('from_entry')}"
-        for r in produced.get("relations", [])
-        if r.get("kind") == "supersedes"
-    }
-
-    def text_of(uid: str) -> str:
-        """The entry's text after the operation, else before it."""
-        found = bodies.get((uid, (after.get(uid) or {}).get("version")))
-        if found:
-            return found
-        return next((b for (u, _), b in bodies.items() if u == uid), "")
-
-    def row(uid: str, **kw: Any) -> HeadRow:
-        head = now.get(uid)
-        want = after.get(uid) or {}
-        version = kw.get("version", want.get("version"))
-        after_body = bodies.get((uid, want.get("version")), "")
-        body = bodies.get((uid, version), "") or after_body
-        return HeadRow(
-            entry_id=uid,
-            href=entry_href(slug, uid),
-            after_version=want.get("version"),
-            after_state=want.get("state", ""),
-            now_version=head.version.number if head else None,
-            now_state=head.state if head else "",
-            body=body,
-            after_body=after_body if after_body != body else "",
-            note=notes.get(uid, ""),
-            **kw,
-        )
-
-    pre = [
-        row(str(p["entry_id"]), role=p.get("role", ""), version=p.get("version"), state=p["state"])
-        for p in operation.pre_state or []
-    ]
-    restore = [
-        row(
-            str(p["entry_id"]),
-            version=p.get("version"),
-            state=p.get("state", ""),
-            reason=p.get("reason", ""),
-        )
-        for p in (operation.compensation_plan or {}).get("heads", [])
-    ]
-    impact = {
-        key: [row(str(u)) for u in (operation.derived_view_impact or {}).get(key, [])]
-        for key in ("leaves_current_recall", "new_version_in_recall", "joins_current_recall")
-    }
-    relations = [
-        {
-            **r,
-            "from_href": entry_href(slug, r["from_entry"]),
-            "to_href": entry_href(slug, r["to_entry"]),
-            "from_text": text_of(str(r["from_entry"])),
-            "to_text": text_of(str(r["to_entry"])),
-        }
-        for r in produced.get("relations", [])
-    ]
-    compensation = getattr(operation, "compensation", None)
-    rows = {r.entry_id: r for r in [*pre, *restore]}
-    return OperationPage(
-        operation=operation,
-        pre_state=pre,
-        restore=restore,
-        relations=relations,
-        created=[row(str(u)) for u in produced.get("created_entries", [])],
-        impact=impact,
-        revision_href=revision_href(slug, operation.revision_number),
-        compensation_href=(
-            revision_href(slug, compensation.revision_number) if compensation else None
-        ),
-        irreversible=irreversible_effects(operation),
-        moved=[r for r in rows.values() if r.moved_on] if compensation is None else [],
     )
