@@ -42,7 +42,7 @@ from memory.text import words
 from ..exceptions import DomainError, DuplicateProposal
 from ..models import Proposal, ProposalStatus, affected_key
 from ..verify import Detail, extract_details
-from .candidates import Neighbourhoods, token_set
+from .candidates import Neighbour, Neighbourhoods, token_set
 
 #: Neighbours taken from each channel for one entry.
 NEIGHBOURS = 20
@@ -115,11 +115,14 @@ def neighbourhood(
     return list(seen)
 
 
-def neighbourhoods(finder: Neighbourhoods, rows: Mapping[int, HeadRow]) -> dict[int, list[int]]:
+def neighbourhoods(
+    finder: Neighbourhoods, rows: Mapping[int, HeadRow | Neighbour]
+) -> dict[int, list[int]]:
     """Pks of the entries nearest to each row's head (lexical ∪ vector), at most 2·limit each:
     the lexical neighbours of the whole batch from ``finder`` (a fixed number of queries per
     batch, :mod:`.candidates`), then, only when an embedding provider is configured, each
-    entry's vector neighbours (one vector lookup per entry: the index has no batched lookup)."""
+    entry's vector neighbours (one vector lookup per entry: the index has no batched lookup;
+    the batch's bodies are read for it in one query)."""
     from memory.embeddings import get_provider
     from memory.search import ACTIVE, HEADS
 
@@ -127,10 +130,11 @@ def neighbourhoods(finder: Neighbourhoods, rows: Mapping[int, HeadRow]) -> dict[
     if get_provider() is None:
         return lexical
     view = HEADS if finder.heads else ACTIVE
+    bodies = {pk: r.body for pk, r in load_heads(finder.memory, rows, evidence=False).items()}
     out: dict[int, list[int]] = {}
-    for pk, row in rows.items():
+    for pk in rows:
         seen = dict.fromkeys(lexical.get(pk, []))
-        for n in _vector_neighbours(finder.memory, pk, row.body, finder.limit, view):
+        for n in _vector_neighbours(finder.memory, pk, bodies.get(pk, ""), finder.limit, view):
             seen.setdefault(n)
         seen.pop(pk, None)
         out[pk] = list(seen)

@@ -45,6 +45,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from django.db import connection
 
@@ -68,7 +69,9 @@ def stored_terms(searchable_text: str) -> list[str]:
     """The query terms of a stored token stream: distinct tokens, first-seen order, bounded
     like ``memory.search.query_terms`` (which analyzes a body into the same tokens)."""
     distinct = dict.fromkeys(searchable_text.split())
-    terms = [t for t in distinct if len(t.encode("utf-8")) <= MAX_TERM_BYTES]
+    # A character is at most 4 bytes: only a long token needs encoding to be measured.
+    short = MAX_TERM_BYTES // 4
+    terms = [t for t in distinct if len(t) <= short or len(t.encode("utf-8")) <= MAX_TERM_BYTES]
     return terms[: setting("MAX_QUERY_TERMS", 64)]
 
 
@@ -196,46 +199,87 @@ class Neighbourhoods:
 
     # --- SQL ---------------------------------------------------------------------------------
 
-    def _count(self, terms: Sequence[str]) -> None:
+    def _count(self, terms: Sequence[str]) -> dict[str, list[int]]:
         """Counts (capped at ``postings_cap + 1``) of versions of the Memory holding each term,
-        in one query, into :attr:`frequencies`."""
+        into :attr:`frequencies`, and the postings (heads of the view) of each term held by at
+        most ``postings_cap`` versions, read from the same capped lists: one query."""
         cap = self.postings_cap + 1
+        state = "" if self.heads else " AND h.state = %s"
+        state_params: list[int | str | list[str]] = [] if self.heads else [HeadState.ACTIVE]
         if connection.vendor == "postgresql":
-            sql = """
-                SELECT t.term, (
-                    SELECT count(*) FROM (
-                        SELECT 1 FROM memory_entryversion v
+            # The versions holding the term (at most cap), then the heads of the view among
+            # them, only when the term is rare enough to be a key.
+            sql = f"""
+                SELECT t.term, c.n, CASE WHEN c.n <= %s THEN (
+                    SELECT coalesce(array_agg(h.entry_id), '{{}}')
+                    FROM memory_head h WHERE h.version_id = ANY(c.ids){state}
+                ) END
+                FROM unnest(%s::text[], %s::text[]) AS t(term, q)
+                CROSS JOIN LATERAL (
+                    SELECT count(*) AS n, array_agg(x.id) AS ids FROM (
+                        SELECT v.id FROM memory_entryversion v
                         WHERE v.search_vector @@ t.q::tsquery AND v.memory_id = %s
                         LIMIT %s
-                    ) AS hit
-                )
-                FROM unnest(%s::text[], %s::text[]) AS t(term, q)
+                    ) AS x
+                ) AS c
             """
             params: list[int | str | list[str]] = [
-                self.memory.pk,
-                cap,
+                self.postings_cap,
+                *state_params,
                 list(terms),
                 [f"'{t}'" for t in terms],
+                self.memory.pk,
+                cap,
             ]
         else:
-            sql = """
-                SELECT j.value, (
-                    SELECT count(*) FROM (
-                        SELECT rowid FROM memory_entryversion_fts
-                        WHERE memory_entryversion_fts MATCH (%s || '"' || j.value || '"')
-                        LIMIT %s
-                    )
+            # The scope token keeps the match inside the Memory: the version row (wide: body
+            # and tokens) is never read, only the narrow head row, found by its version (the
+            # unary + keeps the planner off the (memory, state) index, which would walk every
+            # head of the Memory for each term).
+            unindexed_state = state.replace("h.state", "+h.state")
+            sql = f"""
+                WITH c AS MATERIALIZED (
+                    SELECT j.value AS term, (
+                        SELECT json_group_array(hit.vid) FROM (
+                            SELECT rowid AS vid FROM memory_entryversion_fts
+                            WHERE memory_entryversion_fts MATCH (%s || '"' || j.value || '"')
+                            LIMIT %s
+                        ) AS hit
+                    ) AS ids
+                    FROM json_each(%s) AS j
                 )
-                FROM json_each(%s) AS j
+                SELECT c.term, json_array_length(c.ids) AS n,
+                    CASE WHEN json_array_length(c.ids) <= %s THEN (
+                        SELECT coalesce(group_concat(h.entry_id), '')
+                        FROM json_each(c.ids) AS p
+                        CROSS JOIN memory_head h ON h.version_id = p.value
+                        WHERE +h.memory_id = %s{unindexed_state}
+                    ) END
+                FROM c
             """
             scope = f'scope:"m{int(self.memory.pk)}" AND searchable_text:'
-            params = [scope, cap, json.dumps(list(terms))]
+            params = [
+                scope,
+                cap,
+                json.dumps(list(terms)),
+                self.postings_cap,
+                self.memory.pk,
+                *state_params,
+            ]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
         self.queries += 1
-        for term, n in rows:
+        postings: dict[str, list[int]] = {}
+        for term, n, held in rows:
             self.frequencies[str(term)] = int(n)
+            if held is None:
+                continue
+            if isinstance(held, str):
+                held = [int(e) for e in held.split(",")] if held else []
+            postings[str(term)] = list(held)
+            self.postings_read += len(held)
+        return postings
 
     def _postings(self, keys: Sequence[str]) -> list[tuple[str, int]]:
         """``(term, entry_pk)`` of the heads of the view holding each key, in one query (at
@@ -261,14 +305,17 @@ class Neighbourhoods:
             ]
         else:
             # The scope token keeps the match inside the Memory: the version row (wide: body
-            # and tokens) is never read, only the narrow head row.
+            # and tokens) is never read, only the narrow head row, found by its version (the
+            # unary + keeps the planner off the (memory, state) index, which would walk every
+            # head of the Memory for each term).
+            unindexed_state = state.replace("h.state", "+h.state")
             sql = f"""
                 SELECT j.value, h.entry_id
                 FROM json_each(%s) AS j
                 JOIN memory_entryversion_fts f
                     ON f.memory_entryversion_fts MATCH (%s || '"' || j.value || '"')
-                JOIN memory_head h ON h.version_id = f.rowid
-                WHERE h.memory_id = %s{state}
+                CROSS JOIN memory_head h ON h.version_id = f.rowid
+                WHERE +h.memory_id = %s{unindexed_state}
             """
             scope = f'scope:"m{int(self.memory.pk)}" AND searchable_text:'
             params = [json.dumps(list(keys)), scope, self.memory.pk, *state_params]
@@ -280,6 +327,18 @@ class Neighbourhoods:
         return [(str(t), int(e)) for t, e in rows]
 
     # --- The batch ---------------------------------------------------------------------------
+
+    def _keep(self, lists: Mapping[str, list[int]]) -> None:
+        """Keep posting lists for the next batches, at most ``postings_budget`` rows in all
+        (past it the kept lists are dropped first)."""
+        kept = self._postings_kept
+        rows = sum(len(v) for v in lists.values())
+        if self._kept_rows + rows > self.postings_budget:
+            kept.clear()
+            self._kept_rows = 0
+        if rows <= self.postings_budget:
+            kept.update(lists)
+            self._kept_rows += rows
 
     def keys(self, terms: Sequence[str]) -> list[str]:
         """The ``key_terms`` rarest of ``terms`` held by at most ``postings_cap`` versions
@@ -296,25 +355,20 @@ class Neighbourhoods:
         terms = {pk: stored_terms(text) for pk, text in texts.items()}
         known = self.frequencies
         unknown = sorted({t for ts in terms.values() for t in ts if t not in known})
-        if unknown:
-            self._count(unknown)
+        counted = self._count(unknown) if unknown else {}
         keys = {pk: self.keys(ts) for pk, ts in terms.items()}
-        kept = self._postings_kept
         needed = {k for ks in keys.values() for k in ks}
+        kept = self._postings_kept
         postings = {k: kept[k] for k in needed if k in kept}
+        postings.update((k, counted[k]) for k in needed if k in counted)
         wanted = sorted(needed - set(postings))
+        fetched: dict[str, list[int]] = {}
         if wanted:
-            fetched: dict[str, list[int]] = {k: [] for k in wanted}
+            fetched = {k: [] for k in wanted}
             for term, entry_pk in self._postings(wanted):
                 fetched[term].append(entry_pk)
-            rows = sum(len(v) for v in fetched.values())
-            if self._kept_rows + rows > self.postings_budget:
-                kept.clear()
-                self._kept_rows = 0
-            if rows <= self.postings_budget:
-                kept.update(fetched)
-                self._kept_rows += rows
             postings.update(fetched)
+        self._keep({**counted, **fetched})
         stops = stop_terms()
         out: dict[int, list[int]] = {}
         for pk, ks in keys.items():
@@ -325,17 +379,16 @@ class Neighbourhoods:
             if need <= 0:
                 out[pk] = []
                 continue
-            shared_content: Counter[int] = Counter()
-            for k in content_keys:
-                shared_content.update(postings.get(k, ()))
+            shared_content = Counter(chain.from_iterable(postings.get(k, ()) for k in content_keys))
             shared_content.pop(pk, None)
             qualified = [n for n, c in shared_content.items() if c >= need]
             if not qualified:
                 out[pk] = []
                 continue
-            shared: Counter[int] = Counter()
-            for k in ks:
-                shared.update(postings.get(k, ()))
+            if len(content_keys) == len(ks):
+                shared = shared_content  # every key is a content key
+            else:
+                shared = Counter(chain.from_iterable(postings.get(k, ()) for k in ks))
             qualified.sort(key=lambda n: (-shared[n], n))
             out[pk] = qualified[: self.limit]
         return out

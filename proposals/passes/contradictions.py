@@ -94,10 +94,12 @@ def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
     for pks in base.resumed_scan(run, qs, batch=base.NEIGHBOURHOOD_BATCH):
         run.count("scanned", len(pks))
-        heads = base.load_heads(memory, pks, evidence=False)
-        near = base.neighbourhoods(finder, heads)
-        light: dict[int, base.HeadRow | Neighbour] = dict(heads)
-        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(heads)))
+        # Light rows (kind, state, tokens) for the batch and its neighbours; full head rows
+        # only for the pairs above the similarity floor.
+        batch = finder.neighbours(pks)
+        near = base.neighbourhoods(finder, batch)
+        light: dict[int, base.HeadRow | Neighbour] = dict(batch)
+        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(batch)))
         pairs = [
             (min(pk, n), max(pk, n))
             for pk, ns in near.items()
@@ -115,8 +117,7 @@ def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
         pairs = [p for p in pairs if similarity[p] >= min_similarity]
         if not pairs:
             continue
-        wanted = {x for p in pairs for x in p} - set(heads)
-        heads.update(base.load_heads(memory, wanted, evidence=False))
+        heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
         found = []
         for a_pk, b_pk in pairs:
             receipt = is_contradiction(

@@ -67,31 +67,33 @@ def candidate_edges(
     kept: dict[int, base.HeadRow] = {}
     for pks in base.resumed_scan(run, qs, batch=base.NEIGHBOURHOOD_BATCH):
         run.count("scanned", len(pks))
-        heads = base.load_heads(memory, pks, evidence=False)
-        near = base.neighbourhoods(finder, heads)
-        light: dict[int, base.HeadRow | Neighbour] = dict(heads)
-        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(heads)))
+        # The batch's kinds, states and tokens first (the same light rows as the neighbours');
+        # full head rows only for the pairs above the threshold.
+        batch = finder.neighbours(pks)
+        near = base.neighbourhoods(finder, batch)
+        light: dict[int, base.HeadRow | Neighbour] = dict(batch)
+        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(batch)))
         pools: dict[int, list[int]] = {}
         for pk in pks:
-            row = heads.get(pk)
-            if row is None:
+            mine = batch.get(pk)
+            if mine is None:
                 continue
             pool = [
                 n
                 for n in near.get(pk, ())
                 if n in light
-                and light[n].kind == row.kind
+                and light[n].kind == mine.kind
                 and light[n].state == "active"
                 and (min(pk, n), max(pk, n)) not in edges
             ]
             run.count("pairs_scored", len(pool))
             if method == "lexical":
-                tokens = row.tokens
+                tokens = mine.tokens
                 pool = [n for n in pool if jaccard(tokens, light[n].tokens) >= threshold]
             if pool:
                 pools[pk] = pool
-        wanted = {n for ns in pools.values() for n in ns} - set(heads)
-        heads.update(base.load_heads(memory, wanted, evidence=False))
+        wanted = {n for ns in pools.values() for n in ns} | set(pools)
+        heads = base.load_heads(memory, wanted, evidence=False)
         for pk, pool_pks in pools.items():
             row = heads[pk]
             others = [heads[n] for n in pool_pks if (min(pk, n), max(pk, n)) not in edges]

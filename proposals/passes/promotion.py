@@ -80,26 +80,27 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     finder = Neighbourhoods(memory, heads=True, limit=base.NEIGHBOURS)
     for pks in base.resumed_scan(run, _notes(memory), batch=base.NEIGHBOURHOOD_BATCH):
         run.count("scanned", len(pks))
-        heads = base.load_heads(memory, pks, evidence=False)
-        near = base.neighbourhoods(finder, heads)
-        light: dict[int, base.HeadRow | Neighbour] = dict(heads)
-        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(heads)))
+        batch = finder.neighbours(pks)
+        near = base.neighbourhoods(finder, batch)
+        light: dict[int, base.HeadRow | Neighbour] = dict(batch)
+        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(batch)))
         reasons = {pk: h.state_reason for pk, h in light.items()}
         # Pairs by the stored tokens first (the same Jaccard); full rows only for those.
         pairs: list[tuple[int, int]] = []
         for pk, ns in near.items():
-            row = heads[pk]
+            mine = batch[pk]
+            tokens = mine.tokens
             for n in ns:
                 other = light.get(n)
                 if other is None or not _eligible(other, reasons):
                     continue
-                if other.session_id == row.session_id:
+                if other.session_id == mine.session_id:
                     continue
                 key = (min(pk, n), max(pk, n))
-                if key in edges or jaccard(row.tokens, other.tokens) < threshold:
+                if key in edges or jaccard(tokens, other.tokens) < threshold:
                     continue
                 pairs.append((pk, n))
-        heads.update(base.load_heads(memory, {n for _, n in pairs} - set(heads), evidence=False))
+        heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
         for pk, n in pairs:
             row, full = heads[pk], heads[n]
             key = (min(pk, n), max(pk, n))

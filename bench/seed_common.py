@@ -1,0 +1,150 @@
+"""What the benchmark seeds share (imported once Django is set up): the entry kinds, the
+Zipf-distributed vocabulary, the declared sources, and the bulk loaders — ``bulk_create`` on
+SQLite, ``COPY`` (psycopg 3) of the same model instances on PostgreSQL."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import itertools
+import json
+import random
+from typing import Any
+
+from django.db import connection, models
+
+from memory.models import Entry, EntryVersion, Revision, Source, SourceDeclaration
+
+KINDS = ["fact", "fact", "fact", "decision", "constraint", "preference", "working_note"]
+COMMON = [
+    "the",
+    "deploy",
+    "target",
+    "service",
+    "queue",
+    "cache",
+    "database",
+    "region",
+    "build",
+    "release",
+    "test",
+    "docs",
+    "team",
+    "leader",
+    "election",
+    "lock",
+    "config",
+    "timeout",
+    "retry",
+    "incident",
+    "owner",
+    "runbook",
+    "api",
+    "key",
+    "metric",
+    "alert",
+]
+
+
+def vocabulary(rng: random.Random, n: int = 6000) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "qu", "dro"]
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return COMMON + sorted(words)
+
+
+@functools.cache
+def _cum_weights(n: int) -> list[float]:
+    # What ``random.choices`` accumulates from ``weights``: passing it ready draws the same words.
+    return list(itertools.accumulate(1.0 / (r + 1) for r in range(n)))
+
+
+def zipf_words(rng: random.Random, vocab: list[str], k: int) -> list[str]:
+    # Rank-frequency ~ 1/r: common words are common, the tail is long.
+    return rng.choices(vocab, cum_weights=_cum_weights(len(vocab)), k=k)
+
+
+def declared_source(
+    name: str, authority: str = "repository_attested", verification: str = "verified"
+) -> tuple[Source, SourceDeclaration]:
+    """The bench source ``name`` and its first declaration (made once per database)."""
+    src, _ = Source.objects.get_or_create(name=name)
+    decl = SourceDeclaration.objects.filter(source=src).first()
+    if decl is None:
+        decl = SourceDeclaration.objects.create(
+            source=src, version=1, authority=authority, verification=verification
+        )
+    return src, decl
+
+
+class BulkCreate:
+    """Inserts each batch through the ORM (``bulk_create``): the SQLite path."""
+
+    def add(self, model: type[models.Model], objs: list[Any]) -> list[Any]:
+        return model._default_manager.bulk_create(objs)
+
+    def flush(self) -> None:
+        pass
+
+
+class Copy:
+    """PostgreSQL: the same model instances, loaded with ``COPY`` (psycopg 3) once a batch is
+    complete. Rows other rows point at get their primary keys from the table's own sequence
+    first; the others take the column default, as ``bulk_create`` leaves them to."""
+
+    REFERENCED = (Entry, Revision, EntryVersion)
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[type[models.Model], list[Any]]] = []
+
+    def add(self, model: type[models.Model], objs: list[Any]) -> list[Any]:
+        if not objs:
+            return objs
+        if model in self.REFERENCED:
+            table = model._meta.db_table
+            pk = model._meta.pk
+            assert pk is not None
+            with connection.cursor() as c:
+                c.execute(
+                    "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                    [table, pk.column, len(objs)],
+                )
+                ids = sorted(row[0] for row in c.fetchall())
+            for obj, pk_value in zip(objs, ids, strict=True):
+                obj.pk = pk_value
+        self.pending.append((model, objs))
+        return objs
+
+    def flush(self) -> None:
+        for model, objs in self.pending:
+            copy_rows(model, objs)
+        self.pending.clear()
+
+
+def _db_value(field: models.Field, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(field, models.JSONField):
+        return json.dumps(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def copy_rows(model: type[models.Model], objs: list[Any]) -> None:
+    """``COPY`` model instances into their table: every concrete column, the primary key
+    only when it is set (else the column default numbers the rows)."""
+    fields = [
+        f
+        for f in model._meta.concrete_fields
+        if not (f.primary_key and isinstance(f, models.AutoField) and objs[0].pk is None)
+    ]
+    quote = connection.ops.quote_name
+    sql = (
+        f"COPY {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+        "FROM STDIN"
+    )
+    with connection.cursor() as c, c.cursor.copy(sql) as copy:
+        for obj in objs:
+            copy.write_row([_db_value(f, getattr(obj, f.attname)) for f in fields])
