@@ -307,3 +307,14 @@ def test_the_decay_scan_costs_two_queries_per_batch_and_one_for_the_survivors(
         scan = maintenance.decay_candidates(memory, later, memory.policy, batch_size=3)
     assert scan.eligible == 7 and len(scan.candidates) == 7
     assert [c.version_number for c in scan.candidates] == [1] * 7
+
+
+@postgres_only
+def test_postgresql_connections_run_without_jit():
+    """Every query of the product is short or a batch of short lookups; PostgreSQL's JIT would
+    compile such a batch before running it (its summed estimate passes ``jit_above_cost``).
+    The connection turns it off (``STEWARD_PG_JIT`` turns it back on)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        (value,) = cursor.fetchone()
+    assert value == "off"
