@@ -107,9 +107,7 @@ class Admission(base.ProposalKindSpec):
     ) -> base.ApprovalPlan:
         out = base.ApprovalPlan()
         for t in by_role.get(TargetRole.CANDIDATE, []):
-            out.plan.changes.append(Change(entry=t.entry, restart_interval=True))
-            out.after(t.entry, t.version_number, HeadState.ACTIVE)
-            out.restore_head(t, heads[t.entry_id])
+            out.move(t, heads[t.entry_id], HeadState.ACTIVE, restart_interval=True)
         return out
 
     def rejection_plan(

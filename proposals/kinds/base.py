@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from memory.actions import ResolvedEvidence
+from memory.actions import Change, EvidenceInput, NewBody, ResolvedEvidence, resolve_evidence
 from memory.models import Entry, Head, HeadState, Memory
 from memory.plans import Plan
+from memory.text import content_hash
 
 from ..models import Proposal, ProposalTarget
 from ..verify import Report
@@ -144,6 +145,42 @@ class ApprovalPlan:
         self.restore.append(
             {"entry_id": entry.uid, "version": 1, "state": HeadState.INACTIVE, "reason": why}
         )
+
+    def move(
+        self,
+        t: ProposalTarget,
+        head: Head,
+        state: str,
+        reason: str = "",
+        *,
+        restart_interval: bool = False,
+    ) -> None:
+        """``t``'s head keeps its version and takes ``state`` with ``reason``; undo puts the head
+        back exactly as it is now."""
+        self.plan.changes.append(
+            Change(
+                entry=t.entry,
+                to_state=state,
+                state_reason=reason,
+                restart_interval=restart_interval,
+            )
+        )
+        self.after(t.entry, t.version_number, state)
+        self.restore_head(t, head)
+
+    def create(self, entry: Entry, body: str, evidence: list[EvidenceInput], why: str) -> None:
+        """``entry`` (a new, unsaved entry) gets its first version, ``body`` citing ``evidence``,
+        and becomes current; undo retires it with ``why``."""
+        digest = content_hash(entry.kind, body, [e.identity for e in evidence])
+        self.plan.changes.append(
+            Change(
+                entry=entry,
+                new_body=NewBody(body, digest, resolve_evidence(evidence)),
+                restart_interval=True,
+            )
+        )
+        self.after(entry, 1, HeadState.ACTIVE)
+        self.retire_created(entry, why)
 
 
 ByRole = dict[str, list[ProposalTarget]]

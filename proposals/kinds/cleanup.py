@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.actions import Change
 from memory.models import HeadState, Memory, RevisionKind
 
 from .. import verify
@@ -67,11 +66,7 @@ class Cleanup(base.ProposalKindSpec):
     ) -> base.ApprovalPlan:
         out = base.ApprovalPlan()
         for t in by_role.get(TargetRole.ENTRY, []):
-            out.plan.changes.append(
-                Change(entry=t.entry, to_state=HeadState.INACTIVE, state_reason=CLEANUP_REASON)
-            )
-            out.after(t.entry, t.version_number, HeadState.INACTIVE)
-            out.restore_head(t, heads[t.entry_id])
+            out.move(t, heads[t.entry_id], HeadState.INACTIVE, CLEANUP_REASON)
         return out
 
     def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:

@@ -114,14 +114,10 @@ class Consolidation(base.ProposalKindSpec):
         out.restore_head(target, heads[target.entry_id])
         reason = f"consolidated_into:{target.entry.uid}"
         for r in redundant:
-            out.plan.changes.append(
-                Change(entry=r.entry, to_state=HeadState.INACTIVE, state_reason=reason)
-            )
+            out.move(r, heads[r.entry_id], HeadState.INACTIVE, reason)
             out.plan.relations.append(
                 NewRelation(RelationKind.CONSOLIDATED_INTO, r.entry, target.entry)
             )
-            out.after(r.entry, r.version_number, HeadState.INACTIVE)
-            out.restore_head(r, heads[r.entry_id])
         return out
 
     def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:

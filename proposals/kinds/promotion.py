@@ -19,7 +19,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from memory.actions import Change, NewBody, NewRelation, evidence_inputs_of, resolve_evidence
+from memory.actions import NewRelation, evidence_inputs_of
 from memory.admission import clean_body
 from memory.models import (
     Entry,
@@ -33,7 +33,6 @@ from memory.models import (
     sensitivities_up_to,
 )
 from memory.plans import new_entry
-from memory.text import content_hash
 
 from .. import verify
 from ..evidence import inputs_from_json, union
@@ -127,26 +126,13 @@ class Promotion(base.ProposalKindSpec):
             sensitivity=_strictest(n.entry for n in notes),
             current_state=False,
         )
-        digest = content_hash(kind, body, [e.identity for e in evidence])
         out = base.ApprovalPlan()
-        out.plan.changes.append(
-            Change(
-                entry=promoted,
-                new_body=NewBody(body, digest, resolve_evidence(evidence)),
-                restart_interval=True,
-            )
-        )
-        out.after(promoted, 1, HeadState.ACTIVE)
-        out.retire_created(promoted, f"compensated:promotion#{proposal.pk}")
+        out.create(promoted, body, evidence, f"compensated:promotion#{proposal.pk}")
         reason = f"promoted:{promoted.uid}"
         for n in notes:
             # Notes may already be inactive (their session ended); undo restores them as they were.
-            out.plan.changes.append(
-                Change(entry=n.entry, to_state=HeadState.INACTIVE, state_reason=reason)
-            )
+            out.move(n, heads[n.entry_id], HeadState.INACTIVE, reason)
             out.plan.relations.append(NewRelation(RelationKind.PROMOTED_FROM, promoted, n.entry))
-            out.after(n.entry, n.version_number, HeadState.INACTIVE)
-            out.restore_head(n, heads[n.entry_id])
         return out
 
     def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:

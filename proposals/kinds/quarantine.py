@@ -18,7 +18,6 @@ from typing import Any
 from rest_framework import serializers
 
 from memory import injection
-from memory.actions import Change
 from memory.admission import clean_text
 from memory.models import HeadState, Memory, RevisionKind
 
@@ -99,11 +98,7 @@ class Quarantine(base.ProposalKindSpec):
         out = base.ApprovalPlan()
         reason = str(proposal.payload.get("reason", ""))[:300]
         for t in by_role.get(TargetRole.ENTRY, []):
-            out.plan.changes.append(
-                Change(entry=t.entry, to_state=HeadState.QUARANTINED, state_reason=reason)
-            )
-            out.after(t.entry, t.version_number, HeadState.QUARANTINED)
-            out.restore_head(t, heads[t.entry_id])
+            out.move(t, heads[t.entry_id], HeadState.QUARANTINED, reason)
         return out
 
     def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:

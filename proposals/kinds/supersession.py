@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.actions import Change, NewBody, NewRelation, clean_evidence, resolve_evidence
+from memory.actions import NewRelation, clean_evidence, resolve_evidence
 from memory.admission import clean_body
 from memory.models import (
-    HeadState,
     Memory,
     Relation,
     RelationKind,
@@ -122,11 +121,7 @@ class Supersession(base.ProposalKindSpec):
         out = base.ApprovalPlan()
         # The old entry's head does not change (its validity does, through the edge); it is
         # listed so the revision records what it touched.
-        out.plan.changes.append(
-            Change(entry=old.entry, to_state=old.state, state_reason=old_head.state_reason)
-        )
-        out.after(old.entry, old.version_number, old.state)
-        out.restore_head(old, old_head)
+        out.move(old, old_head, old.state, old_head.state_reason)
         existing = by_role.get(TargetRole.SUCCESSOR)
         if existing:
             successor = existing[0].entry
@@ -144,16 +139,7 @@ class Supersession(base.ProposalKindSpec):
                 sensitivity=old.entry.sensitivity,
                 current_state=old.entry.current_state,
             )
-            digest = content_hash(kind, spec["body"], [e.identity for e in evidence])
-            out.plan.changes.append(
-                Change(
-                    entry=successor,
-                    new_body=NewBody(spec["body"], digest, resolve_evidence(evidence)),
-                    restart_interval=True,
-                )
-            )
-            out.after(successor, 1, HeadState.ACTIVE)
-            out.retire_created(successor, f"compensated:supersession#{proposal.pk}")
+            out.create(successor, spec["body"], evidence, f"compensated:supersession#{proposal.pk}")
         out.plan.relations.append(NewRelation(RelationKind.SUPERSEDES, successor, old.entry))
         return out
 
