@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench_env import setup_django
 
 
 def parse_args() -> argparse.Namespace:
@@ -40,16 +38,12 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def setup_django(database_url: str) -> str:
+def setup_database(database_url: str) -> str:
     tmp = ""
     if not database_url.startswith("postgres"):
         tmp = tempfile.mkdtemp(prefix="audit-bench-")
         database_url = f"sqlite:///{tmp}/bench.sqlite3"
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
+    setup_django(database_url=database_url)
     from django.db import connection
 
     if tmp:
@@ -127,7 +121,7 @@ def materialized_peak() -> float:
 
 def main() -> None:
     args = parse_args()
-    tmp = setup_django(args.database_url)
+    tmp = setup_database(args.database_url)
     from django.db import connection
     from django.test.utils import setup_test_environment
 

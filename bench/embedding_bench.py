@@ -18,19 +18,13 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("DATABASE_URL", "sqlite:////tmp/steward_embed.sqlite3")
+from bench_env import CELERY_WORKER, ROOT, setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django(default_database="sqlite:////tmp/steward_embed.sqlite3")
 
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -73,14 +67,7 @@ def worker_rss(version_pks: list[int], broker: str) -> float:
     env = {**os.environ, "CELERY_BROKER_URL": broker, "DATABASE_URL": os.environ["DATABASE_URL"]}
     worker = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool",
-            "solo",
+            *CELERY_WORKER,
             "-Q",
             "celery",
             "--loglevel",

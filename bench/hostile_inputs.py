@@ -14,14 +14,11 @@ values where detect-secrets still finds one. Prints the figures; exits 1 on any 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench_env import setup_django, staff_with_memories
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 GITHUB = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
@@ -71,33 +68,17 @@ WEBHOOKS = [
 
 def main() -> int:
     tmp = tempfile.mkdtemp(prefix="steward-hostile-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/db.sqlite3"
-    os.environ.pop("CELERY_BROKER_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
+    setup_django(database_url=f"sqlite:///{tmp}/db.sqlite3", broker=False)
     from django.conf import settings
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.core.management import call_command
     from django.test import Client
 
     settings.ALLOWED_HOSTS = ["*"]
     call_command("migrate", verbosity=0)
-    from memory import actions
-    from memory.actors import Actor
     from memory.keys import issue_api_key
 
-    staff = Actor.for_user(User.objects.create_user("root", is_staff=True))
-    actions.create_memory(actor=staff, slug="acme", name="Acme")
-    actions.create_memory(actor=staff, slug="other", name="Other")
-    actions.register_source(
-        actor=staff,
-        name="repo",
-        description="Repository",
-        declaration={"authority": "repository_attested", "verification": "verified"},
-    )
-    group = Group.objects.get_or_create(name="reviewer")[0]
+    _, group = staff_with_memories("root", ("acme", "Acme"), ("other", "Other"))
     User.objects.create_user("rita").groups.add(group)
     keys = {
         "agent": issue_api_key(name="agent", role="agent")[1],

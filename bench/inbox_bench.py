@@ -23,20 +23,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from bench_env import setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django()
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402

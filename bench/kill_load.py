@@ -34,13 +34,10 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import requests
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench_env import CELERY_WORKER, ROOT, setup_django, staff_with_memories
 
 EXPECTED = {
     "write": {200, 201, 409, 422, 429},
@@ -231,14 +228,7 @@ class Processes:
     def start_worker(self) -> None:
         self.worker = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--pool",
-                "solo",
+                *CELERY_WORKER,
                 "--loglevel",
                 "warning",
                 "--without-gossip",
@@ -295,26 +285,14 @@ def setup(args: argparse.Namespace) -> dict[str, list[str]]:
     with psycopg.connect(admin_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
-    import django
-
-    django.setup()
-    from django.contrib.auth.models import Group, User
+    setup_django()
+    from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from memory import actions
-    from memory.actors import Actor
     from memory.keys import issue_api_key
 
     call_command("migrate", verbosity=0)
-    staff = Actor.for_user(User.objects.create_user("load-admin", is_staff=True))
-    actions.create_memory(actor=staff, slug="load", name="Load test")
-    actions.register_source(
-        actor=staff,
-        name="repo",
-        description="Repository",
-        declaration={"authority": "repository_attested", "verification": "verified"},
-    )
-    group = Group.objects.get_or_create(name="reviewer")[0]
+    _, group = staff_with_memories("load-admin", ("load", "Load test"))
     keys: dict[str, list[str]] = {"agent": [], "reviewer": []}
     for i in range(args.agents):
         keys["agent"].append(issue_api_key(name=f"load-agent-{i}", role="agent")[1])

@@ -23,22 +23,11 @@ Then reruns every pass and counts new proposals (must be 0).
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-DB_FILE = Path("/tmp/steward_maint_eval.sqlite3")
-if "DATABASE_URL" not in os.environ:
-    DB_FILE.unlink(missing_ok=True)
-    os.environ["DATABASE_URL"] = f"sqlite:///{DB_FILE}"
-os.environ.pop("CELERY_BROKER_URL", None)
+from bench_env import setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django(fresh_sqlite=Path("/tmp/steward_maint_eval.sqlite3"), broker=False)
 
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
-from seed_common import KINDS, declared_source, vocabulary
+from seed_common import KINDS, add_revisions, declared_source, vocabulary
 
 from memory import actions, db_stats, lifecycle, maintenance
 from memory.actions.evidence import EvidenceInput, resolve_evidence
@@ -93,21 +93,10 @@ def seed(slug: str, n: int, rng_seed: int, batch: int = 5000) -> Memory:
                     }
                 )
             entries = Entry.objects.bulk_create([Entry(memory=memory, **s) for s in specs])
-            revisions = []
-            for _ in entries:
-                number += 1
-                revisions.append(
-                    Revision(
-                        memory=memory,
-                        number=number,
-                        kind="add",
-                        actor_type=SYSTEM.type,
-                        actor_id=SYSTEM.id,
-                        actor_label=SYSTEM.label,
-                        recorded_at=start_at + step * number,
-                    )
-                )
-            revisions = Revision.objects.bulk_create(revisions)
+            revisions = Revision.objects.bulk_create(
+                add_revisions(memory, SYSTEM, number, len(entries), start_at, step)
+            )
+            number += len(entries)
             bodies = [words.body() for _ in entries]
             cites = [
                 None

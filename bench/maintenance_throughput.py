@@ -44,24 +44,16 @@ import argparse
 import gc
 import json
 import os
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-DB_FILE = Path("/tmp/steward_maint_bench.sqlite3")
-os.environ.setdefault("DATABASE_URL", f"sqlite:///{DB_FILE}")
+from bench_env import setup_django
+
 os.environ["STEWARD_EMBEDDINGS_PROVIDER"] = "none"
-os.environ.pop("CELERY_BROKER_URL", None)
-
-import django  # noqa: E402
-
-django.setup()
+setup_django(default_database="sqlite:////tmp/steward_maint_bench.sqlite3", broker=False)
 
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -153,16 +145,7 @@ def bare_rebuild(memory: Memory, batch: int) -> int:
         list(
             RevisionChange.objects.filter(revision__memory_id=m, entry_id__gt=lo, entry_id__lte=hi)
             .order_by()
-            .values_list(
-                "pk",
-                "entry_id",
-                "revision__number",
-                "revision__kind",
-                "from_version_id",
-                "to_version_id",
-                "to_state",
-                "state_reason",
-            )
+            .values_list(*lifecycle.load.CHANGE_COLUMNS)
         )
         list(
             LifecycleProjection.objects.filter(**rng).values_list(
@@ -174,15 +157,7 @@ def bare_rebuild(memory: Memory, batch: int) -> int:
 
 
 DECAY_COLUMNS = (
-    "entry_id",
-    "version_id",
-    "importance",
-    "interval_started_at",
-    "time_known",
-    "recall_count",
-    "last_recalled_at",
-    "tier",
-    "kind",
+    *maintenance.decay.SCAN_COLUMNS,
     "state",
     "validity",
     "pinned",

@@ -43,8 +43,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench_env import ROOT, setup_django
 
 
 def parse_args() -> argparse.Namespace:
@@ -68,11 +67,7 @@ def prepare(database_url: str) -> tuple[str, str, str, str]:
             conn.execute(f'CREATE DATABASE "{name}"')
     else:
         database_url = f"sqlite:///{tempfile.mkdtemp(prefix='mcp-bench-')}/bench.sqlite3"
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
+    setup_django(database_url=database_url)
     from django.core.management import call_command
 
     from memory.keys import issue_api_key

@@ -20,22 +20,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-DB_FILE = Path("/tmp/steward_recall_bench.sqlite3")
-if "DATABASE_URL" not in os.environ:
-    DB_FILE.unlink(missing_ok=True)
-    os.environ["DATABASE_URL"] = f"sqlite:///{DB_FILE}"
-os.environ.pop("CELERY_BROKER_URL", None)
+from bench_env import setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django(fresh_sqlite=Path("/tmp/steward_recall_bench.sqlite3"), broker=False)
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402

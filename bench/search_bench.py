@@ -28,22 +28,15 @@ ratios.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("DATABASE_URL", "sqlite:////tmp/steward_bench.sqlite3")
+from bench_env import setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django(default_database="sqlite:////tmp/steward_bench.sqlite3")
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
@@ -52,6 +45,7 @@ from seed_common import (  # noqa: E402
     KINDS,
     BulkCreate,
     Copy,
+    add_revisions,
     declared_source,
     vocabulary,
     zipf_words,
@@ -118,21 +112,10 @@ def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:
                         for _ in range(size)
                     ],
                 )
-                revisions = []
-                for _ in entries:
-                    number += 1
-                    revisions.append(
-                        Revision(
-                            memory=memory,
-                            number=number,
-                            kind="add",
-                            actor_type=actor.type,
-                            actor_id=actor.id,
-                            actor_label=actor.label,
-                            recorded_at=now,
-                        )
-                    )
-                revisions = loader.add(Revision, revisions)
+                revisions = loader.add(
+                    Revision, add_revisions(memory, actor, number, len(entries), now)
+                )
+                number += len(entries)
                 bodies, cites = [], []
                 for _ in entries:
                     words = zipf_words(rng, vocab, rng.randint(8, 25))

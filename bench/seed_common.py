@@ -9,6 +9,7 @@ import functools
 import itertools
 import json
 import random
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, models
@@ -63,6 +64,30 @@ def _cum_weights(n: int) -> list[float]:
 def zipf_words(rng: random.Random, vocab: list[str], k: int) -> list[str]:
     # Rank-frequency ~ 1/r: common words are common, the tail is long.
     return rng.choices(vocab, cum_weights=_cum_weights(len(vocab)), k=k)
+
+
+def add_revisions(
+    memory: Any,
+    actor: Any,
+    after: int,
+    count: int,
+    start: datetime,
+    step: timedelta = timedelta(0),
+) -> list[Revision]:
+    """``count`` unsaved ``add`` revisions by ``actor``, numbered from ``after + 1``; revision
+    ``n`` is recorded at ``start + step * n``."""
+    return [
+        Revision(
+            memory=memory,
+            number=number,
+            kind="add",
+            actor_type=actor.type,
+            actor_id=actor.id,
+            actor_label=actor.label,
+            recorded_at=start + step * number,
+        )
+        for number in range(after + 1, after + count + 1)
+    ]
 
 
 def declared_source(

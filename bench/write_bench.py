@@ -43,11 +43,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steward_write_bench")
+from bench_env import ROOT, setup_django
+
+DATABASE_URL = os.environ.get(
+    "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/steward_write_bench"
+)
 
 
 def ensure_database(url: str) -> None:
@@ -62,11 +62,8 @@ def ensure_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-ensure_database(os.environ["DATABASE_URL"])
-
-import django  # noqa: E402
-
-django.setup()
+ensure_database(DATABASE_URL)
+setup_django(database_url=DATABASE_URL)
 
 import requests  # noqa: E402
 from django.core.management import call_command  # noqa: E402

@@ -83,6 +83,17 @@ _RELATION_COLUMNS = (
     "from_entry__uid",
     "to_entry__uid",
 )
+#: What the derivation reads of a revision change (see :func:`_span_changes`).
+CHANGE_COLUMNS = (
+    "pk",
+    "entry_id",
+    "revision__number",
+    "revision__kind",
+    "from_version_id",
+    "to_version_id",
+    "to_state",
+    "state_reason",
+)
 
 
 @dataclass(frozen=True)
@@ -225,16 +236,7 @@ def _span_changes(
     for change_pk, entry_pk, number, kind, before, after, state, reason in (
         RevisionChange.objects.filter(span.on("entry_id", memory="revision__memory_id"))
         .order_by()
-        .values_list(
-            "pk",
-            "entry_id",
-            "revision__number",
-            "revision__kind",
-            "from_version_id",
-            "to_version_id",
-            "to_state",
-            "state_reason",
-        )
+        .values_list(*CHANGE_COLUMNS)
     ):
         seen = last.get(entry_pk)
         if seen is None or (number, change_pk) > (seen[0], seen[1]):
