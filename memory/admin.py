@@ -3,22 +3,10 @@
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import Model
 from django.http import HttpRequest
 
-from .models import (
-    ApiKey,
-    Entry,
-    EntryVersion,
-    Evidence,
-    Head,
-    LifecycleProjection,
-    Memory,
-    Relation,
-    Revision,
-    RevisionChange,
-    Source,
-    SourceDeclaration,
-)
+from . import models
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -34,68 +22,47 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-@admin.register(Memory)
-class MemoryAdmin(ReadOnlyAdmin):
-    list_display = ("slug", "name", "head", "created_at")
-    search_fields = ("slug", "name")
+#: The read-only models and their admin options, registered in this order.
+READ_ONLY: dict[type[Model], dict[str, tuple[str, ...]]] = {
+    models.Memory: {
+        "list_display": ("slug", "name", "head", "created_at"),
+        "search_fields": ("slug", "name"),
+    },
+    models.Source: {"list_display": ("name", "created_at")},
+    models.SourceDeclaration: {
+        "list_display": ("source", "version", "authority", "verification", "created_at"),
+    },
+    models.Entry: {
+        "list_display": ("uid", "memory", "kind", "tier", "sensitivity", "created_at"),
+        "list_filter": ("kind", "tier", "sensitivity"),
+        "search_fields": ("uid",),
+    },
+    models.EntryVersion: {
+        "list_display": ("entry", "number", "content_hash", "created_at"),
+        "raw_id_fields": ("entry", "predecessor", "revision"),
+    },
+    models.Evidence: {"list_display": ("version", "source", "ref", "authority", "verification")},
+    models.Revision: {
+        "list_display": ("memory", "number", "kind", "actor_label", "recorded_at"),
+        "list_filter": ("kind", "actor_type"),
+    },
+    models.RevisionChange: {"list_display": ("revision", "entry", "from_state", "to_state")},
+    models.Head: {"list_display": ("entry", "memory", "state", "state_reason", "pinned")},
+    models.LifecycleProjection: {
+        "list_display": ("entry", "validity", "importance", "evidence_strength", "tier"),
+        "list_filter": ("validity", "tier"),
+    },
+    models.Relation: {
+        "list_display": ("kind", "from_entry", "to_entry", "authoritative", "retired_by"),
+    },
+}
+
+for model, options in READ_ONLY.items():
+    name = f"{model.__name__}Admin"
+    admin.site.register(model, type(name, (ReadOnlyAdmin,), {"__module__": __name__, **options}))
 
 
-@admin.register(Source)
-class SourceAdmin(ReadOnlyAdmin):
-    list_display = ("name", "created_at")
-
-
-@admin.register(SourceDeclaration)
-class SourceDeclarationAdmin(ReadOnlyAdmin):
-    list_display = ("source", "version", "authority", "verification", "created_at")
-
-
-@admin.register(Entry)
-class EntryAdmin(ReadOnlyAdmin):
-    list_display = ("uid", "memory", "kind", "tier", "sensitivity", "created_at")
-    list_filter = ("kind", "tier", "sensitivity")
-    search_fields = ("uid",)
-
-
-@admin.register(EntryVersion)
-class EntryVersionAdmin(ReadOnlyAdmin):
-    list_display = ("entry", "number", "content_hash", "created_at")
-    raw_id_fields = ("entry", "predecessor", "revision")
-
-
-@admin.register(Evidence)
-class EvidenceAdmin(ReadOnlyAdmin):
-    list_display = ("version", "source", "ref", "authority", "verification")
-
-
-@admin.register(Revision)
-class RevisionAdmin(ReadOnlyAdmin):
-    list_display = ("memory", "number", "kind", "actor_label", "recorded_at")
-    list_filter = ("kind", "actor_type")
-
-
-@admin.register(RevisionChange)
-class RevisionChangeAdmin(ReadOnlyAdmin):
-    list_display = ("revision", "entry", "from_state", "to_state")
-
-
-@admin.register(Head)
-class HeadAdmin(ReadOnlyAdmin):
-    list_display = ("entry", "memory", "state", "state_reason", "pinned")
-
-
-@admin.register(LifecycleProjection)
-class LifecycleProjectionAdmin(ReadOnlyAdmin):
-    list_display = ("entry", "validity", "importance", "evidence_strength", "tier")
-    list_filter = ("validity", "tier")
-
-
-@admin.register(Relation)
-class RelationAdmin(ReadOnlyAdmin):
-    list_display = ("kind", "from_entry", "to_entry", "authoritative", "retired_by")
-
-
-@admin.register(ApiKey)
+@admin.register(models.ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ("name", "prefix", "role", "clearance", "revoked", "created")
     fields = ("name", "role", "clearance", "memories", "owner", "revoked", "expiry_date")
