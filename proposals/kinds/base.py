@@ -22,7 +22,7 @@ from memory.models import Entry, Head, HeadState, Memory
 from memory.plans import Plan
 from memory.text import content_hash
 
-from ..models import Proposal, ProposalTarget
+from ..models import Proposal, ProposalTarget, TargetRole
 from ..verify import Report
 
 # --- Intake -----------------------------------------------------------------------------------
@@ -341,3 +341,33 @@ class ProposalKindSpec:
         """The injection scan stored for one affected entry (``{rules_version, rules, spans}``).
         Default: none."""
         return {}
+
+
+class EntryListKind(ProposalKindSpec):
+    """A kind whose input is a list of ``entries`` that approval moves, each keeping its version,
+    to :attr:`to_state` (cleanup, quarantine): every one leaves current recall, and undo puts
+    each head back as it was."""
+
+    input_roles = (TargetRole.ENTRY,)
+    diff_inputs = False
+    #: The state approval moves the entries to.
+    to_state: ClassVar[str]
+
+    def state_reason(self, proposal: Proposal) -> str:
+        """The state reason approval records on each entry."""
+        raise NotImplementedError
+
+    def refs(self, parsed: dict[str, Any]) -> list[Ref]:
+        return refs_of("entries", TargetRole.ENTRY, parsed["entries"])
+
+    def plan(
+        self, memory: Memory, proposal: Proposal, by_role: ByRole, heads: Heads
+    ) -> ApprovalPlan:
+        out = ApprovalPlan()
+        reason = self.state_reason(proposal)
+        for t in by_role.get(TargetRole.ENTRY, []):
+            out.move(t, heads[t.entry_id], self.to_state, reason)
+        return out
+
+    def recall_effect(self, proposal: Proposal, by_role: ByRole) -> RecallEffect:
+        return RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))

@@ -10,8 +10,6 @@ capacity trigger or an agent).
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory.models import HeadState, Memory, RevisionKind
 
 from .. import verify
@@ -26,16 +24,15 @@ class CleanupIn(ProposalCommonIn):
     entries = EntryRefIn(many=True, allow_empty=False)
 
 
-class Cleanup(base.ProposalKindSpec):
+class Cleanup(base.EntryListKind):
     name = ProposalKind.CLEANUP
     revision_kind = RevisionKind.CLEANUP
     serializer = CleanupIn
-    input_roles = (TargetRole.ENTRY,)
     role_labels = {TargetRole.ENTRY: "Forgotten (cleanup:v1)"}
-    diff_inputs = False
+    to_state = HeadState.INACTIVE
 
-    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
-        return base.refs_of("entries", TargetRole.ENTRY, parsed["entries"])
+    def state_reason(self, proposal: Proposal) -> str:
+        return CLEANUP_REASON
 
     def verify(
         self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
@@ -61,14 +58,6 @@ class Cleanup(base.ProposalKindSpec):
             report.check("low_value", "pass", "Every entry has importance 1 or less.")
         return {"entries": [r.ref_json() for r in entries]}
 
-    def plan(
-        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
-    ) -> base.ApprovalPlan:
-        out = base.ApprovalPlan()
-        for t in by_role.get(TargetRole.ENTRY, []):
-            out.move(t, heads[t.entry_id], HeadState.INACTIVE, CLEANUP_REASON)
-        return out
-
     def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
         entries = base.role_ids(by_role, TargetRole.ENTRY)
         return [
@@ -76,9 +65,6 @@ class Cleanup(base.ProposalKindSpec):
             "reads served in that time are not repeated when compensation restores what it "
             "retired.",
         ]
-
-    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
-        return base.RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
 
 
 KIND = Cleanup()

@@ -32,15 +32,17 @@ class QuarantineIn(ProposalCommonIn):
     reason = serializers.CharField(trim_whitespace=False, max_length=300)
 
 
-class Quarantine(base.ProposalKindSpec):
+class Quarantine(base.EntryListKind):
     name = ProposalKind.QUARANTINE
     revision_kind = RevisionKind.QUARANTINE
     serializer = QuarantineIn
     amendable_fields = ("reason",)
-    input_roles = (TargetRole.ENTRY,)
     role_labels = {TargetRole.ENTRY: "Quarantined on approval"}
-    diff_inputs = False
+    to_state = HeadState.QUARANTINED
     governs = True
+
+    def state_reason(self, proposal: Proposal) -> str:
+        return str(proposal.payload.get("reason", ""))[:300]
 
     def withhold_reason(self, proposal: Proposal) -> str:
         return str((proposal.payload or {}).get("reason", ""))
@@ -52,9 +54,6 @@ class Quarantine(base.ProposalKindSpec):
 
     def accepts(self, role: str, state: str) -> bool:
         return state != HeadState.QUARANTINED
-
-    def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
-        return base.refs_of("entries", TargetRole.ENTRY, parsed["entries"])
 
     def clean(self, parsed: dict[str, Any], draft: base.Draft) -> None:
         draft.reason = clean_text(parsed["reason"], field="reason", required=True)
@@ -92,15 +91,6 @@ class Quarantine(base.ProposalKindSpec):
             "injection": spans,
         }
 
-    def plan(
-        self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads
-    ) -> base.ApprovalPlan:
-        out = base.ApprovalPlan()
-        reason = str(proposal.payload.get("reason", ""))[:300]
-        for t in by_role.get(TargetRole.ENTRY, []):
-            out.move(t, heads[t.entry_id], HeadState.QUARANTINED, reason)
-        return out
-
     def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
         entries = base.role_ids(by_role, TargetRole.ENTRY)
         return [
@@ -108,9 +98,6 @@ class Quarantine(base.ProposalKindSpec):
             "reads served in that time did not include what it withheld, and compensation "
             "does not repeat them.",
         ]
-
-    def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
-        return base.RecallEffect(leaves=list(by_role.get(TargetRole.ENTRY, [])))
 
     def result_text(self, proposal: Proposal) -> str:
         return f"Quarantine: {proposal.payload.get('reason', '')}"
