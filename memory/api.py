@@ -97,8 +97,7 @@ class MemoryDetailApi(MemoryApiView):
 
     @extend_schema(tags=TAG_MEM, request=MemoryPatchIn, summary="Change a Memory's policy")
     def patch(self, request: Request, slug: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         data = parse(MemoryPatchIn, request)
         memory = actions.update_memory_policy(memory, actor=actor, policy=data["policy"])
         return Response(memory_out(memory))
@@ -167,8 +166,7 @@ class EntryListCreateApi(MemoryApiView):
         ],
     )
     def get(self, request: Request, slug: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         query = EntryListQuery(data=request.query_params.dict())
         if not query.is_valid():
             raise ValidationFailed(
@@ -190,8 +188,7 @@ class EntryListCreateApi(MemoryApiView):
 
     @extend_schema(tags=TAG_ENTRIES, request=EntryCreateIn, summary="Remember (add an entry)")
     def post(self, request: Request, slug: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         data = parse(EntryCreateIn, request)
         result = actions.add_entry(memory, actor=actor, **data)
         return Response(entry_added_out(result), status=201 if result.created else 200)
@@ -207,8 +204,7 @@ def _entry_detail(actor: Any, memory: Memory, uid: str) -> Entry:
 class EntryDetailApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, summary="Read an entry with its lifecycle annotation")
     def get(self, request: Request, slug: str, entry_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         entry = _entry_detail(actor, memory, entry_id)
         body = entry_out(entry, entry.head, getattr(entry, "projection", None))
         return Response(body)
@@ -217,8 +213,7 @@ class EntryDetailApi(MemoryApiView):
 class EntryReviseApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=EntryReviseIn, summary="Revise an entry")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         data = parse(EntryReviseIn, request)
         result = actions.revise_entry(memory, actor=actor, entry_uid=entry_id, **data)
         changed = result.revision is not None
@@ -237,8 +232,7 @@ class EntryStateApi(MemoryApiView):
         body: type[Any],
         action: Callable[..., actions.WriteResult],
     ) -> tuple[actions.WriteResult, dict[str, Any]]:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         data = parse(body, request)
         return action(memory, actor=actor, entry_uid=entry_id, **data), data
 
@@ -320,16 +314,14 @@ def entry_versions_out(actor: Any, memory: Memory, entry_uid: str) -> dict[str, 
 class EntryVersionsApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, summary="All versions of an entry, oldest first")
     def get(self, request: Request, slug: str, entry_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         return Response(entry_versions_out(actor, memory, entry_id))
 
 
 class EntryVersionDetailApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, summary="One exact historical version")
     def get(self, request: Request, slug: str, entry_id: str, number: int) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         entry = actions.get_entry(actor, memory, entry_id)
         head = Head.objects.get(entry=entry)
         versions = [v for v in versions_of(entry) if v.number in (number, number + 1)]
@@ -344,8 +336,7 @@ class EntryVersionDetailApi(MemoryApiView):
 class SessionEndApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=None, summary="End a session")
     def post(self, request: Request, slug: str, session_id: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         result = actions.end_session(memory, actor=actor, session_id=session_id)
         return Response(
             {
@@ -361,8 +352,7 @@ class RelationCreateApi(MemoryApiView):
         tags=TAG_ENTRIES, request=RelationIn, summary="Record a conflicts_with observation"
     )
     def post(self, request: Request, slug: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         data = parse(RelationIn, request)
         relation = actions.record_conflict(
             memory,
@@ -404,8 +394,7 @@ class RevisionListApi(MemoryApiView):
         parameters=[OpenApiParameter("since_revision", int), OpenApiParameter("limit", int)],
     )
     def get(self, request: Request, slug: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         query = RevisionListQuery(data=request.query_params.dict())
         if not query.is_valid():
             raise ValidationFailed(
@@ -433,8 +422,7 @@ class RevisionListApi(MemoryApiView):
 class RevisionDetailApi(MemoryApiView):
     @extend_schema(tags=TAG_REV, summary="One revision with its changes")
     def get(self, request: Request, slug: str, number: int) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         revision = _revisions(memory).filter(number=number).first()
         if revision is None:
             raise NotFound(f"No revision {number} in memory '{memory.slug}'.")

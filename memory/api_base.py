@@ -8,6 +8,7 @@ is applied here, once, so a new view cannot forget it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rest_framework.request import Request
@@ -15,10 +16,23 @@ from rest_framework.response import Response
 
 from lib.api import ActorApiView
 
+from .actions import get_memory
+from .actors import Actor
+from .models import Memory
 from .visibility import scrub
 
 
 class MemoryApiView(ActorApiView):
+    def scope(
+        self, request: Request, slug: str, require: Callable[[Actor], None] | None = None
+    ) -> tuple[Actor, Memory]:
+        """The caller and the Memory ``slug`` in its scope (404 outside it); ``require`` checks
+        the caller first, before the Memory is looked up."""
+        actor = self.actor(request)
+        if require is not None:
+            require(actor)
+        return actor, get_memory(actor, slug)
+
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         slug = kwargs.get("slug")
         if (

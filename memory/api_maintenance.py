@@ -77,8 +77,7 @@ class MaintenanceStartApi(MemoryApiView):
         ),
     )
     def post(self, request: Request, slug: str, job: str) -> Response:
-        actor = self.actor(request)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug)
         if not actor.is_reviewer:
             raise Forbidden("Only reviewers and staff may run maintenance.")
         data = parse(MaintenanceRunIn, request)

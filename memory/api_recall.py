@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from lib.api import StrictSerializer, parse
 from lib.errors import Forbidden
 
-from . import actions, recall_events
+from . import recall_events
 from .actors import STAFF, Actor
 from .api_base import MemoryApiView
 from .context_pack import (
@@ -91,7 +91,7 @@ def search_out(
     query: str,
     limit: int,
     view: str,
-    intent: str | None,
+    intent: str | None = None,
     trace: bool = False,
 ) -> dict[str, Any]:
     """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
@@ -129,20 +129,10 @@ class SearchApi(MemoryApiView):
         ),
     )
     def post(self, request: Request, slug: str) -> Response:
-        actor = self.actor(request)
-        require_reader(actor)
-        memory = actions.get_memory(actor, slug)
+        actor, memory = self.scope(request, slug, require_reader)
         data = parse(SearchIn, request)
-        body = search_out(
-            memory,
-            actor,
-            query=data["query"],
-            limit=data["limit"],
-            view=data["view"],
-            intent=data.get("intent"),
-            trace=bool(data["trace"]) and may_see_trace(actor),
-        )
-        return Response(body)
+        data["trace"] = bool(data["trace"]) and may_see_trace(actor)
+        return Response(search_out(memory, actor, **data))
 
 
 class ContextPackApi(MemoryApiView):
@@ -157,18 +147,5 @@ class ContextPackApi(MemoryApiView):
         ),
     )
     def post(self, request: Request, slug: str) -> Response:
-        actor = self.actor(request)
-        require_reader(actor)
-        memory = actions.get_memory(actor, slug)
-        data = parse(ContextPackIn, request)
-        body = context_pack_out(
-            memory,
-            actor,
-            query=data["query"],
-            byte_budget=data["byte_budget"],
-            candidates=data["candidates"],
-            max_items=data["max_items"],
-            view=data["view"],
-            intent=data.get("intent"),
-        )
-        return Response(body)
+        actor, memory = self.scope(request, slug, require_reader)
+        return Response(context_pack_out(memory, actor, **parse(ContextPackIn, request)))
