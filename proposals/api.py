@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -35,6 +37,23 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     required=False,
     description="Same key + same body → the original proposal (200); other body → 409.",
 )
+
+
+def proposal_response(actor: Any, proposal_id: int) -> Response:
+    """The proposal as the caller sees it now, read again after a change."""
+    return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
+
+
+class ProposalChangeApi(ActorApiView):
+    """A POST that changes one proposal: the body is parsed first, then the proposal is looked
+    up as the caller may see it."""
+
+    def parse_for(
+        self, request: Request, proposal_id: int, body: type[Any]
+    ) -> tuple[Any, dict[str, Any], Proposal]:
+        actor = self.actor(request)
+        data = parse(body, request)
+        return actor, data, get_proposal(actor, proposal_id)
 
 
 class ProposalListSubmitApi(ActorApiView):
@@ -126,10 +145,10 @@ class ProposalWithdrawApi(ActorApiView):
         proposal = get_proposal(actor, proposal_id)
         data = parse(WithdrawIn, request)
         actions.withdraw_proposal(proposal, actor=actor, reason=data.get("reason", ""))
-        return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
+        return proposal_response(actor, proposal_id)
 
 
-class ProposalCommentsApi(ActorApiView):
+class ProposalCommentsApi(ProposalChangeApi):
     @extend_schema(
         tags=TAGS,
         summary="Comment on a proposal (reviewers and the submitter)",
@@ -138,14 +157,12 @@ class ProposalCommentsApi(ActorApiView):
         responses={201: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request, proposal_id: int) -> Response:
-        actor = self.actor(request)
-        data = parse(CommentIn, request)
-        proposal = get_proposal(actor, proposal_id)
+        actor, data, proposal = self.parse_for(request, proposal_id, CommentIn)
         comment = actions.add_comment(proposal, actor=actor, body=data["body"])
         return Response(comment_out(comment), status=status.HTTP_201_CREATED)
 
 
-class ProposalAmendApi(ActorApiView):
+class ProposalAmendApi(ProposalChangeApi):
     @extend_schema(
         tags=TAGS,
         summary="Amend an open proposal: a new revision, verification rerun (submitter, reviewer)",
@@ -154,16 +171,13 @@ class ProposalAmendApi(ActorApiView):
         responses=OpenApiTypes.OBJECT,
     )
     def post(self, request: Request, proposal_id: int) -> Response:
-        actor = self.actor(request)
-        data = parse(AmendIn, request)
-        proposal = get_proposal(actor, proposal_id)
+        actor, data, proposal = self.parse_for(request, proposal_id, AmendIn)
         comment = data.pop("comment", "")
         amended = actions.amend_proposal(proposal, actor=actor, changes=data, comment=comment)
-        out = proposal_json(actor, get_proposal(actor, amended.pk))
-        return Response(out)
+        return proposal_response(actor, amended.pk)
 
 
-class ProposalAssignApi(ActorApiView):
+class ProposalAssignApi(ProposalChangeApi):
     @extend_schema(
         tags=TAGS,
         summary="Assign an open proposal to a reviewer (null clears it)",
@@ -172,8 +186,6 @@ class ProposalAssignApi(ActorApiView):
         responses=OpenApiTypes.OBJECT,
     )
     def post(self, request: Request, proposal_id: int) -> Response:
-        actor = self.actor(request)
-        data = parse(AssignIn, request)
-        proposal = get_proposal(actor, proposal_id)
+        actor, data, proposal = self.parse_for(request, proposal_id, AssignIn)
         actions.assign_proposal(proposal, actor=actor, reviewer=data["reviewer"])
-        return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
+        return proposal_response(actor, proposal_id)
