@@ -81,12 +81,10 @@ def add_comment(proposal: Proposal, *, actor: Actor, body: Any) -> ProposalComme
         body=text,
         created_at=timezone.now(),
     )
-    audit.record(
+    _record(
         "proposal.commented",
-        actor=actor,
-        memory=proposal.memory,
-        label=f"#{proposal.pk} {proposal.kind}",
-        proposal_id=proposal.pk,
+        proposal,
+        actor,
         payload={"comment": comment.pk, "revision": proposal.revision},
     )
     return comment
@@ -211,12 +209,10 @@ def _apply_amendment(proposal: Proposal, checked: Any, *, actor: Actor, note: st
         before=before,
         after=after,
     )
-    audit.record(
+    _record(
         "proposal.amended",
-        actor=actor,
-        memory=proposal.memory,
-        label=f"#{proposal.pk} {proposal.kind}",
-        proposal_id=proposal.pk,
+        proposal,
+        actor,
         entry_ids=[t.entry.uid for t in proposal.targets.select_related("entry")],
         payload={"revision": proposal.revision, "comment": note},
     )
@@ -245,12 +241,22 @@ def assign_proposal(proposal: Proposal, *, actor: Actor, reviewer: str | None) -
     locked.assigned_by_label = actor.label if user else ""
     locked.assigned_at = timezone.now() if user else None
     locked.save(update_fields=["assigned_to", "assigned_by_label", "assigned_at"])
-    audit.record(
+    _record(
         "proposal.assigned",
-        actor=actor,
-        memory=locked.memory,
-        label=f"#{locked.pk} {locked.kind}",
-        proposal_id=locked.pk,
+        locked,
+        actor,
         payload={"assigned_to": user.get_username() if user else None},
     )
     return locked
+
+
+def _record(action: str, proposal: Proposal, actor: Actor, **fields: Any) -> None:
+    """The audit event ``action`` of the discussion on ``proposal``."""
+    audit.record(
+        action,
+        actor=actor,
+        memory=proposal.memory,
+        label=f"#{proposal.pk} {proposal.kind}",
+        proposal_id=proposal.pk,
+        **fields,
+    )
