@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
 
 log = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
 
 HeadsChanged = Callable[[Any, Any, list[int]], None]
 EntryAdmitted = Callable[..., None]
@@ -48,22 +49,23 @@ _pending_entries: list[PendingEntries] = []
 _pending_by_kind: list[PendingByKind] = []
 
 
-def on_heads_changed(fn: HeadsChanged) -> HeadsChanged:
-    if fn not in _heads_changed:
-        _heads_changed.append(fn)
+def _register(listeners: list[F], fn: F) -> F:
+    """Add ``fn`` to ``listeners`` once (registering twice is harmless); returns ``fn``."""
+    if fn not in listeners:
+        listeners.append(fn)
     return fn
+
+
+def on_heads_changed(fn: HeadsChanged) -> HeadsChanged:
+    return _register(_heads_changed, fn)
 
 
 def on_entry_admitted(fn: EntryAdmitted) -> EntryAdmitted:
-    if fn not in _entry_admitted:
-        _entry_admitted.append(fn)
-    return fn
+    return _register(_entry_admitted, fn)
 
 
 def on_candidate_written(fn: CandidateWritten) -> CandidateWritten:
-    if fn not in _candidate_written:
-        _candidate_written.append(fn)
-    return fn
+    return _register(_candidate_written, fn)
 
 
 def candidate_written(**kwargs: Any) -> int | None:
@@ -90,15 +92,11 @@ def entry_admitted(**kwargs: Any) -> None:
 
 
 def on_entries_with_pending_proposals(fn: PendingEntries) -> PendingEntries:
-    if fn not in _pending_entries:
-        _pending_entries.append(fn)
-    return fn
+    return _register(_pending_entries, fn)
 
 
 def on_pending_proposals_by_kind(fn: PendingByKind) -> PendingByKind:
-    if fn not in _pending_by_kind:
-        _pending_by_kind.append(fn)
-    return fn
+    return _register(_pending_by_kind, fn)
 
 
 def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int]:
