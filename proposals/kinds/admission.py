@@ -43,6 +43,10 @@ class Admission(base.ProposalKindSpec):
     serializer = AdmissionIn
     input_roles = (TargetRole.CANDIDATE,)
     role_labels = {TargetRole.CANDIDATE: "Candidate (admitted on approval)"}
+    lasting_effect = (
+        "From approval, {candidate} is returned by current recall and Context Packs; compensation "
+        "withholds it again as a candidate but cannot take back what agents read."
+    )
     diff_inputs = False
     server_filed = True
     governs = True
@@ -121,14 +125,6 @@ class Admission(base.ProposalKindSpec):
                 )
             )
         return RevisionKind.REJECT_ADMISSION, plan
-
-    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
-        entry = base.role_ids(by_role, TargetRole.CANDIDATE)
-        return [
-            f"From approval, {entry} is returned by current recall and Context Packs; "
-            "compensation withholds it again as a candidate but cannot take back what agents "
-            "read.",
-        ]
 
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         return base.RecallEffect(

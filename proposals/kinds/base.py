@@ -316,9 +316,15 @@ class ProposalKindSpec:
         )
         return out
 
+    #: What agents may have acted on while the approval was in force, in one sentence; each
+    #: ``{role}`` names the entries in that role (``{entry}``, ``{old}``…). Default: none.
+    lasting_effect: ClassVar[str] = ""
+
     def lasting_effects(self, proposal: Proposal, by_role: ByRole) -> list[str]:
-        """What agents may have acted on while the approval was in force. Default: none."""
-        return []
+        """:attr:`lasting_effect` with the entry ids of each role filled in."""
+        if not self.lasting_effect:
+            return []
+        return [self.lasting_effect.format(**{r: role_ids(by_role, r) for r in TargetRole.values})]
 
     # Pages
 

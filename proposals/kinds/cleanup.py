@@ -29,6 +29,10 @@ class Cleanup(base.EntryListKind):
     revision_kind = RevisionKind.CLEANUP
     serializer = CleanupIn
     role_labels = {TargetRole.ENTRY: "Forgotten (cleanup:v1)"}
+    lasting_effect = (
+        "While it is in force, current recall and Context Packs leave out {entry}; reads served "
+        "in that time are not repeated when compensation restores what it retired."
+    )
     to_state = HeadState.INACTIVE
 
     def state_reason(self, proposal: Proposal) -> str:
@@ -57,14 +61,6 @@ class Cleanup(base.EntryListKind):
         else:
             report.check("low_value", "pass", "Every entry has importance 1 or less.")
         return {"entries": [r.ref_json() for r in entries]}
-
-    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
-        entries = base.role_ids(by_role, TargetRole.ENTRY)
-        return [
-            f"While it is in force, current recall and Context Packs leave out {entries}; "
-            "reads served in that time are not repeated when compensation restores what it "
-            "retired.",
-        ]
 
 
 KIND = Cleanup()

@@ -55,6 +55,11 @@ class Consolidation(base.ProposalKindSpec):
         TargetRole.TARGET: "Target (receives the merged body)",
         TargetRole.REDUNDANT: "Redundant (forgotten into the target)",
     }
+    lasting_effect = (
+        "While it is in force, current recall and Context Packs return {target} with the merged "
+        "body in place of {redundant}; what agents answered from the merged text is not taken "
+        "back by compensation."
+    )
 
     def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
         return [
@@ -119,15 +124,6 @@ class Consolidation(base.ProposalKindSpec):
                 NewRelation(RelationKind.CONSOLIDATED_INTO, r.entry, target.entry)
             )
         return out
-
-    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
-        target = base.role_ids(by_role, TargetRole.TARGET)
-        redundant = base.role_ids(by_role, TargetRole.REDUNDANT)
-        return [
-            f"While it is in force, current recall and Context Packs return {target} with the "
-            f"merged body in place of {redundant}; what agents answered from the merged text "
-            "is not taken back by compensation.",
-        ]
 
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         body = str((proposal.payload or {}).get("body", ""))

@@ -56,6 +56,11 @@ class Promotion(base.ProposalKindSpec):
     amendable_fields = ("body",)
     input_roles = (TargetRole.NOTE,)
     role_labels = {TargetRole.NOTE: "Working note (forgotten, promoted)"}
+    lasting_effect = (
+        "While it is in force, the promoted entry is recalled as durable memory in place of the "
+        "working notes {note}; compensation retires it and restores the notes, but answers built "
+        "on it stay with the agents that received them."
+    )
     inactive_roles = frozenset({TargetRole.NOTE})
 
     def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
@@ -134,14 +139,6 @@ class Promotion(base.ProposalKindSpec):
             out.move(n, heads[n.entry_id], HeadState.INACTIVE, reason)
             out.plan.relations.append(NewRelation(RelationKind.PROMOTED_FROM, promoted, n.entry))
         return out
-
-    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
-        notes = base.role_ids(by_role, TargetRole.NOTE)
-        return [
-            f"While it is in force, the promoted entry is recalled as durable memory in place "
-            f"of the working notes {notes}; compensation retires it and restores the notes, "
-            "but answers built on it stay with the agents that received them.",
-        ]
 
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         notes = by_role.get(TargetRole.NOTE, [])

@@ -38,6 +38,10 @@ class Quarantine(base.EntryListKind):
     serializer = QuarantineIn
     amendable_fields = ("reason",)
     role_labels = {TargetRole.ENTRY: "Quarantined on approval"}
+    lasting_effect = (
+        "While it is in force, every recall view and Context Pack withholds {entry}; reads served "
+        "in that time did not include what it withheld, and compensation does not repeat them."
+    )
     to_state = HeadState.QUARANTINED
     governs = True
 
@@ -90,14 +94,6 @@ class Quarantine(base.EntryListKind):
             "reason": draft.reason,
             "injection": spans,
         }
-
-    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
-        entries = base.role_ids(by_role, TargetRole.ENTRY)
-        return [
-            f"While it is in force, every recall view and Context Pack withholds {entries}; "
-            "reads served in that time did not include what it withheld, and compensation "
-            "does not repeat them.",
-        ]
 
     def result_text(self, proposal: Proposal) -> str:
         return f"Quarantine: {proposal.payload.get('reason', '')}"

@@ -53,6 +53,11 @@ class Supersession(base.ProposalKindSpec):
         TargetRole.OLD: "Old (becomes superseded)",
         TargetRole.SUCCESSOR: "Successor",
     }
+    lasting_effect = (
+        "While it is in force, recall labels {old} superseded and leaves it out of current recall "
+        "and Context Packs; agents that acted on the successor instead are not told when "
+        "compensation restores it."
+    )
 
     def refs(self, parsed: dict[str, Any]) -> list[base.Ref]:
         out = [base.ref("old", TargetRole.OLD, parsed["old"])]
@@ -142,14 +147,6 @@ class Supersession(base.ProposalKindSpec):
             out.create(successor, spec["body"], evidence, f"compensated:supersession#{proposal.pk}")
         out.plan.relations.append(NewRelation(RelationKind.SUPERSEDES, successor, old.entry))
         return out
-
-    def lasting_effects(self, proposal: Proposal, by_role: base.ByRole) -> list[str]:
-        old = base.role_ids(by_role, TargetRole.OLD)
-        return [
-            f"While it is in force, recall labels {old} superseded and leaves it out of "
-            "current recall and Context Packs; agents that acted on the successor instead "
-            "are not told when compensation restores it.",
-        ]
 
     def recall_effect(self, proposal: Proposal, by_role: base.ByRole) -> base.RecallEffect:
         successor = (proposal.payload or {}).get("successor") or {}
