@@ -24,7 +24,7 @@ install: $(VENV)/.installed
 demo: export STEWARD_OUTBOX ?= true
 demo: install
 	$(PY) manage.py migrate --verbosity 0
-	$(PY) manage.py load_demo
+	$(PY) manage.py load_demo --base-url http://$(HOST):$(PORT)
 	$(PY) manage.py rebuild_projection --vectors
 	$(PY) manage.py runserver --insecure $(HOST):$(PORT)
 

@@ -43,3 +43,24 @@ def test_load_demo_is_idempotent_and_has_work_waiting():
     call_command("load_demo", stdout=StringIO())
     memory.refresh_from_db()
     assert memory.head == head
+
+
+@pytest.mark.django_db
+def test_the_demo_admin_can_read_every_model_in_the_admin(client):
+    call_command("load_demo", stdout=StringIO())
+    client.login(username="admin", password="steward-demo")
+    html = client.get("/admin/").content.decode()
+    assert "permission to view or edit anything" not in html
+    for model in ("memory/entry", "memory/revision", "proposals/proposal", "auth/user"):
+        assert f'href="/admin/{model}/"' in html, model
+    assert client.get("/admin/memory/entry/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_printed_links_name_the_address_the_demo_serves_on():
+    out = StringIO()
+    call_command("load_demo", "--base-url", "http://127.0.0.1:8777/", stdout=out)
+    text = out.getvalue()
+    assert "Browser (http://127.0.0.1:8777/accounts/login/)" in text
+    assert "http://127.0.0.1:8777/api/v1/memories/acme-platform/revisions" in text
+    assert ":8000" not in text

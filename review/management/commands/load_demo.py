@@ -24,6 +24,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--quiet", action="store_true", help="print only the agent key")
+        parser.add_argument(
+            "--base-url",
+            default="http://127.0.0.1:8000",
+            help="where the server will listen, for the printed links (make demo passes its own)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         result = load_demo()
@@ -41,12 +46,13 @@ class Command(BaseCommand):
             self.stdout.write(result.agent_key)
             return
         w = self.stdout.write
+        base = opts["base_url"].rstrip("/")
         w("")
         w(self.style.SUCCESS(f"Demo Memory '{DEMO_SLUG}' is ready."))
         if result.entries:
             w(f"  {len(result.entries)} entries written, {proposals} proposals filed.")
         w("")
-        w("Browser (http://127.0.0.1:8000/accounts/login/):")
+        w(f"Browser ({base}/accounts/login/):")
         w(f"  reviewer  rita / {DEMO_PASSWORD}     (second reviewer: ravi / {DEMO_PASSWORD})")
         w(f"  auditor   ada  / {DEMO_PASSWORD}     admin: admin / {DEMO_PASSWORD}")
         w("")
@@ -58,6 +64,6 @@ class Command(BaseCommand):
         w("Try:")
         w(
             f'  curl -s -H "Authorization: Bearer {result.agent_key}" '
-            f"http://127.0.0.1:8000/api/v1/memories/{DEMO_SLUG}/revisions?since_revision=0"
+            f"{base}/api/v1/memories/{DEMO_SLUG}/revisions?since_revision=0"
         )
         w("")
