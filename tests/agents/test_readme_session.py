@@ -36,6 +36,6 @@ def test_the_readme_mcp_session_runs_against_the_demo(live_server, transactional
     with contextlib.redirect_stdout(printed):
         exec(compile(code, str(README), "exec"), {"__name__": "readme"})
     assert printed.getvalue().splitlines() == [
-        "2 The release train leaves every Wednesday at 14:00 UTC.",
+        "2 The staging freeze starts every Thursday at 16:00 UTC.",
         "['replaced', 'active']",
     ]
