@@ -22,12 +22,12 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from memory import audit
 from memory.actions import lock_memory
 from memory.actors import Actor
 from memory.admission import check_no_secrets, clean_text
 from memory.models import ApiRole
 
+from ..events import record_proposal_event
 from ..exceptions import Forbidden, IllegalTransition, NoopRewrite, ValidationFailed
 from ..kinds import kind_of
 from ..models import (
@@ -81,10 +81,10 @@ def add_comment(proposal: Proposal, *, actor: Actor, body: Any) -> ProposalComme
         body=text,
         created_at=timezone.now(),
     )
-    _record(
+    record_proposal_event(
         "proposal.commented",
         proposal,
-        actor,
+        actor=actor,
         payload={"comment": comment.pk, "revision": proposal.revision},
     )
     return comment
@@ -209,10 +209,10 @@ def _apply_amendment(proposal: Proposal, checked: Any, *, actor: Actor, note: st
         before=before,
         after=after,
     )
-    _record(
+    record_proposal_event(
         "proposal.amended",
         proposal,
-        actor,
+        actor=actor,
         entry_ids=[t.entry.uid for t in proposal.targets.select_related("entry")],
         payload={"revision": proposal.revision, "comment": note},
     )
@@ -241,22 +241,10 @@ def assign_proposal(proposal: Proposal, *, actor: Actor, reviewer: str | None) -
     locked.assigned_by_label = actor.label if user else ""
     locked.assigned_at = timezone.now() if user else None
     locked.save(update_fields=["assigned_to", "assigned_by_label", "assigned_at"])
-    _record(
+    record_proposal_event(
         "proposal.assigned",
         locked,
-        actor,
+        actor=actor,
         payload={"assigned_to": user.get_username() if user else None},
     )
     return locked
-
-
-def _record(action: str, proposal: Proposal, actor: Actor, **fields: Any) -> None:
-    """The audit event ``action`` of the discussion on ``proposal``."""
-    audit.record(
-        action,
-        actor=actor,
-        memory=proposal.memory,
-        label=f"#{proposal.pk} {proposal.kind}",
-        proposal_id=proposal.pk,
-        **fields,
-    )
