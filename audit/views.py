@@ -22,6 +22,7 @@ from django.views.decorators.http import require_safe
 
 from lib.auth import actor_from_request
 from lib.errors import DomainError
+from lib.list_pages import list_template, page_links
 from lib.pagination import keyset_page
 from memory.actors import Actor
 from memory.audit import ACTIONS
@@ -72,21 +73,14 @@ def audit_log(request: HttpRequest, actor: Actor) -> HttpResponse:
         "f": f,
         "errors": errors,
         "events": rows,
-        "next_cursor": cursor,
-        "next_query": f.query_string(cursor=cursor or "", limit=request.GET.get("limit", "")),
-        "first_page": not request.GET.get("cursor"),
+        **page_links(request, f, cursor),
         "memories": list(Memory.objects.visible_to(actor).order_by("slug").only("slug", "name")),
         "actions": sorted(ACTIONS),
         "kinds": events.KINDS,
         "export_csv": f.query_string(format="csv"),
         "export_jsonl": f.query_string(format="jsonl"),
     }
-    template = "audit/log.html"
-    target = getattr(request, "htmx", None) and request.htmx.target  # type: ignore[attr-defined]
-    if target == "audit-results":
-        template += "#results"
-    elif target == "load-more":
-        template += "#rows"
+    template = list_template(request, "audit/log.html", "audit-results")
     return render(request, template, context, status=status)
 
 

@@ -26,6 +26,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 
 from lib.errors import DomainError
+from lib.list_pages import list_template, page_links
 from lib.pagination import keyset_page
 
 from .actors import Actor
@@ -144,20 +145,13 @@ def entry_list(request: HttpRequest, slug: str) -> HttpResponse:
         "nav": "entries",
         "f": f,
         "rows": [row(e) for e in entries],
-        "next_cursor": cursor,
-        "next_query": f.query_string(cursor=cursor or "", limit=request.GET.get("limit", "")),
-        "first_page": not request.GET.get("cursor"),
+        **page_links(request, f, cursor),
         "searching": bool(f.q),
         "search_limit": SEARCH_LIMIT,
         "states": HeadState.values,
         "kinds": Kind.values,
     }
-    template = "memory/entries.html"
-    target = getattr(request, "htmx", None) and request.htmx.target  # type: ignore[attr-defined]
-    if target == "entry-results":
-        template += "#results"
-    elif target == "load-more":
-        template += "#rows"
+    template = list_template(request, "memory/entries.html", "entry-results")
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ("HX-Request", "HX-Target"))
     return response
