@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
-from seed_common import KINDS, add_revisions, declared_source, vocabulary
+from seed_common import KINDS, add_revisions, declared_source, first_version, vocabulary
 
 from memory import actions, db_stats, lifecycle, maintenance
 from memory.actions.evidence import EvidenceInput, resolve_evidence
@@ -32,7 +32,7 @@ from memory.models import (
     Source,
     SourceDeclaration,
 )
-from memory.text import content_hash, indexed_text
+from memory.text import content_hash
 
 SYSTEM = Actor.system("bench")
 
@@ -112,26 +112,13 @@ def seed(slug: str, n: int, rng_seed: int, batch: int = 5000) -> Memory:
             ]
             versions = EntryVersion.objects.bulk_create(
                 [
-                    EntryVersion(
-                        memory=memory,
-                        entry=e,
-                        number=1,
-                        body=body,
-                        content_hash=content_hash(
-                            e.kind, body, [f"{cite[0].name}|ref-{e.pk}"] if cite else []
-                        ),
-                        revision=rev,
-                        effective_at=eff,
-                        searchable_text=text,
-                        term_count=count,
-                    )
-                    for e, rev, body, cite, eff, (text, count) in zip(
+                    first_version(memory, e, rev, body, cite[0].name if cite else None, eff)
+                    for e, rev, body, cite, eff in zip(
                         entries,
                         revisions,
                         bodies,
                         cites,
                         effective,
-                        map(indexed_text, bodies),
                         strict=True,
                     )
                 ]

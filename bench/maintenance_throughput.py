@@ -107,20 +107,11 @@ def bare_rebuild(memory: Memory, batch: int) -> int:
         last = hi
         rng = {"memory_id": m, "entry_id__gt": lo, "entry_id__lte": hi}
         heads = list(
-            Head.objects.filter(**rng).values_list(
-                "entry_id",
-                "version_id",
-                "state",
-                "state_reason",
-                "pinned",
-                "pin_category",
-                "importance_override",
-                "interval_started_at",
-            )
+            Head.objects.filter(**rng).values_list("entry_id", *lifecycle.load.HEAD_ROW_COLUMNS)
         )
         list(
             Entry.objects.filter(memory_id=m, pk__gt=lo, pk__lte=hi).values_list(
-                "pk", "memory_id", "uid", "kind", "tier", "sensitivity", "current_state"
+                "pk", *lifecycle.load.ENTRY_COLUMNS
             )
         )
         list(
@@ -138,9 +129,7 @@ def bare_rebuild(memory: Memory, batch: int) -> int:
                 Q(memory_id=m, to_entry_id__gt=lo, to_entry_id__lte=hi)
                 | Q(memory_id=m, from_entry_id__gt=lo, from_entry_id__lte=hi),
                 retired_by__isnull=True,
-            ).values_list(
-                "pk", "kind", "from_entry_id", "to_entry_id", "from_entry__uid", "to_entry__uid"
-            )
+            ).values_list(*lifecycle.load.RELATION_COLUMNS)
         )
         list(
             RevisionChange.objects.filter(revision__memory_id=m, entry_id__gt=lo, entry_id__lte=hi)

@@ -47,6 +47,7 @@ from seed_common import (  # noqa: E402
     Copy,
     add_revisions,
     declared_source,
+    first_version,
     vocabulary,
     zipf_words,
 )
@@ -66,7 +67,6 @@ from memory.models import (  # noqa: E402
     RevisionChange,
 )
 from memory.search import channel_cap, lexical_channel, query_terms, search  # noqa: E402
-from memory.text import content_hash, indexed_text  # noqa: E402
 
 #: The index a bulk load drops and builds once at the end: the GIN index of the lexical
 #: tsvector, updated in place on every insert (``fastupdate = off``, migration 0013).
@@ -124,25 +124,9 @@ def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:
                 versions = loader.add(
                     EntryVersion,
                     [
-                        EntryVersion(
-                            memory=memory,
-                            entry=e,
-                            number=1,
-                            body=body,
-                            content_hash=content_hash(
-                                e.kind, body, [f"bench-repo|ref-{e.pk}"] if cite else []
-                            ),
-                            revision=rev,
-                            searchable_text=text,
-                            term_count=term_count,
-                        )
-                        for e, rev, body, cite, (text, term_count) in zip(
-                            entries,
-                            revisions,
-                            bodies,
-                            cites,
-                            map(indexed_text, bodies),
-                            strict=True,
+                        first_version(memory, e, rev, body, "bench-repo" if cite else None)
+                        for e, rev, body, cite in zip(
+                            entries, revisions, bodies, cites, strict=True
                         )
                     ],
                 )

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import connection, models
 
 from memory.models import Entry, EntryVersion, Revision, Source, SourceDeclaration
+from memory.text import content_hash, indexed_text
 
 KINDS = ["fact", "fact", "fact", "decision", "constraint", "preference", "working_note"]
 COMMON = [
@@ -88,6 +89,30 @@ def add_revisions(
         )
         for number in range(after + 1, after + count + 1)
     ]
+
+
+def first_version(
+    memory: Any,
+    entry: Entry,
+    revision: Revision,
+    body: str,
+    cited: str | None = None,
+    effective_at: datetime | None = None,
+) -> EntryVersion:
+    """An unsaved version 1 of ``entry`` as the add action writes it, analyzed for search; it
+    cites ``ref-<entry pk>`` of the source named ``cited`` (none when ``None``)."""
+    text, count = indexed_text(body)
+    return EntryVersion(
+        memory=memory,
+        entry=entry,
+        number=1,
+        body=body,
+        content_hash=content_hash(entry.kind, body, [f"{cited}|ref-{entry.pk}"] if cited else []),
+        revision=revision,
+        effective_at=effective_at,
+        searchable_text=text,
+        term_count=count,
+    )
 
 
 def declared_source(

@@ -57,8 +57,8 @@ class _Relation(NamedTuple):
 
 
 #: What the derivation reads of an entry, and of its head row (after the entry key).
-_ENTRY_COLUMNS = ("memory_id", "uid", "kind", "tier", "sensitivity", "current_state")
-_HEAD_ROW_COLUMNS = (
+ENTRY_COLUMNS = ("memory_id", "uid", "kind", "tier", "sensitivity", "current_state")
+HEAD_ROW_COLUMNS = (
     "version_id",
     "state",
     "state_reason",
@@ -70,12 +70,12 @@ _HEAD_ROW_COLUMNS = (
 #: The columns of :class:`_Head`, read in one joined query (the explicit-pks path).
 _HEAD_COLUMNS = (
     "entry_id",
-    *(f"entry__{name}" for name in _ENTRY_COLUMNS),
-    *_HEAD_ROW_COLUMNS,
+    *(f"entry__{name}" for name in ENTRY_COLUMNS),
+    *HEAD_ROW_COLUMNS,
     "version__effective_at",
     "version__revision__recorded_at",
 )
-_RELATION_COLUMNS = (
+RELATION_COLUMNS = (
     "pk",
     "kind",
     "from_entry_id",
@@ -153,7 +153,7 @@ def load_bundle(entry_pks: Sequence[int], span: Span | None = None) -> Bundle:
     for row in (
         Relation.objects.filter(ends, retired_by__isnull=True)
         .order_by("pk")
-        .values_list(*_RELATION_COLUMNS)
+        .values_list(*RELATION_COLUMNS)
     ):
         rel = _Relation(*row)
         incoming[rel.to_entry_id].append(rel)
@@ -178,13 +178,12 @@ def _span_heads(span: Span, pks: set[int]) -> dict[int, _Head]:
     heads = {
         row[0]: row
         for row in Head.objects.filter(span.on("entry_id")).values_list(
-            "entry_id", *_HEAD_ROW_COLUMNS
+            "entry_id", *HEAD_ROW_COLUMNS
         )
         if row[0] in pks
     }
     entries = {
-        row[0]: row
-        for row in Entry.objects.filter(span.on("pk")).values_list("pk", *_ENTRY_COLUMNS)
+        row[0]: row for row in Entry.objects.filter(span.on("pk")).values_list("pk", *ENTRY_COLUMNS)
     }
     versions = {
         row[0]: row
