@@ -143,23 +143,25 @@ def main() -> int:
             422,
             "secret_detected",
         )
-        if secret.isascii() and secret.isprintable():
-            # Ids are printable ASCII; a non-ASCII disguise is already refused as 400.
-            expect(
-                f"secret/{label}/session_id",
-                post(
-                    "agent",
-                    E,
-                    {
-                        "body": "scratch",
-                        "kind": "working_note",
-                        "tier": "session",
-                        "session_id": secret,
-                    },
-                ),
-                422,
-                "secret_detected",
-            )
+        # Ids are printable ASCII; a non-ASCII disguise is already refused as 400.
+        printable = secret.isascii() and secret.isprintable()
+        status, code = (422, "secret_detected") if printable else (400, "invalid")
+        expect(
+            f"secret/{label}/session_id",
+            post(
+                "agent",
+                E,
+                {
+                    "body": "scratch",
+                    "kind": "working_note",
+                    "tier": "session",
+                    "session_id": secret,
+                },
+            ),
+            status,
+            code,
+        )
+        if printable:
             expect(
                 f"secret/{label}/source_name",
                 post("agent", "/sources", {"name": secret}),
@@ -182,22 +184,6 @@ def main() -> int:
                 ),
                 422,
                 "secret_detected",
-            )
-        else:
-            expect(
-                f"secret/{label}/session_id",
-                post(
-                    "agent",
-                    E,
-                    {
-                        "body": "scratch",
-                        "kind": "working_note",
-                        "tier": "session",
-                        "session_id": secret,
-                    },
-                ),
-                400,
-                "invalid",
             )
     for label, number in PERSONAL.items():
         expect(

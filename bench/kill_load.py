@@ -201,8 +201,14 @@ class Processes:
         self.worker: subprocess.Popen[bytes] | None = None
         self.kills = 0
 
+    def _start(self, command: list[str]) -> subprocess.Popen[bytes]:
+        """``command`` from the repository root, in its own process group."""
+        return subprocess.Popen(
+            command, cwd=ROOT, env=self.env, start_new_session=True, stdout=subprocess.DEVNULL
+        )
+
     def start_web(self) -> None:
-        self.web = subprocess.Popen(
+        self.web = self._start(
             [
                 sys.executable,
                 "-m",
@@ -218,15 +224,11 @@ class Processes:
                 "30",
                 "--log-level",
                 "warning",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
+            ]
         )
 
     def start_worker(self) -> None:
-        self.worker = subprocess.Popen(
+        self.worker = self._start(
             [
                 *CELERY_WORKER,
                 "--loglevel",
@@ -234,11 +236,7 @@ class Processes:
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
+            ]
         )
 
     def wait_web(self, timeout: float = 30) -> None:
