@@ -8,9 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers as s
 
-from memory.openapi import ActorOut
-
-Null: dict[str, Any] = {"allow_null": True}
+from memory.openapi import ActorOut, Null, cursor_page
 
 
 class EventOut(s.Serializer):
@@ -30,9 +28,7 @@ class EventOut(s.Serializer):
     redacted = s.BooleanField()
 
 
-class EventPage(s.Serializer):
-    items = EventOut(many=True)
-    next_cursor = s.CharField(**Null)
+EventPage = cursor_page("EventPage", EventOut)
 
 
 RESPONSES: dict[tuple[str, str], dict[Any, Any]] = {

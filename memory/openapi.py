@@ -20,6 +20,13 @@ Null: dict[str, Any] = {"allow_null": True}
 Opt: dict[str, Any] = {"required": False}
 
 
+def cursor_page(name: str, item: type[s.Serializer]) -> type[s.Serializer]:
+    """The body ``name`` of a cursor-paginated list: ``items`` of ``item``, then
+    ``next_cursor`` (null on the last page)."""
+    fields = {"items": item(many=True), "next_cursor": s.CharField(**Null)}
+    return type(name, (s.Serializer,), {"__module__": item.__module__, **fields})
+
+
 class MemoryOut(s.Serializer):
     slug = s.CharField()
     name = s.CharField()
@@ -92,9 +99,7 @@ class EntryOut(s.Serializer):
     lifecycle = LifecycleOut(**Null)
 
 
-class EntryPage(s.Serializer):
-    items = EntryOut(many=True)
-    next_cursor = s.CharField(**Null)
+EntryPage = cursor_page("EntryPage", EntryOut)
 
 
 class NearDuplicate(s.Serializer):
@@ -262,9 +267,7 @@ class RunSummary(s.Serializer):
     finished_at = s.DateTimeField()
 
 
-class RunPage(s.Serializer):
-    items = RunSummary(many=True)
-    next_cursor = s.CharField(**Null)
+RunPage = cursor_page("RunPage", RunSummary)
 
 
 class RunOut(s.Serializer):

@@ -6,9 +6,7 @@ from typing import Any
 
 from rest_framework import serializers as s
 
-from memory.openapi import ActorOut, ok
-
-Null: dict[str, Any] = {"allow_null": True}
+from memory.openapi import ActorOut, Null, cursor_page, ok
 
 
 class PreState(s.Serializer):
@@ -54,9 +52,7 @@ class ProposalOut(s.Serializer):
     decision = DecisionOut()
 
 
-class ProposalPage(s.Serializer):
-    items = ProposalOut(many=True)
-    next_cursor = s.CharField(**Null)
+ProposalPage = cursor_page("ProposalPage", ProposalOut)
 
 
 RESPONSES: dict[tuple[str, str], dict[int, Any]] = {
