@@ -43,20 +43,12 @@ def record_conflict(
     memory = lock_memory(memory.pk)
     a = get_entry(actor, memory, a_uid)
     b = get_entry(actor, memory, b_uid)
-    existing = Relation.objects.filter(
-        memory=memory,
-        kind=RelationKind.CONFLICTS_WITH,
-        from_entry=a,
-        to_entry=b,
-        retired_by__isnull=True,
-    ).first()
+    edge = {"memory": memory, "kind": RelationKind.CONFLICTS_WITH, "from_entry": a, "to_entry": b}
+    existing = Relation.objects.filter(**edge, retired_by__isnull=True).first()
     if existing is not None:
         return existing
     relation = Relation.objects.create(
-        memory=memory,
-        kind=RelationKind.CONFLICTS_WITH,
-        from_entry=a,
-        to_entry=b,
+        **edge,
         authoritative=False,
         evidence=evidence_json(items),
         created_by=actor.id,
