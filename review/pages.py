@@ -4,9 +4,10 @@ fixed number of queries.
 The proposal page shows inputs → result side by side (three panes for two-input operations)
 with word-level highlights (``review.compare``), lost details marked where they occur, the
 evidence of every input with its source's declaration snapshot, the server's verification, the
-recall preview (``review.recall_preview``) and the discussion: comments, verdicts and
-amendments (each with a word diff of the proposed text it replaced), oldest first. The
-operation page's read model is ``review.operation_page``.
+recall preview (``review.recall_preview``), any open ``conflicts_with`` observation between two
+of its entries, and the discussion: comments, verdicts and amendments (each with a word diff of
+the proposed text it replaced), oldest first. The operation page's read model is
+``review.operation_page``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.db.models import Prefetch, QuerySet
 from django.urls import reverse
 
 from memory.actors import Actor
-from memory.models import Evidence
+from memory.models import Evidence, Relation, RelationKind
 from proposals.evidence import parse_time, union
 from proposals.kinds import ROLE_LABELS, kind_of
 from proposals.models import (
@@ -209,6 +210,25 @@ def build_panes(
         result=result_pane,
         inline=inline,
         inline_title=described.inline_title if described.inline_from is not None else "",
+    )
+
+
+def input_conflicts(proposal: Proposal, targets: Sequence[ProposalTarget]) -> list[Relation]:
+    """Open ``conflicts_with`` observations between two of the proposal's own entries (one
+    query; none with fewer than two): the page says the inputs contradict each other."""
+    ids = [t.entry_id for t in targets]
+    if len(ids) < 2:
+        return []
+    return list(
+        Relation.objects.filter(
+            memory_id=proposal.memory_id,
+            kind=RelationKind.CONFLICTS_WITH,
+            retired_by__isnull=True,
+            from_entry_id__in=ids,
+            to_entry_id__in=ids,
+        )
+        .select_related("from_entry", "to_entry")
+        .order_by("created_at", "pk")
     )
 
 
@@ -461,6 +481,8 @@ class ProposalPage:
     is_editor: bool = False
     #: The text a reviewer may edit (None: the kind has none, or the proposal is closed).
     editable_text: str | None = None
+    #: Open ``conflicts_with`` observations between two of the proposal's entries.
+    conflicts: list[Relation] = field(default_factory=list)
 
     @property
     def is_pending(self) -> bool:
@@ -582,4 +604,5 @@ def proposal_page(
         editable_text=(
             proposed_text(proposal.kind, proposal.payload) if proposal.is_open else None
         ),
+        conflicts=input_conflicts(proposal, targets),
     )

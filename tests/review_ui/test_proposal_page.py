@@ -68,6 +68,23 @@ def test_result_pane_marks_words_new_in_the_result(rita, memory, agent):
     assert "<del" in inline and "<ins" in inline
 
 
+def test_a_conflict_recorded_between_the_inputs_is_named(rita, memory, agent, proposal):
+    first, second = (t.entry.uid for t in proposal.targets.order_by("position"))
+    assert 'id="input-conflicts"' not in page_of(rita, proposal.pk)
+    outsider = add(memory, agent.actor, "Deploys run weekly on Sundays")
+    memory_actions.record_conflict(
+        memory, actor=agent.actor, from_entry=first, to_entry=outsider
+    )  # with an entry the proposal does not touch: not this page's business
+    assert 'id="input-conflicts"' not in page_of(rita, proposal.pk)
+    memory_actions.record_conflict(memory, actor=agent.actor, from_entry=second, to_entry=first)
+    html = page_of(rita, proposal.pk)
+    notice = html.split('id="input-conflicts"')[1].split("</div>")[0]
+    assert "recorded as contradicting each other" in notice
+    assert f'href="/memories/acme/entries/{second}/"' in notice
+    assert f'href="/memories/acme/entries/{first}/"' in notice
+    assert outsider not in notice
+
+
 def test_evidence_shows_source_authority_and_verification_snapshot(rita, proposal):
     html = page_of(rita, proposal.pk)
     assert "repository attested · verified" in html
@@ -258,8 +275,8 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
 ):
     # 3 (the signed-in reviewer) + 6 (proposal, targets, decisions, evidence, and — added with
     # the discussion — its comments and amendments) + 2 (the previous / next proposal in the
-    # inbox order, keyset reads) + the recall preview.
-    with django_assert_max_num_queries(3 + 8 + 2 * MAX_PREVIEWS):
+    # inbox order, keyset reads) + 1 (conflicts recorded between its entries) + the recall preview.
+    with django_assert_max_num_queries(3 + 9 + 2 * MAX_PREVIEWS):
         page_of(rita, lossy.pk)
     ids = [add(memory, agent.actor, f"Build cache note number {i}") for i in range(12)]
     big = submit_request(
@@ -271,7 +288,7 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
             "entries": [{"entry_id": i, "version": 1} for i in ids],
         },
     ).proposal
-    with django_assert_max_num_queries(3 + 8 + 2 * MAX_PREVIEWS):
+    with django_assert_max_num_queries(3 + 9 + 2 * MAX_PREVIEWS):
         html = page_of(rita, big.pk)
     assert "8 more affected entries not previewed." in html
 
