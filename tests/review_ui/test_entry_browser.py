@@ -199,3 +199,26 @@ def test_entry_browser_in_chromium_at_desktop_and_phone_widths(page, memory, age
     page.locator(f"#entry-{uids[1]}").wait_for()
     page.get_by_role("link", name=f"Timeline of entry {uids[1]}").click()
     page.wait_for_url(f"**/entries/{uids[1]}/")
+
+
+def test_the_memory_home_and_the_entry_browser_link_the_search_playground(rita, memory):
+    for page in ("/memories/acme/", URL):
+        html = rita.get(page).content.decode()
+        assert 'href="/memories/acme/search/">Search playground</a>' in html, page
+
+
+def test_an_unknown_memory_gets_the_sites_own_not_found_page(rita, memory):
+    for page in ("/memories/nope/", "/memories/nope/entries/", "/memories/nope/maintenance/"):
+        r = rita.get(page)
+        assert r.status_code == 404, page
+        html = r.content.decode()
+        assert 'class="skip-link"' in html and "/static/css/app.css" in html, page
+
+
+def test_a_refusal_is_the_sites_own_page_and_says_why(nobody):
+    for page in ("/memories/acme/", URL):
+        r = nobody.get(page)
+        assert r.status_code == 403, page
+        html = r.content.decode()
+        assert 'class="skip-link"' in html and "/static/css/app.css" in html, page
+        assert "Only reviewers, auditors and staff may" in html, page
