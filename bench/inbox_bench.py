@@ -11,8 +11,9 @@ written through the real actions; proposals and their targets are bulk-inserted 
 distinct pair of entries, the four kinds in turn, every fifth with lost details). For each size
 it renders — through the full Django stack, logged in as a reviewer — the inbox page
 (pending, oldest first), the newest-first page, a page filtered by kind, the polled
-"new items" badge, a text search (``q``) and a search with every filter (submitter, lost
-details, status, order), and prints the median and best time in milliseconds, the queries per render,
+"new items" badge, a text search (``q``), a search with every filter (submitter, lost
+details, status, order), assigned to me (a third of the queue), claimed by me (one live claim),
+both with a search, and one entry's proposals, and prints the median and best time in milliseconds, the queries per render,
 and the ratios to the smallest queue. A keyset page, capped counts and a watermark badge should
 keep every ratio near 1. (With 100 proposals the one-kind page shows 25 rows, not a full page of
 50, so that ratio also counts the extra rows rendered.)
@@ -27,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
+from datetime import timedelta
 
 from bench_env import setup_django
 
@@ -44,6 +46,7 @@ from memory.actors import Actor  # noqa: E402
 from memory.keys import issue_api_key  # noqa: E402
 from memory.models import Entry  # noqa: E402
 from proposals.models import Proposal, ProposalTarget, affected_key  # noqa: E402
+from review.models import ReviewClaim  # noqa: E402
 
 ROLES = {
     "consolidation": ("target", "redundant"),
@@ -168,7 +171,31 @@ PAGES = {
         "/review/?q=merged+text&submitter=bench-agent&lost=yes&claimed=&assigned="
         "&status=pending&sort=newest&limit=50"
     ),
+    # A third of the queue is assigned to the viewer, who also holds one claim.
+    "assigned to me": "/review/?assigned=me",
+    "claimed by me": "/review/?claimed=me",
+    "assigned + claimed + search": "/review/?assigned=me&claimed=me&q=merged",
+    # One entry's proposals (filled in per database: the entry of the second seeded entry).
+    "one entry": "/review/?entry={entry}",
 }
+
+
+def assign_and_claim(memory_pk: int) -> None:
+    """Every third proposal assigned to rita; rita's one live claim on the first of them."""
+    rita = User.objects.get(username="rita")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE proposals_proposal SET assigned_to_id = %s WHERE memory_id = %s AND id %% 3 = 0",
+            [rita.pk, memory_pk],
+        )
+    first = Proposal.objects.filter(memory_id=memory_pk, assigned_to=rita).order_by("pk").first()
+    assert first is not None
+    ReviewClaim.objects.create(
+        proposal=first,
+        actor_id=Actor.for_user(rita).id,
+        actor_label="rita",
+        expires_at=timezone.now() + timedelta(hours=1),
+    )
 
 
 def measure(size: int, repeat: int) -> dict[str, dict[str, float]]:
@@ -186,9 +213,11 @@ def measure(size: int, repeat: int) -> dict[str, dict[str, float]]:
         memory_pk, entries, agent = seed_entries(n_entries)
         pairs = itertools.combinations(range(n_entries), 2)
         grow(memory_pk, entries, pairs, agent, size)
+        assign_and_claim(memory_pk)
         client = Client()
         client.force_login(User.objects.get(username="rita"))
-        return {name: timed(client, url, repeat) for name, url in PAGES.items()}
+        urls = {name: url.format(entry=entries[1].uid) for name, url in PAGES.items()}
+        return {name: timed(client, url, repeat) for name, url in urls.items()}
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
