@@ -112,6 +112,10 @@ def main() -> int:
         cases.append((name, response, status, code))
 
     E = "/memories/acme/entries"
+    # A proposal the secret-bearing Idempotency-Key would file, were the key not refused.
+    cleanup_target = json.loads(
+        post("agent", E, {"body": "Scratch note for the idempotency check", "kind": "fact"}).content
+    )["entry_id"]
     for label, secret in SECRETS.items():
         expect(
             f"secret/{label}/body",
@@ -179,7 +183,12 @@ def main() -> int:
                 post(
                     "agent",
                     "/proposals",
-                    {"memory": "acme", "kind": "cleanup", "rationale": "x", "entries": []},
+                    {
+                        "memory": "acme",
+                        "kind": "cleanup",
+                        "rationale": "x",
+                        "entries": [{"entry_id": cleanup_target, "version": 1}],
+                    },
                     **{"Idempotency-Key": secret},
                 ),
                 422,
