@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 
 from . import actions
 from .actors import Actor
@@ -312,24 +312,23 @@ class DemoResult:
 DEMO_EMAIL = "{username}@acme.example"
 
 
-def _user(username: str, group: str | None, *, superuser: bool = False) -> User:
-    """A demo user; the superuser reads every model in the Django admin."""
+def _user(username: str, group: str | None, *, staff: bool = False) -> User:
+    """A demo user; the staff user reads every model in the Django admin and changes none
+    (every change goes through the audited product, never through the admin)."""
     user = User.objects.filter(username=username).first()
     email = DEMO_EMAIL.format(username=username)
     if user is None:
         user = User.objects.create_user(
-            username,
-            email=email,
-            password=DEMO_PASSWORD,
-            is_staff=superuser,
-            is_superuser=superuser,
+            username, email=email, password=DEMO_PASSWORD, is_staff=staff
         )
     if not user.email:  # demo databases made before the users had addresses
         user.email = email
         user.save(update_fields=["email"])
-    if superuser and not user.is_superuser:  # made when the admin was staff only
-        user.is_staff = user.is_superuser = True
-        user.save(update_fields=["is_staff", "is_superuser"])
+    if staff:
+        if user.is_superuser or not user.is_staff:
+            user.is_staff, user.is_superuser = True, False
+            user.save(update_fields=["is_staff", "is_superuser"])
+        user.user_permissions.add(*Permission.objects.filter(codename__startswith="view_"))
     if group:
         user.groups.add(Group.objects.get_or_create(name=group)[0])
     return user
@@ -339,7 +338,7 @@ def load_demo() -> DemoResult:
     """Create (or reuse) the demo Memory and print-worthy credentials. Idempotent."""
     from .keys import issue_api_key
 
-    admin = _user("admin", None, superuser=True)
+    admin = _user("admin", None, staff=True)
     _user("rita", "reviewer")
     _user("ravi", "reviewer")
     _user("ada", "auditor")

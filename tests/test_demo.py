@@ -5,9 +5,10 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from memory.models import Head, Memory, Revision
+from memory.models import ApiKey, Head, Memory, Revision
 from proposals.models import Proposal, ProposalComment
 
 
@@ -54,6 +55,22 @@ def test_the_demo_admin_can_read_every_model_in_the_admin(client):
     for model in ("memory/entry", "memory/revision", "proposals/proposal", "auth/user"):
         assert f'href="/admin/{model}/"' in html, model
     assert client.get("/admin/memory/entry/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_demo_admin_changes_nothing_in_the_admin(client):
+    """Every change goes through the audited product: the admin only reads."""
+    call_command("load_demo", stdout=StringIO())
+    admin = User.objects.get(username="admin")
+    assert admin.is_staff and not admin.is_superuser
+    client.login(username="admin", password="steward-demo")
+    key = ApiKey.objects.order_by("pk").first()
+    assert key is not None
+    page = client.get(f"/admin/memory/apikey/{key.pk}/change/")
+    assert page.status_code == 200 and 'name="clearance"' not in page.content.decode()
+    assert client.post(f"/admin/memory/apikey/{key.pk}/change/", {}).status_code == 403
+    assert client.get("/admin/auth/user/add/").status_code == 403
+    assert client.post(f"/admin/auth/user/{admin.pk}/change/", {}).status_code == 403
 
 
 @pytest.mark.django_db
