@@ -17,11 +17,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from memory import audit
 from memory.actors import Actor
 from memory.admission import clean_text
 from memory.models import Memory, Revision
 from memory.plans import apply_plan
+from proposals.events import record_proposal_event
 from proposals.kinds import ApprovalPlan, kind_of
 from proposals.models import (
     OPEN_STATUSES,
@@ -220,7 +220,7 @@ def _approve(
     required = approvals_required(memory, proposal.kind)
     approvals = len(previous) + 1
     if approvals < required:
-        _record(
+        record_proposal_event(
             "proposal.approval_recorded",
             proposal,
             actor=actor,
@@ -232,7 +232,7 @@ def _approve(
     fields = proposal.transition_to(ProposalStatus.APPROVED, at=now)
     _record_decider(proposal, actor, now, note)
     proposal.save(update_fields=[*fields, *DECIDER_FIELDS])
-    _record(
+    record_proposal_event(
         "proposal.approved",
         proposal,
         actor=actor,
@@ -246,18 +246,6 @@ def _approve(
 
 
 DECIDER_FIELDS = ["decided_by", "decided_by_label", "decided_at", "decision_comment"]
-
-
-def _record(action: str, proposal: Proposal, *, actor: Actor, **fields: Any) -> None:
-    """The audit event of a decision, labelled with the proposal."""
-    audit.record(
-        action,
-        actor=actor,
-        memory=proposal.memory,
-        label=f"#{proposal.pk} {proposal.kind}",
-        proposal_id=proposal.pk,
-        **fields,
-    )
 
 
 def _decision(
@@ -305,7 +293,7 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
     proposal.rejection_reason = reason
     _record_decider(proposal, actor, now, note)
     proposal.save(update_fields=[*fields, "rejection_reason", *DECIDER_FIELDS])
-    _record(
+    record_proposal_event(
         "proposal.rejected",
         proposal,
         actor=actor,
@@ -335,7 +323,7 @@ def request_changes(proposal_pk: int, *, actor: Actor, comment: str) -> Decision
     decision = _decision(proposal, actor, Verdict.REQUEST_CHANGES, now, comment=note)
     fields = proposal.transition_to(ProposalStatus.CHANGES_REQUESTED, reason=note, at=now)
     proposal.save(update_fields=fields)
-    _record(
+    record_proposal_event(
         "proposal.changes_requested",
         proposal,
         actor=actor,
