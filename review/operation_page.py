@@ -9,8 +9,8 @@ from typing import Any
 
 from memory.models import EntryVersion, Head
 
+from .links import entry_href, revision_href
 from .models import MaintenanceOperation
-from .pages import entry_href, revision_href
 from .selectors import irreversible_effects
 
 

@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
-from django.urls import reverse
 
 from memory.actors import Actor
 from memory.models import Evidence, Relation, RelationKind
@@ -38,19 +37,11 @@ from proposals.selectors import get_proposal, visible_proposals
 
 from . import compare
 from .actions import approvals_required, lost_detail_names
+from .governance_card import Governance, governance
 from .inbox import moved_entries, result_text, targets_with_heads
+from .links import entry_href
 from .models import Decision, MaintenanceOperation, ReviewClaim
 from .recall_preview import RecallPreview, recall_preview
-
-
-def entry_href(slug: str, entry_id: str) -> str:
-    """The entry's timeline page (served by the audit app)."""
-    return reverse("audit-entry-timeline", kwargs={"slug": slug, "entry_id": entry_id})
-
-
-def revision_href(slug: str, number: int) -> str:
-    return reverse("audit-revision", kwargs={"slug": slug, "number": number})
-
 
 # --- Evidence ----------------------------------------------------------------------------------
 
@@ -230,95 +221,6 @@ def input_conflicts(proposal: Proposal, targets: Sequence[ProposalTarget]) -> li
         .select_related("from_entry", "to_entry")
         .order_by("created_at", "pk")
     )
-
-
-# --- Governance evidence: the quarantine reason and the injection scan --------------------------
-
-#: Characters of the entry's text shown on each side of a matched span.
-SPAN_CONTEXT = 40
-
-
-@dataclass
-class SpanView:
-    """One matched span of the injection scan, with a little of the text around it."""
-
-    rule: str
-    start: int
-    end: int
-    match: str
-    before: str = ""
-    after: str = ""
-
-
-@dataclass
-class InjectionView:
-    """The injection scan of one affected entry, as stored on the proposal at submission."""
-
-    entry_id: str
-    href: str
-    rules_version: str = ""
-    rules: list[str] = field(default_factory=list)
-    spans: list[SpanView] = field(default_factory=list)
-
-
-@dataclass
-class Governance:
-    """What an ``admission`` or ``quarantine`` proposal asks the reviewer to weigh: the reason
-    given for withholding, and where the entries' text reads as instructions to a model."""
-
-    reason: str
-    findings: list[InjectionView]
-
-    @property
-    def flagged(self) -> int:
-        return sum(1 for f in self.findings if f.spans)
-
-
-def _spans(scan: dict[str, Any], body: str) -> list[SpanView]:
-    out = []
-    for span in scan.get("spans") or []:
-        if not isinstance(span, dict):
-            continue
-        start, end = int(span.get("start") or 0), int(span.get("end") or 0)
-        # Context only when the stored offsets still fit the text the scan read.
-        fits = 0 <= start <= end <= len(body)
-        before = body[max(start - SPAN_CONTEXT, 0) : start] if fits else ""
-        after = body[end : end + SPAN_CONTEXT] if fits else ""
-        out.append(
-            SpanView(
-                rule=str(span.get("rule", "")),
-                start=start,
-                end=end,
-                match=str(span.get("match", "")),
-                before=("…" if fits and start > SPAN_CONTEXT else "") + before,
-                after=after + ("…" if fits and end + SPAN_CONTEXT < len(body) else ""),
-            )
-        )
-    return out
-
-
-def governance(proposal: Proposal, targets: Sequence[ProposalTarget]) -> Governance | None:
-    """The governance card of an admission or quarantine proposal (None for other kinds). The
-    scan is the one stored in the payload at submission (``injection``): for an admission one
-    scan of the candidate, for a quarantine one per entry that has findings."""
-    spec = kind_of(proposal.kind)
-    if not spec.governs:
-        return None
-    slug = proposal.memory.slug
-    findings = []
-    for t in targets:
-        uid = t.entry.uid
-        scan = spec.scan_of(proposal, uid)
-        findings.append(
-            InjectionView(
-                entry_id=uid,
-                href=entry_href(slug, uid),
-                rules_version=str(scan.get("rules_version", "")),
-                rules=[str(r) for r in scan.get("rules") or []],
-                spans=_spans(scan, t.version.body),
-            )
-        )
-    return Governance(reason=spec.withhold_reason(proposal), findings=findings)
 
 
 # --- The proposal page -------------------------------------------------------------------------

@@ -1,0 +1,14 @@
+"""Links from review pages to the audit app's pages of an entry and a revision."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+
+def entry_href(slug: str, entry_id: str) -> str:
+    """The entry's timeline page (served by the audit app)."""
+    return reverse("audit-entry-timeline", kwargs={"slug": slug, "entry_id": entry_id})
+
+
+def revision_href(slug: str, number: int) -> str:
+    return reverse("audit-revision", kwargs={"slug": slug, "number": number})
