@@ -1,15 +1,23 @@
 """API routes of proposal intake (mounted under /api/v1/)."""
 
-from lib.urls import under
+from lib.urls import actions, under
 
 from . import api
 
-urlpatterns = under(
-    "proposals",
-    ("", api.ProposalListSubmitApi, "proposal-list"),
-    ("/<int:proposal_id>", api.ProposalDetailApi, "proposal-detail"),
-    ("/<int:proposal_id>/comments", api.ProposalCommentsApi, "proposal-comments"),
-    ("/<int:proposal_id>/amend", api.ProposalAmendApi, "proposal-amend"),
-    ("/<int:proposal_id>/assign", api.ProposalAssignApi, "proposal-assign"),
-    ("/<int:proposal_id>/withdraw", api.ProposalWithdrawApi, "proposal-withdraw"),
-)
+urlpatterns = [
+    *under(
+        "proposals",
+        ("", api.ProposalListSubmitApi, "proposal-list"),
+        ("/<int:proposal_id>", api.ProposalDetailApi, "proposal-detail"),
+    ),
+    *actions(
+        "proposals/<int:proposal_id>",
+        "proposal",
+        {
+            "comments": api.ProposalCommentsApi,
+            "amend": api.ProposalAmendApi,
+            "assign": api.ProposalAssignApi,
+            "withdraw": api.ProposalWithdrawApi,
+        },
+    ),
+]

@@ -1,34 +1,22 @@
 """API routes of the approval engine (mounted under /api/v1/)."""
 
-from django.urls import path
+from lib.urls import actions, under
 
 from . import engine_api as api
 
 urlpatterns = [
-    path(
-        "proposals/<int:proposal_id>/approve",
-        api.ProposalApproveApi.as_view(),
-        name="proposal-approve",
+    *actions(
+        "proposals/<int:proposal_id>",
+        "proposal",
+        {
+            "approve": api.ProposalApproveApi,
+            "reject": api.ProposalRejectApi,
+            "request-changes": api.ProposalRequestChangesApi,
+        },
     ),
-    path(
-        "proposals/<int:proposal_id>/reject",
-        api.ProposalRejectApi.as_view(),
-        name="proposal-reject",
-    ),
-    path(
-        "proposals/<int:proposal_id>/request-changes",
-        api.ProposalRequestChangesApi.as_view(),
-        name="proposal-request-changes",
-    ),
-    path("proposals/bulk", api.ProposalBulkApi.as_view(), name="proposal-bulk"),
-    path(
-        "operations/<int:operation_id>",
-        api.OperationDetailApi.as_view(),
-        name="operation-detail",
-    ),
-    path(
-        "operations/<int:operation_id>/compensate",
-        api.OperationCompensateApi.as_view(),
-        name="operation-compensate",
+    *actions("proposals", "proposal", {"bulk": api.ProposalBulkApi}),
+    *under("operations/<int:operation_id>", ("", api.OperationDetailApi, "operation-detail")),
+    *actions(
+        "operations/<int:operation_id>", "operation", {"compensate": api.OperationCompensateApi}
     ),
 ]
