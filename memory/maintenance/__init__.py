@@ -33,7 +33,15 @@ decay scan), :mod:`.rebuild` (the rebuild job), :mod:`.runs` (run rows, progress
 """
 
 from ..jobs import JOB_NAMES
-from .decay import SCAN_COLUMNS, Candidate, Scan, decay_candidates, run_decay_scan
+from .decay import (
+    SCAN_COLUMNS,
+    SCORE_COLUMNS,
+    Candidate,
+    Scan,
+    decay_candidates,
+    run_decay_scan,
+    score_row,
+)
 from .decay import _run_decay as _run_decay
 from .decay import _still_eligible as _still_eligible
 from .rebuild import run_projection_rebuild
@@ -83,6 +91,7 @@ __all__ = [
     "RETIRE_BATCH",
     "SCAN_BATCH",
     "SCAN_COLUMNS",
+    "SCORE_COLUMNS",
     "SEED_RETENTION_DAYS",
     "SIGMA",
     "Candidate",
@@ -112,4 +121,5 @@ __all__ = [
     "run_decay_scan",
     "run_job",
     "run_projection_rebuild",
+    "score_row",
 ]

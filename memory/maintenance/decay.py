@@ -12,7 +12,7 @@ batches, each re-checked under the Memory lock and written as one ``forget`` rev
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,10 +51,9 @@ from .retention import (
 )
 from .runs import record_run, require_maintainer
 
-#: The projection columns the scan reads per row: keys, then what the retention score needs.
-SCAN_COLUMNS = (
-    "entry_id",
-    "version_id",
+#: The projection columns a row's retention score needs, in the order :func:`score_row` takes
+#: them: the score's inputs, then the tier and kind that choose its half-life.
+SCORE_COLUMNS = (
     "importance",
     "interval_started_at",
     "time_known",
@@ -63,6 +62,25 @@ SCAN_COLUMNS = (
     "tier",
     "kind",
 )
+#: The projection columns the scan reads per row: keys, then what the retention score needs.
+SCAN_COLUMNS = ("entry_id", "version_id", *SCORE_COLUMNS)
+
+
+def score_row(
+    values: Sequence[Any], *, now: datetime, half_life: Callable[[str, str], float]
+) -> float:
+    """The retention score of one row of :data:`SCORE_COLUMNS` values; ``half_life(tier, kind)``
+    gives the half-life in days (from the policy)."""
+    importance, started, known, recalls, recalled, tier, kind = values
+    return retention_score(
+        importance=importance,
+        interval_started_at=started,
+        time_known=known,
+        recall_count=recalls,
+        last_recalled_at=recalled,
+        now=now,
+        half_life_days=half_life(tier, kind),
+    )
 
 
 @dataclass(frozen=True, order=True)
@@ -158,20 +176,8 @@ def decay_candidates(
         scan.eligible += len(rows)
         scan.skipped_pending_proposal += len(pending)
         batch = [
-            (
-                retention_score(
-                    importance=importance,
-                    interval_started_at=started,
-                    time_known=known,
-                    recall_count=recalls,
-                    last_recalled_at=recalled,
-                    now=now,
-                    half_life_days=half_life(tier, kind),
-                ),
-                pk,
-                version_pk,
-            )
-            for pk, version_pk, importance, started, known, recalls, recalled, tier, kind in rows
+            (score_row(values, now=now, half_life=half_life), pk, version_pk)
+            for pk, version_pk, *values in rows
             if pk not in pending
         ]
         # (score, entry pk) orders exactly as Candidate does (pks are unique).

@@ -21,6 +21,7 @@ Dry run: the trigger figures and the would-be list, nothing filed. Idempotent.
 from __future__ import annotations
 
 import heapq
+from functools import partial
 from typing import Any
 
 from django.db.models import Count, Max, Q
@@ -118,37 +119,16 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
         .exclude(tier=Tier.SESSION)
         .filter(~Q(entry__head__pinned=True))
     )
+    half_life = partial(maintenance.retention_half_life, policy)
     best: list[tuple[float, int, str, int]] = []
     for pks in base.resumed_scan(run, candidates):
         pending = hooks.entries_with_pending_proposals(memory, pks)
         rows = candidates.filter(entry_id__in=[p for p in pks if p not in pending]).values_list(
-            "entry_id",
-            "entry__uid",
-            "version__number",
-            "importance",
-            "interval_started_at",
-            "time_known",
-            "recall_count",
-            "last_recalled_at",
-            "tier",
-            "kind",
+            "entry_id", "entry__uid", "version__number", *maintenance.SCORE_COLUMNS
         )
         scored = [
-            (
-                maintenance.retention_score(
-                    importance=imp,
-                    interval_started_at=started,
-                    time_known=known,
-                    recall_count=recalls,
-                    last_recalled_at=recalled,
-                    now=now,
-                    half_life_days=maintenance.retention_half_life(policy, tier, kind),
-                ),
-                pk,
-                uid,
-                number,
-            )
-            for pk, uid, number, imp, started, known, recalls, recalled, tier, kind in rows
+            (maintenance.score_row(values, now=now, half_life=half_life), pk, uid, number)
+            for pk, uid, number, *values in rows
         ]
         run.count("scanned", len(pks))
         best = heapq.nsmallest(limit, best + scored)
