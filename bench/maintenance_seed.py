@@ -14,7 +14,16 @@ from typing import Any
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
-from seed_common import KINDS, add_revisions, declared_source, first_version, vocabulary
+from seed_common import (
+    KINDS,
+    active_heads,
+    add_changes,
+    add_revisions,
+    cited_evidence,
+    declared_source,
+    first_version,
+    vocabulary,
+)
 
 from memory import actions, db_stats, lifecycle, maintenance
 from memory.actions.evidence import EvidenceInput, resolve_evidence
@@ -125,41 +134,15 @@ def seed(slug: str, n: int, rng_seed: int, batch: int = 5000) -> Memory:
             )
             Evidence.objects.bulk_create(
                 [
-                    Evidence(
-                        version=v,
-                        position=0,
-                        source=cite[0],
-                        ref=f"ref-{v.entry_id}",
-                        observed_at=rev.recorded_at if v.entry_id % 3 == 0 else None,
-                        declaration_version=cite[1].version,
-                        authority=cite[1].authority,
-                        verification=cite[1].verification,
+                    cited_evidence(
+                        v, *cite, observed_at=rev.recorded_at if v.entry_id % 3 == 0 else None
                     )
                     for v, rev, cite in zip(versions, revisions, cites, strict=True)
                     if cite
                 ]
             )
-            RevisionChange.objects.bulk_create(
-                [
-                    RevisionChange(
-                        revision=rev, entry=e, to_version=v, from_state="", to_state="active"
-                    )
-                    for e, rev, v in zip(entries, revisions, versions, strict=True)
-                ]
-            )
-            Head.objects.bulk_create(
-                [
-                    Head(
-                        entry=e,
-                        memory=memory,
-                        version=v,
-                        state="active",
-                        revision=rev,
-                        interval_started_at=rev.recorded_at,
-                    )
-                    for e, rev, v in zip(entries, revisions, versions, strict=True)
-                ]
-            )
+            RevisionChange.objects.bulk_create(add_changes(entries, revisions, versions))
+            Head.objects.bulk_create(active_heads(memory, entries, revisions, versions))
             LifecycleProjection.objects.bulk_create(lifecycle.derive([e.pk for e in entries]))
         print(f"  seed: {start + size}/{n} entries ({time.monotonic() - t0:.0f}s)", flush=True)
     memory.head = number

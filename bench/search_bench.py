@@ -45,7 +45,10 @@ from seed_common import (  # noqa: E402
     KINDS,
     BulkCreate,
     Copy,
+    active_heads,
+    add_changes,
     add_revisions,
+    cited_evidence,
     declared_source,
     first_version,
     vocabulary,
@@ -133,42 +136,13 @@ def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:
                 loader.add(
                     Evidence,
                     [
-                        Evidence(
-                            version=v,
-                            position=0,
-                            source=repo,
-                            ref=f"ref-{v.entry_id}",
-                            declaration_version=decl.version,
-                            authority=decl.authority,
-                            verification=decl.verification,
-                        )
+                        cited_evidence(v, repo, decl)
                         for v, cite in zip(versions, cites, strict=True)
                         if cite
                     ],
                 )
-                loader.add(
-                    RevisionChange,
-                    [
-                        RevisionChange(
-                            revision=rev, entry=e, to_version=v, from_state="", to_state="active"
-                        )
-                        for e, rev, v in zip(entries, revisions, versions, strict=True)
-                    ],
-                )
-                loader.add(
-                    Head,
-                    [
-                        Head(
-                            entry=e,
-                            memory=memory,
-                            version=v,
-                            state="active",
-                            revision=rev,
-                            interval_started_at=now,
-                        )
-                        for e, rev, v in zip(entries, revisions, versions, strict=True)
-                    ],
-                )
+                loader.add(RevisionChange, add_changes(entries, revisions, versions))
+                loader.add(Head, active_heads(memory, entries, revisions, versions))
                 loader.flush()
                 loader.add(LifecycleProjection, lifecycle.derive([e.pk for e in entries]))
                 loader.flush()

@@ -14,7 +14,16 @@ from typing import Any
 
 from django.db import connection, models
 
-from memory.models import Entry, EntryVersion, Revision, Source, SourceDeclaration
+from memory.models import (
+    Entry,
+    EntryVersion,
+    Evidence,
+    Head,
+    Revision,
+    RevisionChange,
+    Source,
+    SourceDeclaration,
+)
 from memory.text import content_hash, indexed_text
 
 KINDS = ["fact", "fact", "fact", "decision", "constraint", "preference", "working_note"]
@@ -113,6 +122,54 @@ def first_version(
         searchable_text=text,
         term_count=count,
     )
+
+
+def cited_evidence(
+    version: EntryVersion,
+    source: Source,
+    declaration: SourceDeclaration,
+    observed_at: datetime | None = None,
+) -> Evidence:
+    """The unsaved evidence of ``version`` that :func:`first_version` hashed: ``ref-<entry pk>``
+    of ``source``, snapshotting ``declaration``."""
+    return Evidence(
+        version=version,
+        position=0,
+        source=source,
+        ref=f"ref-{version.entry_id}",
+        observed_at=observed_at,
+        declaration_version=declaration.version,
+        authority=declaration.authority,
+        verification=declaration.verification,
+    )
+
+
+def add_changes(
+    entries: list[Entry], revisions: list[Revision], versions: list[EntryVersion]
+) -> list[RevisionChange]:
+    """The unsaved changes of the ``add`` revisions: each entry's version 1, made active."""
+    return [
+        RevisionChange(revision=rev, entry=e, to_version=v, from_state="", to_state="active")
+        for e, rev, v in zip(entries, revisions, versions, strict=True)
+    ]
+
+
+def active_heads(
+    memory: Any, entries: list[Entry], revisions: list[Revision], versions: list[EntryVersion]
+) -> list[Head]:
+    """The unsaved heads of freshly added entries: active at version 1 from their revision's
+    time on."""
+    return [
+        Head(
+            entry=e,
+            memory=memory,
+            version=v,
+            state="active",
+            revision=rev,
+            interval_started_at=rev.recorded_at,
+        )
+        for e, rev, v in zip(entries, revisions, versions, strict=True)
+    ]
 
 
 def declared_source(
