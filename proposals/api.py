@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -39,6 +40,20 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 )
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def proposal_schema(
+    summary: str, *, operation: str = "", responses: Any = OpenApiTypes.OBJECT, **more: Any
+) -> Callable[[F], F]:
+    """An operation on proposals in the OpenAPI document: tagged "proposals", with ``summary``,
+    an object answered unless ``responses`` says otherwise and, given ``operation``, the id
+    ``proposals_<operation>`` (else the id derived from the path)."""
+    if operation:
+        more["operation_id"] = f"proposals_{operation}"
+    return extend_schema(tags=TAGS, summary=summary, responses=responses, **more)
+
+
 def proposal_response(actor: Any, proposal_id: int) -> Response:
     """The proposal as the caller sees it now, read again after a change."""
     return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
@@ -57,10 +72,9 @@ class ProposalChangeApi(ActorApiView):
 
 
 class ProposalListSubmitApi(ActorApiView):
-    @extend_schema(
-        tags=TAGS,
-        summary="List proposals (cursor pagination, newest first)",
-        operation_id="proposals_list",
+    @proposal_schema(
+        "List proposals (cursor pagination, newest first)",
+        operation="list",
         parameters=[
             OpenApiParameter("status", str),
             OpenApiParameter("kind", str),
@@ -78,7 +92,6 @@ class ProposalListSubmitApi(ActorApiView):
             OpenApiParameter("cursor", str),
             OpenApiParameter("limit", int),
         ],
-        responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
         actor = self.actor(request)
@@ -98,10 +111,9 @@ class ProposalListSubmitApi(ActorApiView):
         rows, cursor = keyset_page(qs, request.query_params, descending=True)
         return Response({"items": [proposal_json(actor, p) for p in rows], "next_cursor": cursor})
 
-    @extend_schema(
-        tags=TAGS,
-        summary="Submit an L2 proposal",
-        operation_id="proposals_submit",
+    @proposal_schema(
+        "Submit an L2 proposal",
+        operation="submit",
         request=ProposalSubmitIn,
         parameters=[IDEMPOTENCY_HEADER],
         responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
@@ -121,24 +133,15 @@ class ProposalListSubmitApi(ActorApiView):
 
 
 class ProposalDetailApi(ActorApiView):
-    @extend_schema(
-        tags=TAGS,
-        summary="Read a proposal",
-        operation_id="proposals_read",
-        responses=OpenApiTypes.OBJECT,
-    )
+    @proposal_schema("Read a proposal", operation="read")
     def get(self, request: Request, proposal_id: int) -> Response:
         actor = self.actor(request)
         return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
 
 
 class ProposalWithdrawApi(ActorApiView):
-    @extend_schema(
-        tags=TAGS,
-        summary="Withdraw a pending proposal (submitter)",
-        operation_id="proposals_withdraw",
-        request=WithdrawIn,
-        responses=OpenApiTypes.OBJECT,
+    @proposal_schema(
+        "Withdraw a pending proposal (submitter)", operation="withdraw", request=WithdrawIn
     )
     def post(self, request: Request, proposal_id: int) -> Response:
         actor = self.actor(request)
@@ -149,10 +152,9 @@ class ProposalWithdrawApi(ActorApiView):
 
 
 class ProposalCommentsApi(ProposalChangeApi):
-    @extend_schema(
-        tags=TAGS,
-        summary="Comment on a proposal (reviewers and the submitter)",
-        operation_id="proposals_comment",
+    @proposal_schema(
+        "Comment on a proposal (reviewers and the submitter)",
+        operation="comment",
         request=CommentIn,
         responses={201: OpenApiTypes.OBJECT},
     )
@@ -163,12 +165,10 @@ class ProposalCommentsApi(ProposalChangeApi):
 
 
 class ProposalAmendApi(ProposalChangeApi):
-    @extend_schema(
-        tags=TAGS,
-        summary="Amend an open proposal: a new revision, verification rerun (submitter, reviewer)",
-        operation_id="proposals_amend",
+    @proposal_schema(
+        "Amend an open proposal: a new revision, verification rerun (submitter, reviewer)",
+        operation="amend",
         request=AmendIn,
-        responses=OpenApiTypes.OBJECT,
     )
     def post(self, request: Request, proposal_id: int) -> Response:
         actor, data, proposal = self.parse_for(request, proposal_id, AmendIn)
@@ -178,12 +178,10 @@ class ProposalAmendApi(ProposalChangeApi):
 
 
 class ProposalAssignApi(ProposalChangeApi):
-    @extend_schema(
-        tags=TAGS,
-        summary="Assign an open proposal to a reviewer (null clears it)",
-        operation_id="proposals_assign",
+    @proposal_schema(
+        "Assign an open proposal to a reviewer (null clears it)",
+        operation="assign",
         request=AssignIn,
-        responses=OpenApiTypes.OBJECT,
     )
     def post(self, request: Request, proposal_id: int) -> Response:
         actor, data, proposal = self.parse_for(request, proposal_id, AssignIn)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lib.api import ActorApiView, StrictSerializer, parse
+from proposals.api import proposal_schema
 from proposals.models import RejectionReason
 from proposals.serializers import BulkIn
 
@@ -56,7 +56,7 @@ def decision_out(result: actions.DecisionResult) -> dict[str, Any]:
 
 
 class ProposalApproveApi(ActorApiView):
-    @extend_schema(tags=["proposals"], request=ApproveIn, summary="Approve a proposal (reviewers)")
+    @proposal_schema("Approve a proposal (reviewers)", request=ApproveIn)
     def post(self, request: Request, proposal_id: int) -> Response:
         data = parse(ApproveIn, request)
         result = actions.approve_proposal(
@@ -70,7 +70,7 @@ class ProposalApproveApi(ActorApiView):
 
 
 class ProposalRejectApi(ActorApiView):
-    @extend_schema(tags=["proposals"], request=RejectIn, summary="Reject a proposal (reviewers)")
+    @proposal_schema("Reject a proposal (reviewers)", request=RejectIn)
     def post(self, request: Request, proposal_id: int) -> Response:
         data = parse(RejectIn, request)
         result = actions.reject_proposal(
@@ -83,12 +83,7 @@ class ProposalRejectApi(ActorApiView):
 
 
 class ProposalRequestChangesApi(ActorApiView):
-    @extend_schema(
-        tags=["proposals"],
-        request=RequestChangesIn,
-        responses=OpenApiTypes.OBJECT,
-        summary="Ask the submitter for changes (reviewers)",
-    )
+    @proposal_schema("Ask the submitter for changes (reviewers)", request=RequestChangesIn)
     def post(self, request: Request, proposal_id: int) -> Response:
         data = parse(RequestChangesIn, request)
         result = actions.request_changes(
@@ -100,11 +95,8 @@ class ProposalRequestChangesApi(ActorApiView):
 
 
 class ProposalBulkApi(ActorApiView):
-    @extend_schema(
-        tags=["proposals"],
-        request=BulkIn,
-        responses=OpenApiTypes.OBJECT,
-        summary="Approve or reject many proposals, each in its own transaction (reviewers)",
+    @proposal_schema(
+        "Approve or reject many proposals, each in its own transaction (reviewers)", request=BulkIn
     )
     def post(self, request: Request) -> Response:
         actor = self.actor(request)
