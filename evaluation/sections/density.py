@@ -18,6 +18,7 @@ with quality off and on: bytes injected, items, and whether the relevant entry m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from memory import actions
@@ -102,19 +103,28 @@ def inject(memory: Any, rng: Any, vocab: Vocabulary, terms: tuple[str, str], cha
     )
 
 
-def measure(memory: Any, clusters: list[dict[str, Any]], injected: int, bench: Workbench) -> dict:
+def per_mode(
+    memory: Any, injected: int, figures: Callable[[Any], dict[str, Any]]
+) -> dict[str, Any]:
+    """One point of a curve: ``injected``, then for each quality mode the ``figures`` of the
+    Memory under that mode's policy, each named with the mode as suffix."""
     point: dict[str, Any] = {"injected": injected}
     for mode, policy in MODES:
-        view = under_policy(memory, policy)
+        point |= {f"{name}_{mode}": v for name, v in figures(under_policy(memory, policy)).items()}
+    return point
+
+
+def measure(memory: Any, clusters: list[dict[str, Any]], injected: int, bench: Workbench) -> dict:
+    def figures(view: Any) -> dict[str, Any]:
         recalls, rrs = [], []
         for c in clusters:
             hits = search(view, actor=WRITER, query=c["query"], limit=LIMIT, now=bench.now).hits
             ranked = [h.key for h in hits]
             recalls.append(1.0 if c["relevant"] in ranked[:LIMIT] else 0.0)
             rrs.append(reciprocal_rank(ranked, {c["relevant"]}))
-        point[f"recall_at_10_{mode}"] = round(mean(recalls), 6)
-        point[f"mrr_{mode}"] = round(mean(rrs), 6)
-    return point
+        return {"recall_at_10": round(mean(recalls), 6), "mrr": round(mean(rrs), 6)}
+
+    return per_mode(memory, injected, figures)
 
 
 @section("density", title="Candidate-density interference curve", order=30)
@@ -167,20 +177,22 @@ def run(bench: Workbench) -> SectionResult:
 
 def measure_packs(memory: Any, clusters: list[dict[str, Any]], injected: int) -> dict:
     """The Context Pack of every query under one budget, quality off and on."""
-    point: dict[str, Any] = {"injected": injected}
-    for mode, policy in MODES:
-        view = under_policy(memory, policy)
+
+    def figures(view: Any) -> dict[str, Any]:
         sizes, items, included = [], [], []
         for c in clusters:
             pack = build_context_pack(view, actor=WRITER, query=c["query"], byte_budget=PACK_BUDGET)
             sizes.append(pack.bytes)
             items.append(len(pack.items))
             included.append(1.0 if any(i.entry_id == c["uid"] for i in pack.items) else 0.0)
-        point[f"bytes_{mode}"] = round(mean(sizes), 2)
-        point[f"max_bytes_{mode}"] = max(sizes)
-        point[f"items_{mode}"] = round(mean(items), 3)
-        point[f"relevant_included_{mode}"] = round(mean(included), 6)
-    return point
+        return {
+            "bytes": round(mean(sizes), 2),
+            "max_bytes": max(sizes),
+            "items": round(mean(items), 3),
+            "relevant_included": round(mean(included), 6),
+        }
+
+    return per_mode(memory, injected, figures)
 
 
 @section("context_pack", title="Context Pack bytes under one budget, quality off and on", order=35)
