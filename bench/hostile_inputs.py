@@ -116,36 +116,30 @@ def main() -> int:
     cleanup_target = json.loads(
         post("agent", E, {"body": "Scratch note for the idempotency check", "kind": "fact"}).content
     )["entry_id"]
+
+    def refused(prefix: str, code: str, responses: dict[str, Any]) -> None:
+        """Each response (named ``prefix/name``) must be a 422 with ``code``."""
+        for name, response in responses.items():
+            expect(f"{prefix}/{name}", response, 422, code)
+
+    def fact(body: str, quote: str | None = None, ref: str = "r") -> dict[str, Any]:
+        """An entry's fields, with one evidence item quoting ``quote`` when given."""
+        evidence = {"evidence": [{"source": "repo", "ref": ref, "quote": quote}]} if quote else {}
+        return {"body": body, "kind": "fact", **evidence}
+
     for label, secret in SECRETS.items():
-        expect(
-            f"secret/{label}/body",
-            post("agent", E, {"body": f"deploy with {secret}", "kind": "fact"}),
-            422,
+        refused(
+            f"secret/{label}",
             "secret_detected",
-        )
-        expect(
-            f"secret/{label}/quote",
-            post(
-                "agent",
-                E,
-                {
-                    "body": "deploy notes",
-                    "kind": "fact",
-                    "evidence": [{"source": "repo", "ref": "r", "quote": secret}],
-                },
-            ),
-            422,
-            "secret_detected",
-        )
-        expect(
-            f"secret/{label}/memory_name",
-            post(
-                "reviewer",
-                "/memories",
-                {"slug": f"m-{label.replace('_', '-')}", "name": f"Team {secret}"},
-            ),
-            422,
-            "secret_detected",
+            {
+                "body": post("agent", E, fact(f"deploy with {secret}")),
+                "quote": post("agent", E, fact("deploy notes", quote=secret)),
+                "memory_name": post(
+                    "reviewer",
+                    "/memories",
+                    {"slug": f"m-{label.replace('_', '-')}", "name": f"Team {secret}"},
+                ),
+            },
         )
         # Ids are printable ASCII; a non-ASCII disguise is already refused as 400.
         printable = secret.isascii() and secret.isprintable()
@@ -166,54 +160,33 @@ def main() -> int:
             code,
         )
         if printable:
-            expect(
-                f"secret/{label}/source_name",
-                post("agent", "/sources", {"name": secret}),
-                422,
+            refused(
+                f"secret/{label}",
                 "secret_detected",
-            )
-            expect(
-                f"secret/{label}/session_end",
-                post("agent", f"/memories/acme/sessions/{secret}/end", {}),
-                422,
-                "secret_detected",
-            )
-            expect(
-                f"secret/{label}/idempotency_key",
-                post(
-                    "agent",
-                    "/proposals",
-                    {
-                        "memory": "acme",
-                        "kind": "cleanup",
-                        "rationale": "x",
-                        "entries": [{"entry_id": cleanup_target, "version": 1}],
-                    },
-                    **{"Idempotency-Key": secret},
-                ),
-                422,
-                "secret_detected",
+                {
+                    "source_name": post("agent", "/sources", {"name": secret}),
+                    "session_end": post("agent", f"/memories/acme/sessions/{secret}/end", {}),
+                    "idempotency_key": post(
+                        "agent",
+                        "/proposals",
+                        {
+                            "memory": "acme",
+                            "kind": "cleanup",
+                            "rationale": "x",
+                            "entries": [{"entry_id": cleanup_target, "version": 1}],
+                        },
+                        **{"Idempotency-Key": secret},
+                    ),
+                },
             )
     for label, number in PERSONAL.items():
-        expect(
-            f"personal/{label}/body",
-            post("agent", E, {"body": f"customer number {number} on file", "kind": "fact"}),
-            422,
+        refused(
+            f"personal/{label}",
             "personal_data_detected",
-        )
-        expect(
-            f"personal/{label}/reason_quote",
-            post(
-                "agent",
-                E,
-                {
-                    "body": "customer called",
-                    "kind": "fact",
-                    "evidence": [{"source": "repo", "ref": "t", "quote": number}],
-                },
-            ),
-            422,
-            "personal_data_detected",
+            {
+                "body": post("agent", E, fact(f"customer number {number} on file")),
+                "reason_quote": post("agent", E, fact("customer called", quote=number, ref="t")),
+            },
         )
     for url in WEBHOOKS:
         expect(
