@@ -27,7 +27,6 @@ from proposals.models import (
     Proposal,
     ProposalAmendment,
     ProposalComment,
-    ProposalKind,
     ProposalStatus,
     ProposalTarget,
     TargetRole,
@@ -38,7 +37,7 @@ from proposals.selectors import get_proposal, visible_proposals
 from . import compare
 from .actions import approvals_required, lost_detail_names
 from .governance_card import Governance, governance
-from .inbox import moved_entries, result_text, targets_with_heads
+from .inbox import ProposalFlags, moved_entries, result_text, targets_with_heads
 from .links import entry_href
 from .models import Decision, MaintenanceOperation, ReviewClaim
 from .recall_preview import RecallPreview, recall_preview
@@ -249,26 +248,12 @@ def get_visible_proposal(actor: Actor, pk: int) -> Proposal:
 
 # --- The discussion ----------------------------------------------------------------------------
 
-#: What "the proposed text" is, per kind a reviewer may edit: the label of the text.
-TEXT_LABELS: dict[str, str] = {
-    ProposalKind.CONSOLIDATION: "Proposed merged text",
-    ProposalKind.PROMOTION: "Proposed promoted text",
-    ProposalKind.SUPERSESSION: "Proposed successor text",
-}
-
 
 def proposed_text(kind: str, payload: dict[str, Any] | None) -> str | None:
-    """The text a reviewer may edit in ``payload``: the body of a consolidation or promotion,
-    a new successor's body; None for other kinds and for an existing successor."""
-    payload = payload or {}
-    if kind in (ProposalKind.CONSOLIDATION, ProposalKind.PROMOTION):
-        body = payload.get("body")
-        return body if isinstance(body, str) else None
-    if kind == ProposalKind.SUPERSESSION:
-        successor = payload.get("successor")
-        if isinstance(successor, dict) and isinstance(successor.get("body"), str):
-            return str(successor["body"])
-    return None
+    """The text a reviewer may edit in ``payload`` (the kind's ``proposed_text``): the body of
+    a consolidation or promotion, a new successor's body; None for other kinds and for an
+    existing successor."""
+    return kind_of(kind).proposed_text(payload or {})
 
 
 #: The proposal status each verdict stands for (badge colour and wording).
@@ -360,7 +345,7 @@ def thread(proposal: Proposal) -> list[ThreadItem]:
 
 
 @dataclass
-class ProposalPage:
+class ProposalPage(ProposalFlags):
     proposal: Proposal
     targets: list[ProposalTarget]
     panes: Panes
@@ -387,14 +372,6 @@ class ProposalPage:
     conflicts: list[Relation] = field(default_factory=list)
 
     @property
-    def is_pending(self) -> bool:
-        return self.proposal.status == ProposalStatus.PENDING
-
-    @property
-    def is_open(self) -> bool:
-        return self.proposal.is_open
-
-    @property
     def changes_requested(self) -> bool:
         return self.proposal.status == ProposalStatus.CHANGES_REQUESTED
 
@@ -413,7 +390,7 @@ class ProposalPage:
 
     @property
     def text_label(self) -> str:
-        return TEXT_LABELS.get(self.proposal.kind, "Proposed text")
+        return kind_of(self.proposal.kind).text_label
 
     @property
     def last_change_request(self) -> ThreadItem | None:

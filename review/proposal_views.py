@@ -32,7 +32,7 @@ from memory.actors import Actor
 from proposals.actions.discussion import add_comment, amend_proposal
 from proposals.exceptions import IllegalTransition
 from proposals.kinds import kind_of
-from proposals.models import Proposal, ProposalKind
+from proposals.models import Proposal
 
 from . import actions, inbox, pages, web
 from .exceptions import (
@@ -425,10 +425,7 @@ def _text_changes(proposal: Proposal, text: str) -> dict[str, Any] | None:
     """The amendment that replaces the proposed text with ``text`` (None: nothing to edit)."""
     if pages.proposed_text(proposal.kind, proposal.payload) is None:
         return None
-    if proposal.kind == ProposalKind.SUPERSESSION:
-        successor = dict(kind_of(proposal.kind).resubmission(proposal).get("successor") or {})
-        return {"successor": {**successor, "body": text}}
-    return {"body": text}
+    return kind_of(proposal.kind).text_changes(proposal, text)
 
 
 #: Where the amendment's refusals about the text go on the form.

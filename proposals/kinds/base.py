@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from memory.actions import Change, EvidenceInput, NewBody, ResolvedEvidence, resolve_evidence
+from memory.admission import clean_body
 from memory.models import Entry, Head, HeadState, Memory
 from memory.plans import Plan
 from memory.text import content_hash
@@ -336,6 +337,19 @@ class ProposalKindSpec:
         """The result pane. Default: none (inputs only)."""
         return None
 
+    #: How the page names the text a reviewer may edit.
+    text_label: ClassVar[str] = "Proposed text"
+
+    def proposed_text(self, payload: dict[str, Any]) -> str | None:
+        """The text a reviewer may edit in ``payload`` (a proposal's, or one an amendment
+        replaced). Default: None (the kind has none)."""
+        return None
+
+    def text_changes(self, proposal: Proposal, text: str) -> dict[str, Any]:
+        """The amendment that replaces the proposed text with ``text`` (only for a proposal
+        that has one, :meth:`proposed_text`)."""
+        raise NotImplementedError
+
     #: Whether the page shows the governance card (the reason to withhold, the injection scan).
     governs: ClassVar[bool] = False
 
@@ -347,6 +361,26 @@ class ProposalKindSpec:
         """The injection scan stored for one affected entry (``{rules_version, rules, spans}``).
         Default: none."""
         return {}
+
+
+class BodyKind(ProposalKindSpec):
+    """A kind whose result is a text submitted as ``body`` (consolidation, promotion): it is
+    cleaned at intake, shown as the result and may be edited by a reviewer's amendment."""
+
+    amendable_fields = ("body",)
+
+    def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
+        draft.body = clean_body(parsed["body"])
+
+    def result_text(self, proposal: Proposal) -> str:
+        return str((proposal.payload or {}).get("body", ""))
+
+    def proposed_text(self, payload: dict[str, Any]) -> str | None:
+        body = payload.get("body")
+        return body if isinstance(body, str) else None
+
+    def text_changes(self, proposal: Proposal, text: str) -> dict[str, Any]:
+        return {"body": text}
 
 
 class EntryListKind(ProposalKindSpec):

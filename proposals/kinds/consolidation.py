@@ -27,7 +27,6 @@ from memory.actions import (
     evidence_inputs_of,
     resolve_evidence,
 )
-from memory.admission import clean_body
 from memory.dedupe import thresholds
 from memory.models import HeadState, Memory, RelationKind, RevisionKind, sensitivities_up_to
 from memory.text import content_hash
@@ -45,16 +44,16 @@ class ConsolidationIn(ProposalCommonIn):
     body = serializers.CharField(trim_whitespace=False)
 
 
-class Consolidation(base.ProposalKindSpec):
+class Consolidation(base.BodyKind):
     name = ProposalKind.CONSOLIDATION
     revision_kind = RevisionKind.CONSOLIDATE
     serializer = ConsolidationIn
-    amendable_fields = ("body",)
     input_roles = (TargetRole.TARGET, TargetRole.REDUNDANT)
     role_labels = {
         TargetRole.TARGET: "Target (receives the merged body)",
         TargetRole.REDUNDANT: "Redundant (forgotten into the target)",
     }
+    text_label = "Proposed merged text"
     lasting_effect = (
         "While it is in force, current recall and Context Packs return {target} with the merged "
         "body in place of {redundant}; what agents answered from the merged text is not taken "
@@ -66,9 +65,6 @@ class Consolidation(base.ProposalKindSpec):
             base.ref("target", TargetRole.TARGET, parsed["target"]),
             *base.refs_of("redundant", TargetRole.REDUNDANT, parsed["redundant"]),
         ]
-
-    def clean(self, parsed: dict[str, Any], draft: base.Draft) -> None:
-        draft.body = clean_body(parsed["body"])
 
     def verify(
         self, memory: Memory, draft: base.Draft, found: base.Found, report: verify.Report
@@ -131,9 +127,6 @@ class Consolidation(base.ProposalKindSpec):
             leaves=list(by_role.get(TargetRole.REDUNDANT, [])),
             rewrites=[(t, body) for t in by_role.get(TargetRole.TARGET, [])],
         )
-
-    def result_text(self, proposal: Proposal) -> str:
-        return str((proposal.payload or {}).get("body", ""))
 
     def result_pane(self, proposal: Proposal, by_role: base.ByRole) -> base.ResultPane:
         target = by_role[TargetRole.TARGET][0]

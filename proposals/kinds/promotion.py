@@ -20,7 +20,6 @@ from typing import Any
 from rest_framework import serializers
 
 from memory.actions import NewRelation, evidence_inputs_of
-from memory.admission import clean_body
 from memory.models import (
     Entry,
     HeadState,
@@ -49,13 +48,13 @@ class PromotionIn(ProposalCommonIn):
     body = serializers.CharField(trim_whitespace=False)
 
 
-class Promotion(base.ProposalKindSpec):
+class Promotion(base.BodyKind):
     name = ProposalKind.PROMOTION
     revision_kind = RevisionKind.PROMOTE
     serializer = PromotionIn
-    amendable_fields = ("body",)
     input_roles = (TargetRole.NOTE,)
     role_labels = {TargetRole.NOTE: "Working note (forgotten, promoted)"}
+    text_label = "Proposed promoted text"
     lasting_effect = (
         "While it is in force, the promoted entry is recalled as durable memory in place of the "
         "working notes {note}; compensation retires it and restores the notes, but answers built "
@@ -67,7 +66,7 @@ class Promotion(base.ProposalKindSpec):
         return base.refs_of("notes", TargetRole.NOTE, parsed["notes"])
 
     def clean(self, parsed: dict[str, Any], draft: base.Draft) -> None:
-        draft.body = clean_body(parsed["body"])
+        super().clean(parsed, draft)
         draft.target_kind = parsed["target_kind"]
 
     def verify(
@@ -146,9 +145,6 @@ class Promotion(base.ProposalKindSpec):
             leaves=[n for n in notes if n.state == HeadState.ACTIVE],
             joins=[("new entry", self.result_text(proposal))],
         )
-
-    def result_text(self, proposal: Proposal) -> str:
-        return str((proposal.payload or {}).get("body", ""))
 
     def result_pane(self, proposal: Proposal, by_role: base.ByRole) -> base.ResultPane:
         notes = by_role.get(TargetRole.NOTE, [])

@@ -53,6 +53,7 @@ class Supersession(base.ProposalKindSpec):
         TargetRole.OLD: "Old (becomes superseded)",
         TargetRole.SUCCESSOR: "Successor",
     }
+    text_label = "Proposed successor text"
     lasting_effect = (
         "While it is in force, recall labels {old} superseded and leaves it out of current recall "
         "and Context Packs; agents that acted on the successor instead are not told when "
@@ -158,6 +159,17 @@ class Supersession(base.ProposalKindSpec):
     def result_text(self, proposal: Proposal) -> str:
         successor = (proposal.payload or {}).get("successor") or {}
         return str(successor.get("body", ""))
+
+    def proposed_text(self, payload: dict[str, Any]) -> str | None:
+        """A new successor's body (None for an existing successor)."""
+        successor = payload.get("successor")
+        if isinstance(successor, dict) and isinstance(successor.get("body"), str):
+            return str(successor["body"])
+        return None
+
+    def text_changes(self, proposal: Proposal, text: str) -> dict[str, Any]:
+        successor = dict(self.resubmission(proposal).get("successor") or {})
+        return {"successor": {**successor, "body": text}}
 
     def result_pane(self, proposal: Proposal, by_role: base.ByRole) -> base.ResultPane:
         old = by_role.get(TargetRole.OLD, [])
