@@ -340,8 +340,24 @@ class Snippet:
     role: str
 
 
+class ProposalFlags:
+    """What the inbox row and the proposal page both say of their proposal
+    (``self.proposal``): whether it is pending, whether it is still open."""
+
+    proposal: Proposal
+
+    @property
+    def is_pending(self) -> bool:
+        return self.proposal.status == ProposalStatus.PENDING
+
+    @property
+    def is_open(self) -> bool:
+        """Pending or waiting for an amendment: it may still be assigned."""
+        return self.proposal.is_open
+
+
 @dataclass
-class Row:
+class Row(ProposalFlags):
     """One proposal as the inbox shows it. Display strings are prepared here, once, so the
     template of a 50-row page stays cheap to render."""
 
@@ -379,15 +395,6 @@ class Row:
     @property
     def stale(self) -> bool:
         return self.proposal.status == ProposalStatus.STALE or bool(self.moved)
-
-    @property
-    def is_pending(self) -> bool:
-        return self.proposal.status == ProposalStatus.PENDING
-
-    @property
-    def is_open(self) -> bool:
-        """Pending or waiting for an amendment: it may still be assigned."""
-        return self.proposal.is_open
 
 
 def result_text(proposal: Proposal, targets: Sequence[ProposalTarget]) -> str:
