@@ -298,6 +298,29 @@ SESSION_NOTES = [
 ]
 
 
+#: The revised entries: (key, new body, cited (source, ref), the expected head version or None).
+REVISIONS: list[tuple[str, str, tuple[str, str], int | None]] = [
+    (
+        "pg_version",
+        "The primary database is PostgreSQL 15.6 on db-main-1 (upgraded 2026-10-14).",
+        ("ci", "run/90112"),
+        1,
+    ),
+    (
+        "python_version",
+        "Services run on Python 3.11; the 3.12 migration is scheduled for 2027-Q1.",
+        ("chat", "msg-22540"),
+        None,
+    ),
+]
+#: The retired entries: (key, reason); the dashboards entry is restored afterwards.
+RETIREMENTS = [
+    ("legacy_ftp", "FTP host decommissioned"),
+    ("ticket_4711", "PLAT-4711 closed"),
+    ("dashboards", "moved to dashboards-as-code"),
+]
+
+
 @dataclass
 class DemoResult:
     memory: Memory
@@ -398,31 +421,18 @@ def _write_history(memory: Memory, agent: Actor, staff: Actor) -> dict[str, str]
         )
         ids[f"note_{i}"] = result.entry.uid
     # A corrected fact (two versions) and a moved target.
-    actions.revise_entry(
-        memory,
-        actor=agent,
-        entry_uid=ids["pg_version"],
-        body="The primary database is PostgreSQL 15.6 on db-main-1 (upgraded 2026-10-14).",
-        evidence=[{"source": "ci", "ref": "run/90112"}],
-        expected_version=1,
-    )
-    actions.revise_entry(
-        memory,
-        actor=agent,
-        entry_uid=ids["python_version"],
-        body="Services run on Python 3.11; the 3.12 migration is scheduled for 2027-Q1.",
-        evidence=[{"source": "chat", "ref": "msg-22540"}],
-    )
+    for key, body, (source, ref), expected_version in REVISIONS:
+        actions.revise_entry(
+            memory,
+            actor=agent,
+            entry_uid=ids[key],
+            body=body,
+            evidence=[{"source": source, "ref": ref}],
+            expected_version=expected_version,
+        )
     # Retirements and a restore.
-    actions.forget_entry(
-        memory, actor=agent, entry_uid=ids["legacy_ftp"], reason="FTP host decommissioned"
-    )
-    actions.forget_entry(
-        memory, actor=agent, entry_uid=ids["ticket_4711"], reason="PLAT-4711 closed"
-    )
-    actions.forget_entry(
-        memory, actor=agent, entry_uid=ids["dashboards"], reason="moved to dashboards-as-code"
-    )
+    for key, reason in RETIREMENTS:
+        actions.forget_entry(memory, actor=agent, entry_uid=ids[key], reason=reason)
     actions.reactivate_entry(
         memory, actor=agent, entry_uid=ids["dashboards"], reason="migration rolled back"
     )
