@@ -15,6 +15,8 @@ revision, verification and diff), so it always redirects back to the page.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -66,6 +68,22 @@ def _visible(actor: Actor, pk: int) -> Proposal | None:
 
 
 # --- The proposal page -------------------------------------------------------------------------
+
+
+def proposal_form(view: Callable[[HttpRequest, Actor, int, Proposal], HttpResponse]) -> Any:
+    """A form posted to a proposal's page: POST only, by reviewers and staff, about a proposal
+    the actor may see (404 otherwise), which ``view`` is given with its ``pk``."""
+
+    @require_POST
+    @web.deciders
+    @wraps(view)
+    def posted(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+        proposal = _visible(actor, pk)
+        if proposal is None:
+            return web.refuse(request, f"No proposal {pk}.", status=404)
+        return view(request, actor, pk, proposal)
+
+    return posted
 
 
 def _data(form: Any, name: str, default: str = "") -> str:
@@ -275,12 +293,10 @@ def _domain_error(
     return _invalid(request, actor, pk, **{f"{kind}_form": form})
 
 
-@require_POST
-@web.deciders
-def proposal_approve(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
-    proposal = _visible(actor, pk)
-    if proposal is None:
-        return web.refuse(request, f"No proposal {pk}.", status=404)
+@proposal_form
+def proposal_approve(
+    request: HttpRequest, actor: Actor, pk: int, proposal: Proposal
+) -> HttpResponse:
     form = ApproveForm(request.POST, lost_details=actions.lost_detail_names(proposal))
     if not form.is_valid():
         return _invalid(request, actor, pk, approve_form=form)
@@ -323,12 +339,10 @@ def _approved_then_next(request: HttpRequest, actor: Actor, pk: int, message: st
     return HttpResponseClientRedirect(url) if web.is_htmx(request) else HttpResponseRedirect(url)
 
 
-@require_POST
-@web.deciders
-def proposal_reject(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
-    proposal = _visible(actor, pk)
-    if proposal is None:
-        return web.refuse(request, f"No proposal {pk}.", status=404)
+@proposal_form
+def proposal_reject(
+    request: HttpRequest, actor: Actor, pk: int, proposal: Proposal
+) -> HttpResponse:
     form = RejectForm(request.POST)
     if not form.is_valid():
         return _invalid(request, actor, pk, reject_form=form)
@@ -344,14 +358,12 @@ def proposal_reject(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse
     return _decided(request, actor, pk, f"Rejected proposal #{pk}.")
 
 
-@require_POST
-@web.deciders
-def proposal_request_changes(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+@proposal_form
+def proposal_request_changes(
+    request: HttpRequest, actor: Actor, pk: int, proposal: Proposal
+) -> HttpResponse:
     """Ask the submitter for changes (``review.actions.request_changes``): the proposal waits
     for an amendment; the comment says what should change."""
-    proposal = _visible(actor, pk)
-    if proposal is None:
-        return web.refuse(request, f"No proposal {pk}.", status=404)
     form = RequestChangesForm(request.POST)
     if not form.is_valid():
         return _invalid(request, actor, pk, changes_form=form)
@@ -396,13 +408,11 @@ def _thread(request: HttpRequest, actor: Actor, pk: int, *, status: int, **kw: A
     )
 
 
-@require_POST
-@web.deciders
-def proposal_comment(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+@proposal_form
+def proposal_comment(
+    request: HttpRequest, actor: Actor, pk: int, proposal: Proposal
+) -> HttpResponse:
     """Add a comment to the proposal's discussion (``proposals.actions.add_comment``)."""
-    proposal = _visible(actor, pk)
-    if proposal is None:
-        return web.refuse(request, f"No proposal {pk}.", status=404)
     form = CommentForm(request.POST)
     if form.is_valid():
         try:
@@ -437,15 +447,11 @@ AMEND_FIELDS = {
 }
 
 
-@require_POST
-@web.deciders
-def proposal_amend(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
+@proposal_form
+def proposal_amend(request: HttpRequest, actor: Actor, pk: int, proposal: Proposal) -> HttpResponse:
     """Edit proposed text: a reviewer's amendment of the body (consolidation, promotion) or of
     a new successor's body (supersession) — a new revision, verified again; the reviewer counts
     as self from then on (``proposals.actions.amend_proposal``)."""
-    proposal = _visible(actor, pk)
-    if proposal is None:
-        return web.refuse(request, f"No proposal {pk}.", status=404)
     form = AmendForm(request.POST)
     if not form.is_valid():
         return _render_page(request, actor, pk, "review/proposal.html", status=422, amend_form=form)
