@@ -19,7 +19,7 @@ if at least 64 bytes are available for it; otherwise it is skipped and the next 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lib.errors import ValidationFailed
@@ -56,13 +56,7 @@ class PackItem:
     truncated: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "entry_id": self.entry_id,
-            "version": self.version,
-            "label": self.label,
-            "bytes": self.bytes,
-            "truncated": self.truncated,
-        }
+        return asdict(self)
 
 
 @dataclass

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -310,13 +310,7 @@ class VectorScan:
     widened: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "fetched": self.fetched,
-            "scanned": self.scanned,
-            "bounded": self.bounded,
-            "widened": self.widened,
-        }
+        return asdict(self)
 
 
 def nearest(
