@@ -1,6 +1,6 @@
 """API routes of the memory core (mounted under /api/v1/)."""
 
-from lib.urls import under
+from lib.urls import actions, under
 
 from . import api, api_maintenance, api_recall
 
@@ -17,18 +17,21 @@ urlpatterns = [
         ("sources/<str:name>/declarations", api.SourceDeclareApi, "source-declare"),
     ),
     *under(MEMORY, ("/entries", api.EntryListCreateApi, "entry-list")),
-    *under(
+    *under(ENTRY, ("", api.EntryDetailApi, "entry-detail")),
+    *actions(
         ENTRY,
-        ("", api.EntryDetailApi, "entry-detail"),
-        ("/revise", api.EntryReviseApi, "entry-revise"),
-        ("/forget", api.EntryForgetApi, "entry-forget"),
-        ("/reactivate", api.EntryReactivateApi, "entry-reactivate"),
-        ("/quarantine", api.EntryQuarantineApi, "entry-quarantine"),
-        ("/release", api.EntryReleaseApi, "entry-release"),
-        ("/pin", api.EntryPinApi, "entry-pin"),
-        ("/versions", api.EntryVersionsApi, "entry-versions"),
-        ("/versions/<int:number>", api.EntryVersionDetailApi, "entry-version-detail"),
+        "entry",
+        {
+            "revise": api.EntryReviseApi,
+            "forget": api.EntryForgetApi,
+            "reactivate": api.EntryReactivateApi,
+            "quarantine": api.EntryQuarantineApi,
+            "release": api.EntryReleaseApi,
+            "pin": api.EntryPinApi,
+            "versions": api.EntryVersionsApi,
+        },
     ),
+    *under(ENTRY, ("/versions/<int:number>", api.EntryVersionDetailApi, "entry-version-detail")),
     *under(
         MEMORY,
         ("/sessions/<str:session_id>/end", api.SessionEndApi, "session-end"),
