@@ -1,11 +1,36 @@
-"""What the filtered list pages (the audit log, the entry browser) share: the "Load more" link
-of a keyset page, and the part of the page an htmx request renders."""
+"""What the filtered list pages (the audit log, the entry browser, the review inbox) share: the
+filters in the URL, the "Load more" link of a keyset page, and the part of the page an htmx
+request renders."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 from django.http import HttpRequest
+
+
+@dataclass
+class UrlFilter:
+    """A list page's filters, all in its URL (every view a shareable link that works without
+    JavaScript): each field of a subclass is a query parameter, left out while it has its
+    default value, but those named in :attr:`not_in_url`."""
+
+    #: The values refused, per parameter (the page answers 422 and says why).
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    #: Fields that are no query parameter (found from one, or kept for the page).
+    not_in_url: ClassVar[tuple[str, ...]] = ()
+
+    def params(self, **override: Any) -> dict[str, str]:
+        """The non-default parameters, in field order, then ``override`` (an empty or None
+        override drops the parameter)."""
+        values = {
+            f.name: "" if getattr(self, f.name) == f.default else getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "errors" and f.name not in self.not_in_url
+        }
+        values.update({k: str(v) if v is not None else "" for k, v in override.items()})
+        return {k: v for k, v in values.items() if v}
 
 
 def page_links(request: HttpRequest, f: Any, cursor: str | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ number of queries: the entries with head, head version and projection in one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,7 +26,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 
 from lib.errors import DomainError
-from lib.list_pages import list_template, page_links
+from lib.list_pages import UrlFilter, list_template, page_links
 from lib.pagination import keyset_page
 
 from .actors import Actor
@@ -41,21 +41,18 @@ FILTER_PARAMS = ("state", "kind", "pinned", "q")
 
 
 @dataclass
-class EntryFilter:
+class EntryFilter(UrlFilter):
     state: str = ""
     kind: str = ""
     pinned: str = ""
     q: str = ""
-    errors: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:
-        return bool(self.state or self.kind or self.pinned or self.q)
+        return bool(self.params())
 
     def query_string(self, **extra: str) -> str:
-        values = {"state": self.state, "kind": self.kind, "pinned": self.pinned, "q": self.q}
-        values.update(extra)
-        return urlencode({k: v for k, v in values.items() if v})
+        return urlencode(self.params(**extra))
 
 
 def parse_filter(params: Any) -> EntryFilter:

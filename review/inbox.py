@@ -34,6 +34,7 @@ from django.utils import timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
+from lib.list_pages import UrlFilter
 from memory.actors import Actor
 from memory.models import Memory
 from proposals.kinds import KINDS as PROPOSAL_KINDS
@@ -73,8 +74,10 @@ MAX_TEXT = 200
 
 
 @dataclass
-class InboxFilter:
+class InboxFilter(UrlFilter):
     """The inbox's state, all of it in the URL (shareable, works without JavaScript)."""
+
+    not_in_url = ("memory_id",)
 
     memory: str = ""
     memory_id: int | None = None
@@ -95,7 +98,6 @@ class InboxFilter:
     assigned: str = ""
     #: The page size asked for ("" = the default); kept by "Next page".
     limit: str = ""
-    errors: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def descending(self) -> bool:
@@ -110,24 +112,6 @@ class InboxFilter:
             "has_lost_details": {"yes": True, "no": False}.get(self.lost),
             "assigned": self.assigned,
         }
-
-    def params(self, **override: Any) -> dict[str, str]:
-        """Non-default filter values (plus overrides; an empty override drops the key)."""
-        values = {
-            "memory": self.memory,
-            "kind": self.kind,
-            "status": "" if self.status == ProposalStatus.PENDING else self.status,
-            "sort": "" if self.sort == "oldest" else self.sort,
-            "q": self.q,
-            "submitter": self.submitter,
-            "entry": self.entry,
-            "lost": self.lost,
-            "claimed": self.claimed,
-            "assigned": self.assigned,
-            "limit": self.limit,
-        }
-        values.update({k: str(v) if v is not None else "" for k, v in override.items()})
-        return {k: v for k, v in values.items() if v}
 
     def query(self, **override: Any) -> str:
         encoded = urlencode(self.params(**override))
