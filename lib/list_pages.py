@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
+from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
@@ -31,6 +32,15 @@ class UrlFilter:
         }
         values.update({k: str(v) if v is not None else "" for k, v in override.items()})
         return {k: v for k, v in values.items() if v}
+
+    def query_string(self, **override: Any) -> str:
+        """:meth:`params` as a query string (without the "?")."""
+        return urlencode(self.params(**override))
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter is set."""
+        return bool(self.params())
 
 
 def page_links(request: HttpRequest, f: Any, cursor: str | None) -> dict[str, Any]:

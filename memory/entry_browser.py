@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -46,13 +45,6 @@ class EntryFilter(UrlFilter):
     kind: str = ""
     pinned: str = ""
     q: str = ""
-
-    @property
-    def active(self) -> bool:
-        return bool(self.params())
-
-    def query_string(self, **extra: str) -> str:
-        return urlencode(self.params(**extra))
 
 
 def parse_filter(params: Any) -> EntryFilter:

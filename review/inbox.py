@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -114,7 +113,7 @@ class InboxFilter(UrlFilter):
         }
 
     def query(self, **override: Any) -> str:
-        encoded = urlencode(self.params(**override))
+        encoded = self.query_string(**override)
         return f"?{encoded}" if encoded else ""
 
 
