@@ -27,7 +27,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -273,8 +273,29 @@ def _involved(actor: Actor) -> Q:
     )
 
 
-def _proposal_title(p: Proposal) -> str:
-    return f"Proposal #{p.pk} · {p.kind}"
+def _proposal_item(
+    kind: str, at: datetime | None, p: Proposal, text: str, memory: str, anchor: str = ""
+) -> Item:
+    """An item about proposal ``p`` (of Memory ``memory``), linking to its page (at ``anchor``)."""
+    return Item(
+        kind,
+        at,
+        f"Proposal #{p.pk} · {p.kind}",
+        text,
+        reverse("review-proposal", args=[p.pk]) + anchor,
+        memory,
+    )
+
+
+def _by_others(qs: QuerySet[Any], author: str, at: str, mine: set[str], person: str) -> Any:
+    """The newest rows of ``qs`` that neither the person (``mine``: their user and key ids, in
+    ``author``) nor a key on their behalf wrote, with their proposal and Memory."""
+    return (
+        qs.exclude(**{f"{author}__in": mine})
+        .exclude(on_behalf_of=person)
+        .select_related("proposal", "memory")
+        .order_by(f"-{at}", "-pk")[:ITEMS_PER_KIND]
+    )
 
 
 def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
@@ -298,56 +319,27 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
         .order_by("-assigned_at", "-pk")[:ITEMS_PER_KIND]
     ):
         by = f" by {p.assigned_by_label}" if p.assigned_by_label else ""
-        items.append(
-            Item(
-                "assigned",
-                p.assigned_at,
-                _proposal_title(p),
-                f"Assigned to you{by}; it is {p.status.replace('_', ' ')}.",
-                reverse("review-proposal", args=[p.pk]),
-                p.memory.slug,
-            )
-        )
+        text = f"Assigned to you{by}; it is {p.status.replace('_', ' ')}."
+        items.append(_proposal_item("assigned", p.assigned_at, p, text, p.memory.slug))
 
     involved = visible.filter(_involved(actor))
-    for d in (
-        Decision.objects.filter(
-            verdict=Verdict.REQUEST_CHANGES,
-            proposal__in=involved.filter(status=ProposalStatus.CHANGES_REQUESTED).values("pk"),
-            proposal_revision=F("proposal__revision"),
-        )
-        .exclude(actor_id__in=mine)
-        .exclude(on_behalf_of=person)
-        .select_related("proposal", "memory")
-        .order_by("-decided_at", "-pk")[:ITEMS_PER_KIND]
-    ):
+    asked = Decision.objects.filter(
+        verdict=Verdict.REQUEST_CHANGES,
+        proposal__in=involved.filter(status=ProposalStatus.CHANGES_REQUESTED).values("pk"),
+        proposal_revision=F("proposal__revision"),
+    )
+    for d in _by_others(asked, "actor_id", "decided_at", mine, person):
+        text = f"{d.actor_label} asked for changes: {d.comment[:300]}"
         items.append(
-            Item(
-                "changes_requested",
-                d.decided_at,
-                _proposal_title(d.proposal),
-                f"{d.actor_label} asked for changes: {d.comment[:300]}",
-                reverse("review-proposal", args=[d.proposal_id]),
-                d.memory.slug,
-            )
+            _proposal_item("changes_requested", d.decided_at, d.proposal, text, d.memory.slug)
         )
 
-    for c in (
-        ProposalComment.objects.filter(proposal__in=involved.values("pk"))
-        .exclude(author_id__in=mine)
-        .exclude(on_behalf_of=person)
-        .select_related("proposal", "memory")
-        .order_by("-created_at", "-pk")[:ITEMS_PER_KIND]
-    ):
+    comments = ProposalComment.objects.filter(proposal__in=involved.values("pk"))
+    for c in _by_others(comments, "author_id", "created_at", mine, person):
+        text = f"{c.author_label} commented: {c.body[:300]}"
+        anchor = f"#thread-comment-{c.pk}"
         items.append(
-            Item(
-                "comment",
-                c.created_at,
-                _proposal_title(c.proposal),
-                f"{c.author_label} commented: {c.body[:300]}",
-                reverse("review-proposal", args=[c.proposal_id]) + f"#thread-comment-{c.pk}",
-                c.memory.slug,
-            )
+            _proposal_item("comment", c.created_at, c.proposal, text, c.memory.slug, anchor)
         )
 
     for claim in (
@@ -361,16 +353,7 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
         else:
             at = p.status_changed_at
             text = f"You claimed it, and it is now {p.status.replace('_', ' ')}."
-        items.append(
-            Item(
-                "stale_claim",
-                at,
-                _proposal_title(p),
-                text,
-                reverse("review-proposal", args=[p.pk]),
-                p.memory.slug,
-            )
-        )
+        items.append(_proposal_item("stale_claim", at, p, text, p.memory.slug))
 
     for item in items:
         item.new = item.at is not None and (seen_at is None or item.at > seen_at)
