@@ -449,6 +449,27 @@ def resumed_scan(run: Pass, qs: Any, *, batch: int = BATCH) -> Iterator[list[int
     run.counts["wrapped"] = done
 
 
+#: One batch of :func:`neighbourhood_scan`.
+ScanBatch = tuple[
+    list[int], dict[int, Neighbour], dict[int, list[int]], dict[int, HeadRow | Neighbour]
+]
+
+
+def neighbourhood_scan(run: Pass, qs: Any, finder: Neighbourhoods) -> Iterator[ScanBatch]:
+    """The batches of :func:`resumed_scan` (each counted as ``scanned``) with their
+    neighbourhoods: ``(pks, batch, near, light)`` — the batch's light rows (kind, state,
+    tokens), each entry's nearest entries (:func:`neighbourhoods`), and the light rows of the
+    batch and of all those neighbours. A pass reads full head rows only for the pairs that
+    score above its threshold."""
+    for pks in resumed_scan(run, qs, batch=NEIGHBOURHOOD_BATCH):
+        run.count("scanned", len(pks))
+        batch = finder.neighbours(pks)
+        near = neighbourhoods(finder, batch)
+        light: dict[int, HeadRow | Neighbour] = dict(batch)
+        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(batch)))
+        yield pks, batch, near, light
+
+
 def keep_cursor(run: Pass) -> None:
     """A run that scans nothing (a trigger that did not fire) keeps the previous position."""
     if not run.dry_run:
@@ -483,6 +504,13 @@ class Pass:
     def add_item(self, item: dict[str, Any]) -> None:
         self.items.append(item)
 
+    def record(self, item: dict[str, Any], action: str, **details: Any) -> None:
+        """Complete ``item`` with the ``action`` taken (and its ``details``), count the action
+        and add the item."""
+        item.update(action=action, **details)
+        self.count(action)
+        self.add_item(item)
+
     @property
     def filer(self) -> Actor:
         """Proposals are filed by the system, so whoever asked for the run may still review
@@ -510,9 +538,7 @@ class Pass:
         existing = self.existing_proposal(kind, entry_pks)
         if existing is None:
             return False
-        item.update(action="already_proposed", proposal=existing.pk, status=existing.status)
-        self.count("already_proposed")
-        self.add_item(item)
+        self.record(item, "already_proposed", proposal=existing.pk, status=existing.status)
         return True
 
     def propose(
@@ -527,34 +553,24 @@ class Pass:
         if self.counts.get("proposed", 0) + self.counts.get("would_propose", 0) >= (
             self.max_proposals
         ):
-            item.update(action="skipped_limit")
-            self.count("skipped_limit")
-            self.add_item(item)
+            self.record(item, "skipped_limit")
             return None
         if self.dry_run:
-            item.update(action="would_propose")
-            self.count("would_propose")
-            self.add_item(item)
+            self.record(item, "would_propose")
             return None
         try:
             result = submit_request(
                 actor=self.filer, data={"memory": self.memory.slug, "kind": kind, **data}
             )
         except DuplicateProposal as exc:
-            item.update(action="already_proposed", proposal=exc.details.get("proposal"))
-            self.count("already_proposed")
-            self.add_item(item)
+            self.record(item, "already_proposed", proposal=exc.details.get("proposal"))
             return None
         except DomainError as exc:
-            item.update(action="refused", code=exc.code, message=exc.message)
-            self.count("refused")
-            self.add_item(item)
+            self.record(item, "refused", code=exc.code, message=exc.message)
             return None
         pid = result.proposal.pk
-        item.update(action="proposed", proposal=pid)
-        self.count("proposed")
         self.proposals.append(pid)
-        self.add_item(item)
+        self.record(item, "proposed", proposal=pid)
         return pid
 
     def finish(self) -> MaintenanceRun:

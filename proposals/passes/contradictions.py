@@ -36,7 +36,7 @@ from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validi
 
 from ..models import ProposalKind
 from . import base
-from .candidates import Neighbour, Neighbourhoods, jaccard
+from .candidates import Neighbourhoods, jaccard
 
 JOB = "contradictions"
 DEFAULT_MIN_SIMILARITY = 0.2
@@ -92,14 +92,8 @@ def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
     )
     seen: set[tuple[int, int]] = set()
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
-    for pks in base.resumed_scan(run, qs, batch=base.NEIGHBOURHOOD_BATCH):
-        run.count("scanned", len(pks))
-        # Light rows (kind, state, tokens) for the batch and its neighbours; full head rows
-        # only for the pairs above the similarity floor.
-        batch = finder.neighbours(pks)
-        near = base.neighbourhoods(finder, batch)
-        light: dict[int, base.HeadRow | Neighbour] = dict(batch)
-        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(batch)))
+    # Full head rows only for the pairs above the similarity floor.
+    for _pks, _batch, near, light in base.neighbourhood_scan(run, qs, finder):
         pairs = [
             (min(pk, n), max(pk, n))
             for pk, ns in near.items()

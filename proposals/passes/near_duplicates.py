@@ -38,7 +38,7 @@ from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
 from . import base
-from .candidates import Neighbour, Neighbourhoods, jaccard
+from .candidates import Neighbourhoods, jaccard
 
 JOB = "near_duplicates"
 
@@ -65,14 +65,8 @@ def candidate_edges(
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
     edges: dict[tuple[int, int], dict[str, Any]] = {}
     kept: dict[int, base.HeadRow] = {}
-    for pks in base.resumed_scan(run, qs, batch=base.NEIGHBOURHOOD_BATCH):
-        run.count("scanned", len(pks))
-        # The batch's kinds, states and tokens first (the same light rows as the neighbours');
-        # full head rows only for the pairs above the threshold.
-        batch = finder.neighbours(pks)
-        near = base.neighbourhoods(finder, batch)
-        light: dict[int, base.HeadRow | Neighbour] = dict(batch)
-        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(batch)))
+    # Full head rows only for the pairs above the threshold.
+    for pks, batch, near, light in base.neighbourhood_scan(run, qs, finder):
         pools: dict[int, list[int]] = {}
         for pk in pks:
             mine = batch.get(pk)
@@ -182,9 +176,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
         if run.report_existing(ProposalKind.CONSOLIDATION, [m.entry_pk for m in members], item):
             continue
         if pending & set(group):
-            item.update(action="skipped_pending_proposal")
-            run.count("skipped_pending_proposal")
-            run.add_item(item)
+            run.record(item, "skipped_pending_proposal")
             continue
         body = base.merged_body([target.body, *(r.body for r in redundant)])
         item["inputs"]["merged_body"] = body
