@@ -9,7 +9,7 @@ compensation panel is swapped (409 and 422 included).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -30,6 +30,15 @@ from .forms import CompensateForm
 from .models import MaintenanceOperation
 from .permissions import may_decide
 from .selectors import get_operation
+
+
+class Shown(TypedDict, total=False):
+    """What the page shows besides the operation, after a compensation attempt."""
+
+    form: CompensateForm | None
+    notice: str
+    notice_kind: str
+    moved: list[dict[str, Any]] | None
 
 
 def _operation_context(
@@ -68,21 +77,10 @@ def operation_detail(request: HttpRequest, actor: Actor, pk: int) -> HttpRespons
 
 
 def _panel(
-    request: HttpRequest,
-    actor: Actor,
-    pk: int,
-    *,
-    status: int,
-    form: CompensateForm | None = None,
-    notice: str = "",
-    notice_kind: str = "info",
-    moved: list[dict[str, Any]] | None = None,
+    request: HttpRequest, actor: Actor, pk: int, *, status: int, **shown: Unpack[Shown]
 ) -> HttpResponse:
     """The operation page (or, for htmx, its compensation panel) re-read after the attempt."""
-    operation = get_operation(actor, pk)
-    context = _operation_context(
-        actor, operation, form=form, notice=notice, notice_kind=notice_kind, moved=moved
-    )
+    context = _operation_context(actor, get_operation(actor, pk), **shown)
     if web.is_htmx(request):
         # The panel, and out of band the header's status badge and the pre-state's "Now".
         context["fragment"] = True
