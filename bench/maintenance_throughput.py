@@ -218,6 +218,55 @@ def bare_pass(memory: Memory, job: str, limit: int) -> int:
     return n
 
 
+_NEIGHBOURS: dict[tuple[str, int], list[list[int]]] = {}
+
+
+def neighbour_batches(memory: Memory, job: str, limit: int) -> list[list[int]]:
+    """Per batch of a neighbourhood pass, the neighbours whose rows it reads first in that batch
+    (the pass keeps the rows it read for later batches, so each is read once a run): found once,
+    untimed, with the pass's own neighbourhood finder."""
+    from proposals.passes import base
+    from proposals.passes.candidates import Neighbourhoods
+
+    key = (job, limit)
+    if key not in _NEIGHBOURS:
+        finder = Neighbourhoods(memory, heads=job == "promotion", limit=base.NEIGHBOURS)
+        seen: set[int] = set()
+        out = []
+        rows = pass_rows(memory, job)
+        for pks in keyset(rows, "entry_id", base.NEIGHBOURHOOD_BATCH, limit):
+            seen.update(pks)
+            near = base.neighbourhoods(finder, finder.neighbours(pks))
+            fresh = {n for ns in near.values() for n in ns} - seen
+            seen.update(fresh)
+            out.append(sorted(fresh))
+        _NEIGHBOURS[key] = out
+    return _NEIGHBOURS[key]
+
+
+def bare_pass_with_neighbours(memory: Memory, job: str, limit: int) -> int:
+    """:func:`bare_pass` plus, per batch, the same columns of the neighbours the pass reads in
+    that batch: every row the pass reads, none of its lookups or comparisons."""
+    from proposals.passes import base
+
+    extra = iter(neighbour_batches(memory, job, limit))
+    n = 0
+    for pks in keyset(pass_rows(memory, job), "entry_id", base.NEIGHBOURHOOD_BATCH, limit):
+        wanted = pks + next(extra, [])
+        list(
+            Head.objects.filter(entry_id__in=wanted).values_list(
+                "entry_id",
+                "entry__uid",
+                "entry__kind",
+                "state",
+                "version__number",
+                "version__body",
+            )
+        )
+        n += len(pks)
+    return n
+
+
 # --- Jobs ----------------------------------------------------------------------------------------
 
 
@@ -311,6 +360,17 @@ def jobs(memory: Memory, args: argparse.Namespace) -> list[dict[str, Any]]:
                 "run": run_pass,
             }
         )
+        if per_entry:
+            out.append(
+                {
+                    "job": f"{job}, dry run (bare + neighbours)",
+                    "bound": f"max_scan {bound}",
+                    "bare": lambda job=job, bound=bound: bare_pass_with_neighbours(
+                        memory, job, bound
+                    ),
+                    "run": run_pass,
+                }
+            )
     return out
 
 

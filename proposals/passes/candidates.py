@@ -353,6 +353,14 @@ class Neighbourhoods:
         the terms not counted yet in this run, the postings of the keys not kept from an
         earlier batch (none when there are none)."""
         terms = {pk: stored_terms(text) for pk, text in texts.items()}
+        keys, postings = self._keys_and_postings(terms)
+        return self._rank(terms, keys, postings)
+
+    def _keys_and_postings(
+        self, terms: Mapping[int, Sequence[str]]
+    ) -> tuple[dict[int, list[str]], dict[str, list[int]]]:
+        """Each entry's keys and the posting list of every key (steps 2–4 of the module
+        docstring): from the index, with what earlier batches of the run read."""
         known = self.frequencies
         unknown = sorted({t for ts in terms.values() for t in ts if t not in known})
         counted = self._count(unknown) if unknown else {}
@@ -369,6 +377,16 @@ class Neighbourhoods:
                 fetched[term].append(entry_pk)
             postings.update(fetched)
         self._keep({**counted, **fetched})
+        return keys, postings
+
+    def _rank(
+        self,
+        terms: Mapping[int, Sequence[str]],
+        keys: Mapping[int, list[str]],
+        postings: Mapping[str, list[int]],
+    ) -> dict[int, list[int]]:
+        """Step 5 of the module docstring: per entry, the entries qualifying by the content
+        keys they share, best first."""
         stops = stop_terms()
         out: dict[int, list[int]] = {}
         for pk, ks in keys.items():
@@ -392,3 +410,55 @@ class Neighbourhoods:
             qualified.sort(key=lambda n: (-shared[n], n))
             out[pk] = qualified[: self.limit]
         return out
+
+
+#: A scope of more entries than this is not indexed in memory (:func:`scoped_neighbourhoods`).
+SCOPE_MAX = 20_000
+
+
+@dataclass
+class ScopedNeighbourhoods(Neighbourhoods):
+    """Lexical neighbourhoods among a bounded scope of entries only, e.g. the promotion pass's
+    eligible working notes (nothing outside them can pair with a note): the scope's light rows
+    (:class:`Neighbour`) are read once, and its frequencies and posting lists are counted from
+    their stored tokens in memory — no index lookup per term, and the neighbours' rows are
+    already read. Frequencies are the number of the scope's heads holding a term; otherwise the
+    same keys, floor and ranking as :class:`Neighbourhoods`, and identical on every backend.
+    Built by :func:`scoped_neighbourhoods`, which bounds the scope by ``SCOPE_MAX``."""
+
+    _index: dict[str, list[int]] = field(default_factory=dict)
+
+    def load(self, rows: Mapping[int, Neighbour]) -> None:
+        """Index the scope's rows: frequencies of every term of the scope, posting lists of the
+        terms held by at most ``postings_cap`` of its heads."""
+        index: dict[str, list[int]] = {}
+        for pk in sorted(rows):
+            for term in rows[pk].tokens:
+                index.setdefault(term, []).append(pk)
+        self.frequencies = {t: len(pks) for t, pks in index.items()}
+        self._index = {t: pks for t, pks in index.items() if len(pks) <= self.postings_cap}
+        self.postings_read = sum(len(pks) for pks in self._index.values())
+        self._neighbours_kept = dict(rows)
+
+    def _keys_and_postings(
+        self, terms: Mapping[int, Sequence[str]]
+    ) -> tuple[dict[int, list[str]], dict[str, list[int]]]:
+        keys = {pk: self.keys(ts) for pk, ts in terms.items()}
+        index = self._index
+        needed = {k for ks in keys.values() for k in ks}
+        return keys, {k: index[k] for k in needed if k in index}
+
+
+def scoped_neighbourhoods(
+    memory: Memory, scope: Iterable[int], *, heads: bool = True, limit: int = LIMIT
+) -> Neighbourhoods:
+    """A finder among the entries ``scope`` (pks, at most ``SCOPE_MAX`` + 1 are taken): a
+    :class:`ScopedNeighbourhoods` when the scope is within ``SCOPE_MAX``, else the index-backed
+    :class:`Neighbourhoods` over the view (``heads``), which bounds what it reads per batch."""
+    pks = list(scope)
+    if len(pks) > SCOPE_MAX:
+        return Neighbourhoods(memory, heads=heads, limit=limit)
+    finder = ScopedNeighbourhoods(memory, heads=heads, limit=limit)
+    finder.load(load_neighbours(memory, pks))
+    finder.queries = 1
+    return finder

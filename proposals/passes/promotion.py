@@ -5,9 +5,12 @@ becomes one promotion proposal; a single occurrence never does.
    reason ``session_end``); never notes retired for another reason (forgotten, already
    promoted). Keyset batches, at most ``max_scan``; a real run resumes after the note where
    the last one stopped and wraps around at the end (``base.resumed_scan``).
-2. Theme pairs: each note against its neighbourhood over every head (a finished session's
-   notes are inactive; :func:`~proposals.passes.base.neighbourhoods`, a fixed number of
-   lexical queries per batch), scored with the lexical similarity; an edge
+2. Theme pairs: each note against its neighbourhood among the notes of step 1 (a finished
+   session's notes are inactive; :func:`~proposals.passes.base.neighbourhoods`): up to
+   ``candidates.SCOPE_MAX`` notes are read once and their term frequencies and posting lists
+   counted in memory (``candidates.ScopedNeighbourhoods``); more are looked up through the
+   index over every head, a fixed number of lexical queries per batch. Scored with the
+   lexical similarity; an edge
    at ``jobs.promotion.threshold`` (default 0.4) between notes of *different* sessions with no
    differing value.
 3. Themes: connected components (``scipy.sparse.csgraph``). A theme whose notes come from fewer
@@ -34,7 +37,7 @@ from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, 
 from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
 from ..verify import promotion_min_sessions
 from . import base
-from .candidates import Neighbour, Neighbourhoods, jaccard
+from .candidates import SCOPE_MAX, Neighbour, jaccard, scoped_neighbourhoods
 from .near_duplicates import clusters
 
 JOB = "promotion"
@@ -77,7 +80,12 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     )
     edges: dict[tuple[int, int], float] = {}
     kept: dict[int, base.HeadRow] = {}
-    finder = Neighbourhoods(memory, heads=True, limit=base.NEIGHBOURS)
+    # Only eligible notes can pair: their neighbourhoods among them (in memory when they are
+    # few enough, else through the index over every head).
+    scope = _notes(memory).order_by("entry_id").values_list("entry_id", flat=True)
+    finder = scoped_neighbourhoods(
+        memory, scope[: SCOPE_MAX + 1], heads=True, limit=base.NEIGHBOURS
+    )
     for pks in base.resumed_scan(run, _notes(memory), batch=base.NEIGHBOURHOOD_BATCH):
         run.count("scanned", len(pks))
         batch = finder.neighbours(pks)

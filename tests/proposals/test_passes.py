@@ -29,6 +29,7 @@ from memory.models import (
 )
 from proposals.models import Proposal, ProposalStatus
 from proposals.passes import base
+from proposals.passes.near_duplicates import COSINE_THRESHOLD
 from tests.factories import remember
 
 REPO = [{"source": "repo", "ref": "docs/ops.md"}]
@@ -162,6 +163,35 @@ def test_near_duplicates_files_one_consolidation_per_cluster_once(memory, duplic
     again = run(memory, "near_duplicates", system, dry_run=False)
     assert again.counts["proposals"] == [] and again.counts["already_proposed"] == 1
     assert len(filed(memory, "consolidation")) == 1
+
+
+@pytest.mark.semantic
+def test_with_the_model_only_paraphrases_make_an_edge(memory, agent, system):
+    # The add-time tau_similar with embeddings (0.35) flags related entries; these two score
+    # about 0.43 (one subject, two facts) and must not be merged, while the paraphrases pair.
+    a = agent.actor
+    facts = [
+        add(memory, a, "The data team has 5 analysts"),
+        add(memory, a, "The data team owns the dbt models"),
+    ]
+    paraphrases = [
+        add(memory, a, "Mara Okafor owns the payments service"),
+        add(memory, a, "The payments service is owned by Mara Okafor"),
+    ]
+    r = run(memory, "near_duplicates", system, dry_run=True)
+    assert r.parameters["method"] == "cosine"
+    assert r.parameters["threshold"] == COSINE_THRESHOLD
+    clusters = [set(i["entries"]) for i in r.items if i["reason"] == "near_duplicate_cluster"]
+    assert clusters == [{e.uid for e in paraphrases}]
+    assert not any(facts[0].uid in c for c in clusters)
+
+
+def test_a_policy_threshold_overrides_the_default(memory, duplicates, system):
+    enable(memory, jobs={"near_duplicates": {"threshold": 0.95}})
+    r = run(memory, "near_duplicates", system, dry_run=True)
+    assert r.parameters["threshold"] == 0.95
+    # No pair of the fixture reaches 0.95: the cluster the default threshold finds is gone.
+    assert not [i for i in r.items if i["reason"] == "near_duplicate_cluster"]
 
 
 def test_a_rejected_cluster_is_not_filed_again(memory, duplicates, system, reviewer):
