@@ -24,7 +24,15 @@ from memory.models import Entry, Memory
 from memory.search import ACTIVE, lexical_channel
 from proposals.models import Proposal, ProposalStatus, RejectionReason
 from proposals.passes import base
-from proposals.passes.candidates import Neighbourhoods, jaccard, stored_terms, token_set
+from proposals.passes import candidates
+from proposals.passes.candidates import (
+    Neighbourhoods,
+    ScopedNeighbourhoods,
+    jaccard,
+    scoped_neighbourhoods,
+    stored_terms,
+    token_set,
+)
 from tests.proposals.test_passes import add, enable, run, wnote
 
 # Words no other body shares (so an entry made of them has no neighbour).
@@ -112,6 +120,52 @@ def test_in_a_small_memory_the_neighbours_are_the_lexical_channels(memory, topic
             exclude_entry_pks=[pk],
         )
         assert set(found[pk]) == {c.entry_pk for c in channel}, row.body
+
+
+def test_a_scoped_finder_over_every_entry_ranks_like_the_index(memory, topics):
+    # One version per entry: the scope's head frequencies are the index's version counts.
+    rows = heads_of(memory)
+    scoped = scoped_neighbourhoods(memory, list(rows), heads=True)
+    assert isinstance(scoped, ScopedNeighbourhoods)
+    assert scoped.of(texts(rows)) == Neighbourhoods(memory, heads=True).of(texts(rows))
+
+
+def test_a_scoped_finder_reads_its_scope_once(memory, topics):
+    rows = heads_of(memory)
+    scope = [topics[k].pk for k in ("deploy1", "deploy3", "loki1", "lonely")]
+    with CaptureQueriesContext(connection) as queries:
+        finder = scoped_neighbourhoods(memory, scope)
+        found = finder.of({pk: rows[pk].searchable_text for pk in scope})
+        light = finder.neighbours(scope)
+    assert len(queries) == 1
+    assert set(light) == set(scope)
+    # Only entries of the scope are neighbours: deploy2 is not in it, loki2 neither.
+    assert found == {
+        topics["deploy1"].pk: [topics["deploy3"].pk],
+        topics["deploy3"].pk: [topics["deploy1"].pk],
+        topics["loki1"].pk: [],
+        topics["lonely"].pk: [],
+    }
+
+
+def test_a_scope_above_the_bound_is_looked_up_through_the_index(memory, topics, monkeypatch):
+    monkeypatch.setattr(candidates, "SCOPE_MAX", 3)
+    finder = candidates.scoped_neighbourhoods(memory, [e.pk for e in topics.values()])
+    assert type(finder) is Neighbourhoods and finder.heads
+
+
+def test_promotion_pairs_notes_that_other_entries_would_crowd_out(memory, agent, system):
+    # Twenty-five facts repeat the first note word for word: among every head they would fill
+    # its twenty nearest places, and the second note (fewer words shared) would not be seen.
+    a = agent.actor
+    body = "test_checkout is flaky because of the timezone in CI runners"
+    for i in range(25):
+        add(memory, a, f"{body} {UNIQUE[i]}")
+    wnote(memory, a, body, "s-1")
+    wnote(memory, a, "test_checkout flaky again: the timezone in CI differs", "s-2")
+    enable(memory, "promotion")
+    r = run(memory, "promotion", system, dry_run=True)
+    assert r.counts["themes"] == 1
 
 
 def test_a_fixed_number_of_queries_per_batch(memory, agent):
