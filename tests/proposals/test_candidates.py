@@ -23,8 +23,7 @@ from memory.actors import Actor
 from memory.models import Entry, Memory
 from memory.search import ACTIVE, lexical_channel
 from proposals.models import Proposal, ProposalStatus, RejectionReason
-from proposals.passes import base
-from proposals.passes import candidates
+from proposals.passes import base, candidates
 from proposals.passes.candidates import (
     Neighbourhoods,
     ScopedNeighbourhoods,
