@@ -86,12 +86,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     finder = scoped_neighbourhoods(
         memory, scope[: SCOPE_MAX + 1], heads=True, limit=base.NEIGHBOURS
     )
-    for pks in base.resumed_scan(run, _notes(memory), batch=base.NEIGHBOURHOOD_BATCH):
-        run.count("scanned", len(pks))
-        batch = finder.neighbours(pks)
-        near = base.neighbourhoods(finder, batch)
-        light: dict[int, base.HeadRow | Neighbour] = dict(batch)
-        light.update(finder.neighbours({n for ns in near.values() for n in ns} - set(batch)))
+    for _pks, batch, near, light in base.neighbourhood_scan(run, _notes(memory), finder):
         reasons = {pk: h.state_reason for pk, h in light.items()}
         # Pairs by the stored tokens first (the same Jaccard); full rows only for those.
         pairs: list[tuple[int, int]] = []
@@ -146,16 +141,12 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
             },
         }
         if len(sessions) < needed:
-            item.update(action="skipped_single_session")
-            run.count("skipped_single_session")
-            run.add_item(item)
+            run.record(item, "skipped_single_session")
             continue
         if run.report_existing(ProposalKind.PROMOTION, [m.entry_pk for m in members], item):
             continue
         if pending & set(group):
-            item.update(action="skipped_pending_proposal")
-            run.count("skipped_pending_proposal")
-            run.add_item(item)
+            run.record(item, "skipped_pending_proposal")
             continue
         body = base.merged_body([m.body for m in members])
         item["inputs"]["body"] = body
