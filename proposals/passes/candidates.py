@@ -89,23 +89,47 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-@dataclass(frozen=True)
 class Neighbour:
     """What a pass needs to know of a neighbour before it compares bodies: the entry's kind,
     session and current-state flag, the head's state and its reason, the head version's stored
-    tokens. Full rows (``base.load_heads``) are read only for the pairs that pass."""
+    tokens. Full rows (``base.load_heads``) are read only for the pairs that pass. (A slotted
+    class: a run builds tens of thousands; the token set is made once, on first use.)"""
 
-    entry_pk: int
-    kind: str
-    session_id: str
-    current_state: bool
-    state: str
-    state_reason: str
-    searchable_text: str
+    __slots__ = (
+        "_tokens",
+        "current_state",
+        "entry_pk",
+        "kind",
+        "searchable_text",
+        "session_id",
+        "state",
+        "state_reason",
+    )
+
+    def __init__(
+        self,
+        entry_pk: int,
+        kind: str,
+        session_id: str,
+        current_state: bool,
+        state: str,
+        state_reason: str,
+        searchable_text: str,
+    ) -> None:
+        self.entry_pk = entry_pk
+        self.kind = kind
+        self.session_id = session_id
+        self.current_state = current_state
+        self.state = state
+        self.state_reason = state_reason
+        self.searchable_text = searchable_text
+        self._tokens: frozenset[str] | None = None
 
     @property
     def tokens(self) -> frozenset[str]:
-        return token_set(self.searchable_text)
+        if self._tokens is None:
+            self._tokens = token_set(self.searchable_text)
+        return self._tokens
 
 
 def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neighbour]:
@@ -123,8 +147,12 @@ def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neigh
         "JOIN memory_entryversion v ON v.id = h.version_id"
     )
     if connection.vendor == "postgresql":
-        sql = f"SELECT {columns} {joins} WHERE h.memory_id = %s AND h.entry_id = ANY(%s)"
-        params: list[int | str | list[int]] = [memory.pk, pks]
+        # One text parameter split by the server: a list parameter is adapted item by item.
+        sql = (
+            f"SELECT {columns} {joins} WHERE h.memory_id = %s "
+            "AND h.entry_id = ANY(string_to_array(%s, ',')::bigint[])"
+        )
+        params: list[int | str] = [memory.pk, ",".join(map(str, pks))]
     else:
         sql = (
             f"SELECT {columns} {joins} WHERE h.memory_id = %s "
@@ -135,16 +163,8 @@ def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neigh
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return {
-        int(r[0]): Neighbour(
-            entry_pk=int(r[0]),
-            kind=str(r[1]),
-            session_id=str(r[2] or ""),
-            current_state=bool(r[3]),
-            state=str(r[4]),
-            state_reason=str(r[5] or ""),
-            searchable_text=str(r[6] or ""),
-        )
-        for r in rows
+        int(pk): Neighbour(int(pk), kind, session or "", bool(cs), state, reason or "", text or "")
+        for pk, kind, session, cs, state, reason, text in rows
     }
 
 
@@ -205,7 +225,7 @@ class Neighbourhoods:
         most ``postings_cap`` versions, read from the same capped lists: one query."""
         cap = self.postings_cap + 1
         state = "" if self.heads else " AND h.state = %s"
-        state_params: list[int | str | list[str]] = [] if self.heads else [HeadState.ACTIVE]
+        state_params: list[int | str] = [] if self.heads else [HeadState.ACTIVE]
         if connection.vendor == "postgresql":
             # The versions holding the term (at most cap), then the heads of the view among
             # them, only when the term is rare enough to be a key.
@@ -214,20 +234,20 @@ class Neighbourhoods:
                     SELECT coalesce(array_agg(h.entry_id), '{{}}')
                     FROM memory_head h WHERE h.version_id = ANY(c.ids){state}
                 ) END
-                FROM unnest(%s::text[], %s::text[]) AS t(term, q)
+                FROM unnest(string_to_array(%s, ' ')) AS t(term)
                 CROSS JOIN LATERAL (
                     SELECT count(*) AS n, array_agg(x.id) AS ids FROM (
                         SELECT v.id FROM memory_entryversion v
-                        WHERE v.search_vector @@ t.q::tsquery AND v.memory_id = %s
+                        WHERE v.search_vector @@ ('''' || t.term || '''')::tsquery
+                        AND v.memory_id = %s
                         LIMIT %s
                     ) AS x
                 ) AS c
             """
-            params: list[int | str | list[str]] = [
+            params: list[int | str] = [
                 self.postings_cap,
                 *state_params,
-                list(terms),
-                [f"'{t}'" for t in terms],
+                " ".join(terms),
                 self.memory.pk,
                 cap,
             ]
@@ -285,21 +305,21 @@ class Neighbourhoods:
         """``(term, entry_pk)`` of the heads of the view holding each key, in one query (at
         most ``postings_cap`` rows per key: a key is held by at most that many versions)."""
         state = "" if self.heads else " AND h.state = %s"
-        state_params: list[int | str | list[str]] = [] if self.heads else [HeadState.ACTIVE]
+        state_params: list[int | str] = [] if self.heads else [HeadState.ACTIVE]
         if connection.vendor == "postgresql":
             sql = f"""
                 SELECT t.term, p.entry_id
-                FROM unnest(%s::text[], %s::text[]) AS t(term, q)
+                FROM unnest(string_to_array(%s, ' ')) AS t(term)
                 CROSS JOIN LATERAL (
                     SELECT h.entry_id
                     FROM memory_entryversion v
                     JOIN memory_head h ON h.version_id = v.id
-                    WHERE v.search_vector @@ t.q::tsquery AND v.memory_id = %s{state}
+                    WHERE v.search_vector @@ ('''' || t.term || '''')::tsquery
+                        AND v.memory_id = %s{state}
                 ) AS p
             """
-            params: list[int | str | list[str]] = [
-                list(keys),
-                [f"'{t}'" for t in keys],
+            params: list[int | str] = [
+                " ".join(keys),
                 self.memory.pk,
                 *state_params,
             ]
