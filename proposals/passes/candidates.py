@@ -93,10 +93,9 @@ class Neighbour:
     """What a pass needs to know of a neighbour before it compares bodies: the entry's kind,
     session and current-state flag, the head's state and its reason, the head version's stored
     tokens. Full rows (``base.load_heads``) are read only for the pairs that pass. (A slotted
-    class: a run builds tens of thousands; the token set is made once, on first use.)"""
+    class: a run builds tens of thousands.)"""
 
     __slots__ = (
-        "_tokens",
         "current_state",
         "entry_pk",
         "kind",
@@ -123,13 +122,12 @@ class Neighbour:
         self.state = state
         self.state_reason = state_reason
         self.searchable_text = searchable_text
-        self._tokens: frozenset[str] | None = None
 
     @property
     def tokens(self) -> frozenset[str]:
-        if self._tokens is None:
-            self._tokens = token_set(self.searchable_text)
-        return self._tokens
+        # Made on each use, not kept: a run keeps up to ``NEIGHBOURS_KEPT`` rows, and their
+        # token sets would triple what they hold.
+        return token_set(self.searchable_text)
 
 
 def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neighbour]:
