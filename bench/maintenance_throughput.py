@@ -204,18 +204,18 @@ def bare_pass(memory: Memory, job: str, limit: int) -> int:
     batch = base.NEIGHBOURHOOD_BATCH if job in NEIGHBOURHOOD_PASSES else base.BATCH
     n = 0
     for pks in keyset(pass_rows(memory, job), "entry_id", batch, limit):
-        list(
-            Head.objects.filter(entry_id__in=pks).values_list(
-                "entry_id",
-                "entry__uid",
-                "entry__kind",
-                "state",
-                "version__number",
-                "version__body",
-            )
-        )
+        read_heads(pks)
         n += len(pks)
     return n
+
+
+def read_heads(pks: list[int]) -> None:
+    """The columns a pass reads of each head: ids, kind, state, version number and body."""
+    list(
+        Head.objects.filter(entry_id__in=pks).values_list(
+            "entry_id", "entry__uid", "entry__kind", "state", "version__number", "version__body"
+        )
+    )
 
 
 _NEIGHBOURS: dict[tuple[str, int], list[list[int]]] = {}
@@ -252,17 +252,7 @@ def bare_pass_with_neighbours(memory: Memory, job: str, limit: int) -> int:
     extra = iter(neighbour_batches(memory, job, limit))
     n = 0
     for pks in keyset(pass_rows(memory, job), "entry_id", base.NEIGHBOURHOOD_BATCH, limit):
-        wanted = pks + next(extra, [])
-        list(
-            Head.objects.filter(entry_id__in=wanted).values_list(
-                "entry_id",
-                "entry__uid",
-                "entry__kind",
-                "state",
-                "version__number",
-                "version__body",
-            )
-        )
+        read_heads(pks + next(extra, []))
         n += len(pks)
     return n
 
