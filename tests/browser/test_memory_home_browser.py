@@ -29,3 +29,19 @@ def test_memory_home_draws_its_charts_and_fits_a_phone(page, reviewer, memory, a
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(path)
         assert not page.evaluate(WIDE), f"horizontal overflow at 390 px on {path}"
+
+
+def test_the_entry_browser_never_breaks_a_kind_or_tier_inside_a_word(page, reviewer, memory, agent):
+    # At a laptop width the body column takes the room; the short token columns keep their words
+    # whole ("working_note", not "working_not / e").
+    remember(memory, agent.actor, "A note " + "with a rather long body " * 12, kind="working_note")
+    login(page, "rita", "pw-rita-123", next_path="/memories/acme/entries/")
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.goto("/memories/acme/entries/")
+    for label in ("Kind", "Tier", "Head"):
+        cell = page.locator(f'.entry-list td[data-label="{label}"]').first
+        lines = cell.evaluate(
+            "td => { const r = document.createRange(); r.selectNodeContents(td);"
+            " return new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top))).size; }"
+        )
+        assert lines == 1, f"the {label} cell wraps onto {lines} lines"
