@@ -311,6 +311,9 @@ def _live_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | 
         Head.objects.filter(
             memory=memory,
             state__in=[HeadState.ACTIVE, HeadState.CANDIDATE],
+            # The version's own Memory with its hash: both columns of the (memory, content
+            # hash) index; the hash alone made PostgreSQL walk the whole index.
+            version__memory=memory,
             version__content_hash=digest,
             entry__sensitivity__in=sensitivities_up_to(actor.clearance),
         )

@@ -46,6 +46,28 @@ def test_exact_duplicate_is_a_noop(a):
     assert EntryVersion.objects.count() == 1
 
 
+def test_the_exact_duplicate_lookup_uses_both_columns_of_its_index(memory, agent):
+    # The hash is only unique within a Memory: a lookup by hash alone walks the whole
+    # (memory, content hash) index, one row per version of every Memory.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import remember
+
+    remember(memory, agent.actor, "Use PostgreSQL advisory locks for leader election")
+    with CaptureQueriesContext(connection) as queries:
+        again = remember(memory, agent.actor, "Use PostgreSQL advisory locks for leader election")
+    assert again.reason == "exact_duplicate"
+    (lookup,) = [q["sql"] for q in queries.captured_queries if 'content_hash" = ' in q["sql"]]
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite plans a table this small by the head index whatever the query says")
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + lookup)
+        plan = [str(row[0]) for row in cursor.fetchall()]
+    conditions = [line for line in plan if "content_hash" in line]
+    assert conditions and all("memory_id = " in line for line in conditions), plan
+
+
 def test_same_text_with_other_kind_or_evidence_is_a_new_entry(a):
     first = add_via_api(a, "Releases are cut on Tuesdays")
     other_kind = add_via_api(a, "Releases are cut on Tuesdays", kind="decision")
