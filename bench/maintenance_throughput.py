@@ -226,18 +226,26 @@ def neighbour_batches(memory: Memory, job: str, limit: int) -> list[list[int]]:
     (the pass keeps the rows it read for later batches, so each is read once a run): found once,
     untimed, with the pass's own neighbourhood finder."""
     from proposals.passes import base
-    from proposals.passes.candidates import Neighbourhoods
+    from proposals.passes.candidates import Neighbourhoods, ScopedNeighbourhoods
+    from proposals.passes.promotion import note_finder
 
     key = (job, limit)
     if key not in _NEIGHBOURS:
-        finder = Neighbourhoods(memory, heads=job == "promotion", limit=base.NEIGHBOURS)
+        if job == "promotion":
+            finder = note_finder(memory)
+        else:
+            finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
+        # A scoped finder has read its whole scope up front: those rows count in the first
+        # batch (less the batch's own).
+        read_first = set(finder.scope) if isinstance(finder, ScopedNeighbourhoods) else set()
         seen: set[int] = set()
         out = []
         rows = pass_rows(memory, job)
         for pks in keyset(rows, "entry_id", base.NEIGHBOURHOOD_BATCH, limit):
             seen.update(pks)
             near = base.neighbourhoods(finder, finder.neighbours(pks))
-            fresh = {n for ns in near.values() for n in ns} - seen
+            fresh = ({n for ns in near.values() for n in ns} | read_first) - seen
+            read_first = set()
             seen.update(fresh)
             out.append(sorted(fresh))
         _NEIGHBOURS[key] = out

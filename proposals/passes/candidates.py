@@ -444,6 +444,8 @@ class ScopedNeighbourhoods(Neighbourhoods):
     same keys, floor and ranking as :class:`Neighbourhoods`, and identical on every backend.
     Built by :func:`scoped_neighbourhoods`, which bounds the scope by ``SCOPE_MAX``."""
 
+    #: The entries of the scope (read once, by :func:`scoped_neighbourhoods`).
+    scope: frozenset[int] = frozenset()
     _index: dict[str, list[int]] = field(default_factory=dict)
 
     def load(self, rows: Mapping[int, Neighbour]) -> None:
@@ -457,6 +459,7 @@ class ScopedNeighbourhoods(Neighbourhoods):
         self._index = {t: pks for t, pks in index.items() if len(pks) <= self.postings_cap}
         self.postings_read = sum(len(pks) for pks in self._index.values())
         self._neighbours_kept = dict(rows)
+        self.scope = frozenset(rows)
 
     def _keys_and_postings(
         self, terms: Mapping[int, Sequence[str]]
@@ -477,6 +480,7 @@ def scoped_neighbourhoods(
     if len(pks) > SCOPE_MAX:
         return Neighbourhoods(memory, heads=heads, limit=limit)
     finder = ScopedNeighbourhoods(memory, heads=heads, limit=limit)
-    finder.load(load_neighbours(memory, pks))
-    finder.queries = 1
+    if pks:
+        finder.load(load_neighbours(memory, pks))
+        finder.queries = 1
     return finder

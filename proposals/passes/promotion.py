@@ -37,7 +37,13 @@ from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, 
 from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
 from ..verify import promotion_min_sessions
 from . import base
-from .candidates import SCOPE_MAX, Neighbour, jaccard, scoped_neighbourhoods
+from .candidates import (
+    SCOPE_MAX,
+    Neighbour,
+    Neighbourhoods,
+    jaccard,
+    scoped_neighbourhoods,
+)
 from .near_duplicates import clusters
 
 JOB = "promotion"
@@ -54,6 +60,14 @@ def _notes(memory: Memory) -> Any:
             | Q(state=HeadState.INACTIVE, entry__head__state_reason=SESSION_END)
         )
     )
+
+
+def note_finder(memory: Memory) -> Neighbourhoods:
+    """The pass's neighbourhood finder. Only eligible notes can pair, so their neighbourhoods
+    are looked up among them: in memory when they are at most ``SCOPE_MAX``, else through the
+    index over every head."""
+    scope = _notes(memory).order_by("entry_id").values_list("entry_id", flat=True)
+    return scoped_neighbourhoods(memory, scope[: SCOPE_MAX + 1], heads=True, limit=base.NEIGHBOURS)
 
 
 def _eligible(row: base.HeadRow | Neighbour, reasons: dict[int, str]) -> bool:
@@ -80,12 +94,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     )
     edges: dict[tuple[int, int], float] = {}
     kept: dict[int, base.HeadRow] = {}
-    # Only eligible notes can pair: their neighbourhoods among them (in memory when they are
-    # few enough, else through the index over every head).
-    scope = _notes(memory).order_by("entry_id").values_list("entry_id", flat=True)
-    finder = scoped_neighbourhoods(
-        memory, scope[: SCOPE_MAX + 1], heads=True, limit=base.NEIGHBOURS
-    )
+    finder = note_finder(memory)
     for _pks, batch, near, light in base.neighbourhood_scan(run, _notes(memory), finder):
         reasons = {pk: h.state_reason for pk, h in light.items()}
         # Pairs by the stored tokens first (the same Jaccard); full rows only for those.

@@ -46,9 +46,11 @@ def test_exact_duplicate_is_a_noop(a):
     assert EntryVersion.objects.count() == 1
 
 
-def test_the_exact_duplicate_lookup_uses_both_columns_of_its_index(memory, agent):
-    # The hash is only unique within a Memory: a lookup by hash alone walks the whole
-    # (memory, content hash) index, one row per version of every Memory.
+def test_the_exact_duplicate_lookup_names_the_versions_memory(memory, agent):
+    # The hash is only unique within a Memory, and the index is (memory, content hash): with the
+    # head's Memory alone in the query, PostgreSQL walked the whole index (1.2 ms at 10,000
+    # entries, growing with the table). Which plan a tiny test table gets is the planner's
+    # choice, so the query is checked for the condition the index needs.
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -59,13 +61,7 @@ def test_the_exact_duplicate_lookup_uses_both_columns_of_its_index(memory, agent
         again = remember(memory, agent.actor, "Use PostgreSQL advisory locks for leader election")
     assert again.reason == "exact_duplicate"
     (lookup,) = [q["sql"] for q in queries.captured_queries if 'content_hash" = ' in q["sql"]]
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite plans a table this small by the head index whatever the query says")
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + lookup)
-        plan = [str(row[0]) for row in cursor.fetchall()]
-    conditions = [line for line in plan if "content_hash" in line]
-    assert conditions and all("memory_id = " in line for line in conditions), plan
+    assert f'"memory_entryversion"."memory_id" = {memory.pk}' in lookup, lookup
 
 
 def test_same_text_with_other_kind_or_evidence_is_a_new_entry(a):
