@@ -7,8 +7,8 @@ and for drift).
    index), same kind only, scored with the similarity the admission check uses
    (``memory.dedupe``: lexical Jaccard, or cosine with embeddings).
 2. An edge when the score reaches the threshold (``jobs.near_duplicates.threshold``; default
-   the Memory's ``tau_similar``, and with embeddings at least ``COSINE_THRESHOLD``), the
-   subjects (content words without values) overlap at least
+   the Memory's ``tau_similar``; with embeddings at least ``COSINE_THRESHOLD``, at most
+   ``tau_same``), the subjects (content words without values) overlap at least
    ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not "the
    hotline closes at 18:00") and the two bodies carry no different value for one slot —
    "standup at 9:30" and "standup at 10:00" are a contradiction for the contradiction pass,
@@ -145,10 +145,13 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     consolidation proposals filed by the system actor (each in its own transaction through
     ``submit_proposal``) and the run row; nothing about the entries changes.
     """
-    _, tau_similar = thresholds(memory)
+    tau_same, tau_similar = thresholds(memory)
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
     method, _ = similarity_method()
-    default = tau_similar if method == "lexical" else max(tau_similar, COSINE_THRESHOLD)
+    # With embeddings at least the paraphrase floor, but never above what the add-time check
+    # already calls the same text (a Memory may set ``tau_same`` lower).
+    cosine = min(max(tau_similar, COSINE_THRESHOLD), tau_same)
+    default = tau_similar if method == "lexical" else cosine
     threshold = float(cfg["threshold"]) if "threshold" in cfg else default
     min_subject = float(cfg.get("min_subject", DEFAULT_MIN_SUBJECT))
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)

@@ -186,6 +186,15 @@ def test_with_the_model_only_paraphrases_make_an_edge(memory, agent, system):
     assert not any(facts[0].uid in c for c in clusters)
 
 
+def test_the_cosine_default_is_never_above_tau_same(memory, system, settings):
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}
+    r = run(memory, "near_duplicates", system, dry_run=True)
+    assert r.parameters["method"] == "cosine" and r.parameters["threshold"] == COSINE_THRESHOLD
+    enable(memory, tau_same=0.7)
+    r = run(memory, "near_duplicates", system, dry_run=True)
+    assert r.parameters["threshold"] == 0.7  # what the add-time check already calls the same
+
+
 def test_a_policy_threshold_overrides_the_default(memory, duplicates, system):
     enable(memory, jobs={"near_duplicates": {"threshold": 0.95}})
     r = run(memory, "near_duplicates", system, dry_run=True)
