@@ -64,8 +64,9 @@ def vector_index(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         found.append(
             Warning(
-                f"No vector index: {why[0]}. Semantic recall scans at most "
-                "STEWARD_SEARCH['VECTOR_SCAN_MAX'] vectors per query (newest first).",
+                f"No vector index: {why[0]}. Semantic recall, each add's near-duplicate check "
+                "and each maintenance pass's vector neighbours scan up to "
+                "STEWARD_SEARCH['VECTOR_SCAN_MAX'] vectors per lookup (newest first).",
                 hint=why[1],
                 id="memory.W010",
             )
