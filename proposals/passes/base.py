@@ -40,7 +40,7 @@ from memory.models import (
 from memory.text import words
 
 from ..exceptions import DomainError, DuplicateProposal
-from ..models import Proposal, ProposalStatus, affected_key
+from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalStatus, affected_key
 from ..verify import Detail, extract_details
 from .candidates import Neighbour, Neighbourhoods, token_set
 
@@ -243,6 +243,13 @@ def completeness(body: str) -> tuple[int, int, int]:
     """How complete a body is: its details, then its content words, then its length."""
     details: list[Detail] = extract_details(body)
     return (len(details), len(subject_terms(body)), len(body))
+
+
+def most_complete_first(rows: Iterable[HeadRow]) -> list[HeadRow]:
+    """The members of a cluster one proposal affects: the most complete first
+    (:func:`completeness`, then the lower entry id), at most ``MAX_AFFECTED_ENTRIES``."""
+    ranked = sorted(rows, key=lambda r: (*(-x for x in completeness(r.body)), r.entry_pk))
+    return ranked[:MAX_AFFECTED_ENTRIES]
 
 
 # --- Heads ---------------------------------------------------------------------------------------

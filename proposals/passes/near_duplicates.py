@@ -37,7 +37,7 @@ from memory.actors import Actor
 from memory.dedupe import round_score, similarity_method, thresholds
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
-from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
+from ..models import ProposalKind
 from . import base
 from .candidates import Neighbourhoods, jaccard
 
@@ -164,10 +164,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     run.counts["clusters"] = len(groups)
     pending = hooks.entries_with_pending_proposals(run.memory, [n for g in groups for n in g])
     for group in groups:
-        members = sorted(
-            (heads[n] for n in group),
-            key=lambda r: (*(-x for x in base.completeness(r.body)), r.entry_pk),
-        )[:MAX_AFFECTED_ENTRIES]
+        members = base.most_complete_first(heads[n] for n in group)
         target, redundant = members[0], members[1:]
         inside = [(a, b) for (a, b) in edges if a in group and b in group]
         item: dict[str, Any] = {

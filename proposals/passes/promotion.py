@@ -34,7 +34,7 @@ from memory.actors import Actor
 from memory.dedupe import lexical_similarity, round_score
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
-from ..models import MAX_AFFECTED_ENTRIES, ProposalKind
+from ..models import ProposalKind
 from ..verify import promotion_min_sessions
 from . import base
 from .candidates import (
@@ -130,10 +130,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     run.counts["themes"] = len(groups)
     pending = hooks.entries_with_pending_proposals(memory, [n for g in groups for n in g])
     for group in groups:
-        members = sorted(
-            (heads[n] for n in group),
-            key=lambda r: (*(-x for x in base.completeness(r.body)), r.entry_pk),
-        )[:MAX_AFFECTED_ENTRIES]
+        members = base.most_complete_first(heads[n] for n in group)
         sessions = sorted({m.session_id for m in members})
         item: dict[str, Any] = {
             "entry_id": members[0].uid,
