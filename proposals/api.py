@@ -55,7 +55,7 @@ def proposal_schema(
 
 
 def proposal_response(actor: Any, proposal_id: int) -> Response:
-    """The proposal as the caller sees it now, read again after a change."""
+    """The proposal as the caller sees it now (read again after a change)."""
     return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
 
 
@@ -135,8 +135,7 @@ class ProposalListSubmitApi(ActorApiView):
 class ProposalDetailApi(ActorApiView):
     @proposal_schema("Read a proposal", operation="read")
     def get(self, request: Request, proposal_id: int) -> Response:
-        actor = self.actor(request)
-        return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
+        return proposal_response(self.actor(request), proposal_id)
 
 
 class ProposalWithdrawApi(ActorApiView):

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers as s
 
-Null: dict[str, Any] = {"allow_null": True}
+from memory.openapi import Null
 
 
 class Decided(s.Serializer):
