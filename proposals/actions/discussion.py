@@ -40,6 +40,9 @@ from .intake import check_submission, recheck_heads_locked
 
 #: What an amendment replaces, besides the kind's own fields (``amendable_fields``).
 COMMON_AMENDABLE = ("rationale", "evidence")
+#: The proposal's fields an amendment rewrites (``verification`` is run again on the others),
+#: recorded before and after on its :class:`ProposalAmendment`.
+AMENDED_FIELDS = ("rationale", "evidence", "payload", "verification")
 
 
 def may_comment(actor: Actor, proposal: Proposal) -> bool:
@@ -91,12 +94,7 @@ def add_comment(proposal: Proposal, *, actor: Actor, body: Any) -> ProposalComme
 
 
 def _snapshot(p: Proposal) -> dict[str, Any]:
-    return {
-        "rationale": p.rationale,
-        "evidence": p.evidence,
-        "payload": p.payload,
-        "verification": p.verification,
-    }
+    return {name: getattr(p, name) for name in AMENDED_FIELDS}
 
 
 def _evidence_inputs(stored: Any) -> list[dict[str, Any]]:
@@ -188,13 +186,11 @@ def _apply_amendment(proposal: Proposal, checked: Any, *, actor: Actor, note: st
         k: before[k] for k in ("rationale", "evidence", "payload")
     }:
         raise NoopRewrite("The amendment changes nothing.", details={"proposal": proposal.pk})
-    fields = ["rationale", "evidence", "payload", "verification", "revision"]
+    fields = [*AMENDED_FIELDS, "revision"]
     if proposal.status != ProposalStatus.PENDING:
         fields += proposal.transition_to(ProposalStatus.PENDING, reason="amended")
-    proposal.rationale = after["rationale"]
-    proposal.evidence = after["evidence"]
-    proposal.payload = after["payload"]
-    proposal.verification = after["verification"]
+    for name in AMENDED_FIELDS:
+        setattr(proposal, name, after[name])
     proposal.revision += 1
     if not proposal.is_submitter(actor):
         proposal.editors = sorted(set(proposal.editors or []) | actor.identities())
