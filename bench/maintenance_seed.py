@@ -23,6 +23,7 @@ from seed_common import (
     declared_source,
     first_version,
     vocabulary,
+    zipf_words,
 )
 
 from memory import actions, db_stats, lifecycle, maintenance
@@ -50,19 +51,13 @@ SYSTEM = Actor.system("bench")
 
 
 class Words:
-    """Zipf-distributed words (rank-frequency ~ 1/r), drawn fast."""
+    """Entry bodies of Zipf-distributed words (``seed_common.zipf_words``)."""
 
     def __init__(self, rng: random.Random, vocab: list[str]) -> None:
         self.rng, self.vocab = rng, vocab
-        acc, total = [], 0.0
-        for r in range(len(vocab)):
-            total += 1.0 / (r + 1)
-            acc.append(total)
-        self.cum = acc
 
     def body(self) -> str:
-        k = self.rng.randint(8, 25)
-        words = self.rng.choices(self.vocab, cum_weights=self.cum, k=k)
+        words = zipf_words(self.rng, self.vocab, self.rng.randint(8, 25))
         if self.rng.random() < 0.1:  # values, so the value-difference rules have work
             words += ["at", f"{self.rng.randint(1, 23)}:{self.rng.choice(['00', '30'])}"]
         return " ".join(words).capitalize() + "."
