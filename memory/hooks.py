@@ -9,9 +9,9 @@ called synchronously by the revision writer and the add action.
   heads of ``entry_pks`` (pending proposals touching them become stale); heads the revision
   created are not listed, nothing can refer to them yet.
 - ``entry_admitted(memory, actor, result, dedupe, near_duplicate_of)``: after an add has
-  committed, in its own transaction, with the near-duplicate findings in ``result`` (a
-  duplicate files a consolidation proposal; injection findings on a direct write file a
-  quarantine proposal). A failure there never undoes the write.
+  committed, with the near-duplicate findings in ``result`` (a duplicate files a consolidation
+  proposal; injection findings on a direct write file a quarantine proposal). Each listener
+  writes in a transaction of its own; a failure there never undoes the write.
 - ``candidate_written(memory, actor, entry, version, …) -> proposal pk``: files the
   ``admission`` proposal of a candidate — right after the add committed, in its own
   transaction; inside the transaction (and lock) of a release or compensation that made an
@@ -29,8 +29,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
-
-from django.db import transaction
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -82,11 +80,12 @@ def heads_changed(memory: Any, revision: Any, entry_pks: list[int]) -> None:
 
 
 def entry_admitted(**kwargs: Any) -> None:
-    """Each listener in its own savepoint: one that fails (logged) leaves the others their turn."""
+    """Called after the add committed, outside any transaction. Each listener opens its own
+    transaction for what it files, so one with nothing to file costs no round trip, and one that
+    fails (logged) leaves the write and the other listeners untouched."""
     for fn in _entry_admitted:
         try:
-            with transaction.atomic():
-                fn(**kwargs)
+            fn(**kwargs)
         except Exception:
             log.exception("entry_admitted listener %s failed", getattr(fn, "__name__", fn))
 

@@ -288,20 +288,16 @@ def _after_admission(
     findings: list[injection.Finding],
 ) -> None:
     """The listeners of an admitted entry (the system's consolidation intake, the quarantine
-    proposal of injection findings), after the write committed, in their own transaction: a
-    failure there never undoes the write."""
-    try:
-        with transaction.atomic():
-            hooks.entry_admitted(
-                memory=memory,
-                actor=actor,
-                result=result,
-                dedupe=dedupe,
-                near_duplicate_of=near_duplicate_of,
-                findings=findings,
-            )
-    except Exception:
-        log.exception("entry_admitted listener failed for %s", result.entry.uid)
+    proposal of injection findings), after the write committed; each writes in its own
+    transaction, so a failure there never undoes the write."""
+    hooks.entry_admitted(
+        memory=memory,
+        actor=actor,
+        result=result,
+        dedupe=dedupe,
+        near_duplicate_of=near_duplicate_of,
+        findings=findings,
+    )
 
 
 def _live_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | None:
@@ -359,6 +355,7 @@ def _create_entry(
         state_reason=ADMISSION_PENDING if candidate else "",
         new_body=NewBody(new.body, digest, resolved, new.effective_at),
         restart_interval=True,
+        new_entry=True,
     )
     revision = write_revision(memory, actor=actor, kind=RevisionKind.ADD, changes=[change])
     assert change.result_version is not None

@@ -61,6 +61,8 @@ class Change:
     # Restores a recorded interval start exactly (compensation); wins over restart_interval.
     interval_started_at: datetime | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
+    #: The entry was created in this transaction, so it has no head to read yet.
+    new_entry: bool = False
     #: Set by the writer: the version the head points at after the revision.
     result_version: EntryVersion | None = field(default=None, init=False, compare=False)
 
@@ -144,12 +146,11 @@ def _apply_changes(
     memory: Memory, revision: Revision, changes: Sequence[Change], now: datetime
 ) -> list[int]:
     """Create the versions, the change rows and the heads; the pks whose existing head moved."""
-    heads = {
-        h.entry_id: h
-        for h in Head.objects.filter(entry_id__in=[c.entry.pk for c in changes]).select_related(
-            "version"
-        )
-    }
+    existing = [c.entry.pk for c in changes if not c.new_entry]
+    heads: dict[int, Head] = {}
+    if existing:
+        found = Head.objects.filter(entry_id__in=existing).select_related("version")
+        heads = {h.entry_id: h for h in found}
     head_changed: list[int] = []
     change_rows: list[RevisionChange] = []
     new_heads: list[Head] = []

@@ -11,8 +11,6 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import Q
-
 from ..models import (
     AUTHORITATIVE_RELATIONS,
     WITHHELD_STATES,
@@ -20,11 +18,10 @@ from ..models import (
     HeadState,
     Kind,
     LifecycleProjection,
-    Relation,
     RelationKind,
     Validity,
 )
-from .load import Bundle, load_bundle
+from .load import Bundle, RelationRow, live_relations, load_bundle
 from .rules import (
     AUTO_ACTION_PREFIXES,
     COMPARED_FIELDS,
@@ -181,24 +178,35 @@ VALIDITY_RELATIONS = (
 )
 
 
-def neighbours(entry_pks: Iterable[int]) -> set[int]:
-    """Entries whose validity may depend on these (either end of a live relation)."""
-    pks = list(entry_pks)
-    pairs = Relation.objects.filter(
-        Q(from_entry_id__in=pks) | Q(to_entry_id__in=pks),
-        retired_by__isnull=True,
-        kind__in=VALIDITY_RELATIONS,
-    ).values_list("from_entry_id", "to_entry_id")
-    return {pk for pair in pairs for pk in pair}
+def neighbours(relations: Iterable[RelationRow]) -> set[int]:
+    """Entries whose validity may depend on the relations' ends (either end of a live validity
+    relation)."""
+    return {
+        pk
+        for r in relations
+        if r.kind in VALIDITY_RELATIONS
+        for pk in (r.from_entry_id, r.to_entry_id)
+    }
 
 
 def refresh(entry_pks: Iterable[int]) -> None:
     """Recompute and store the projection rows of these entries and their neighbours.
 
-    Called by the revision writer inside its transaction (the Memory lock is held)."""
+    Called by the revision writer inside its transaction (the Memory lock is held). The
+    relations read to find the neighbours are the bundle's own; only neighbours outside
+    ``entry_pks`` need a second read of theirs."""
     pks = set(entry_pks)
-    pks |= neighbours(pks)
-    rows = derive(pks)
+    if not pks:
+        return
+    relations = live_relations(pks)
+    extra = neighbours(relations) - pks
+    if extra:
+        seen = {r.pk for r in relations}
+        relations += [r for r in live_relations(extra) if r.pk not in seen]
+        relations.sort(key=lambda r: r.pk)
+        pks |= extra
+    bundle = load_bundle(sorted(pks), relations=relations)
+    rows = [as_model(row) for row in derive_rows(bundle, pks).values()]
     if rows:
         # One upsert: new rows inserted, existing ones overwritten.
         LifecycleProjection.objects.bulk_create(

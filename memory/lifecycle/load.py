@@ -47,7 +47,7 @@ class _Evidence(NamedTuple):
     observed_at: datetime | None
 
 
-class _Relation(NamedTuple):
+class RelationRow(NamedTuple):
     pk: int
     kind: str
     from_entry_id: int
@@ -119,17 +119,39 @@ class Bundle:
 
     heads: dict[int, _Head]
     evidence: dict[int, list[_Evidence]]
-    incoming: dict[int, list[_Relation]]
-    outgoing: dict[int, list[_Relation]]
+    incoming: dict[int, list[RelationRow]]
+    outgoing: dict[int, list[RelationRow]]
     states: dict[int, str]
     state_changes: set[int]
     #: (version, state, reason) of each head as its revision changes replay it (span loads).
     replay: dict[int, tuple[int, str, str]] | None = None
 
 
-def load_bundle(entry_pks: Sequence[int], span: Span | None = None) -> Bundle:
+def live_relations(entry_pks: Iterable[int]) -> list[RelationRow]:
+    """The live relations with either end among ``entry_pks``, in pk order (one query)."""
+    pks = list(entry_pks)
+    ends = Q(to_entry_id__in=pks) | Q(from_entry_id__in=pks)
+    return _relations(ends)
+
+
+def _relations(ends: Q) -> list[RelationRow]:
+    return [
+        RelationRow(*row)
+        for row in Relation.objects.filter(ends, retired_by__isnull=True)
+        .order_by("pk")
+        .values_list(*RELATION_COLUMNS)
+    ]
+
+
+def load_bundle(
+    entry_pks: Sequence[int],
+    span: Span | None = None,
+    *,
+    relations: Sequence[RelationRow] | None = None,
+) -> Bundle:
     """Load everything the derivation needs for a batch of entries, in a fixed query count
-    (whatever the batch holds), as plain tuples: no model instance is built."""
+    (whatever the batch holds), as plain tuples: no model instance is built. ``relations``:
+    the batch's live relations (:func:`live_relations`) when the caller has read them already."""
     if span is None:
         heads = {
             row[0]: _Head(*row)
@@ -144,18 +166,14 @@ def load_bundle(entry_pks: Sequence[int], span: Span | None = None) -> Bundle:
         .values_list("version_id", "authority", "verification", "observed_at")
     ):
         evidence[vid].append(_Evidence(authority, verification, observed))
-    if span is None:
-        ends = Q(to_entry_id__in=entry_pks) | Q(from_entry_id__in=entry_pks)
-    else:
-        ends = span.on("to_entry_id") | span.on("from_entry_id")
-    incoming: dict[int, list[_Relation]] = defaultdict(list)
-    outgoing: dict[int, list[_Relation]] = defaultdict(list)
-    for row in (
-        Relation.objects.filter(ends, retired_by__isnull=True)
-        .order_by("pk")
-        .values_list(*RELATION_COLUMNS)
-    ):
-        rel = _Relation(*row)
+    if relations is None:
+        if span is None:
+            relations = live_relations(entry_pks)
+        else:
+            relations = _relations(span.on("to_entry_id") | span.on("from_entry_id"))
+    incoming: dict[int, list[RelationRow]] = defaultdict(list)
+    outgoing: dict[int, list[RelationRow]] = defaultdict(list)
+    for rel in relations:
         incoming[rel.to_entry_id].append(rel)
         outgoing[rel.from_entry_id].append(rel)
     # The states of relation endpoints outside the batch (a supersedes edge counts only
@@ -166,7 +184,9 @@ def load_bundle(entry_pks: Sequence[int], span: Span | None = None) -> Bundle:
         states.update(Head.objects.filter(entry_id__in=others).values_list("entry_id", "state"))
     replay = None
     if span is None:
-        state_changes = _evidence_backed_revises(entry_pks)
+        # Only a current_state entry's revise counts (see the function): none, no query.
+        current = [pk for pk, head in heads.items() if head.current_state]
+        state_changes = _evidence_backed_revises(current) if current else set()
     else:
         state_changes, replay = _span_changes(span, heads)
     return Bundle(heads, evidence, incoming, outgoing, states, state_changes, replay)

@@ -520,3 +520,29 @@ def test_policy_values_are_validated_when_saved(api, reviewer, policy):
     assert r.status_code == 400, r.text
     assert r.json()["error"]["code"] == "invalid"
     assert api.as_(reviewer).get("/api/v1/memories/acme").json()["policy"] == {}
+
+
+def test_an_add_runs_a_fixed_number_of_queries(a, agent):
+    """However many entries and relations the Memory holds: the writer reads no head for the
+    entry it creates, the projection's relations are read once, and listeners with nothing to
+    file open no transaction after the commit."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.secret}")
+
+    def add(body: str) -> list[str]:
+        with CaptureQueriesContext(connection) as ctx:
+            r = client.post(E, {"body": body, "kind": "fact"}, content_type="application/json")
+        assert r.status_code == 201, r.content
+        return [q["sql"] for q in ctx.captured_queries]
+
+    first = add("The staging cluster runs three nodes")
+    for n in range(12):
+        add_via_api(a, f"Release train {n} ships on Thursday with the staging cluster")
+    later = add("The billing service retries webhooks five times")
+    assert len(first) == len(later) <= 19, later
+    assert not [sql for sql in later if "SAVEPOINT" in sql]
+    assert len([sql for sql in later if 'FROM "memory_head"' in sql]) == 2  # duplicate, bundle
+    assert len([sql for sql in later if 'FROM "memory_relation"' in sql]) == 1

@@ -178,3 +178,22 @@ def test_with_an_embedding_provider_similarity_is_cosine(a, settings):
     assert Relation.objects.get().evidence == [{"method": "cosine", "claimed": False}]
     proposal = a.get(f"{P}/{r.json()['proposal']}").json()
     assert proposal["verification"]["similarity_method"] == "cosine"
+
+
+def test_a_failing_listener_leaves_the_write_and_the_other_listeners(a, monkeypatch):
+    """The listeners run after the add committed, each in its own transaction: a database error
+    in one neither undoes the write nor stops the consolidation proposal of the next."""
+    from django.db import connection
+
+    from memory import hooks
+
+    def broken(**kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT * FROM no_such_table")
+
+    monkeypatch.setattr(hooks, "_entry_admitted", [broken, *hooks._entry_admitted])
+    add_via_api(a, "Use PostgreSQL advisory locks for leader election")
+    r = a.post(E, {"body": "Use PostgreSQL advisory locks for leader election.", "kind": "fact"})
+    assert r.status_code == 201, r.text
+    assert Proposal.objects.get(pk=r.json()["proposal"]).kind == "consolidation"
+    assert Revision.objects.count() == 2
