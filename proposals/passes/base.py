@@ -1,13 +1,12 @@
-"""What every maintenance pass shares: the neighbourhood, the value comparison, filing through
-the intake, and the run with its receipts.
+"""What every maintenance pass shares: the neighbourhood, the heads it reads, filing through the
+intake, and the run with its receipts.
 
 - :func:`neighbourhood` — the bounded candidate set of one entry: the lexical channel's best
   matches among active heads plus, when a vector index or an embedding provider is present, the
   nearest vectors. Nothing outside it is ever compared, so the cost of a pass is linear in the
   entries it scans and unrelated facts are never paired.
-- :func:`value_differences` — the slot/value difference of two bodies: for each kind of
-  specific detail (number, time, date, version, identifier, name, URL, path, e-mail) that both
-  bodies carry, the values one has and the other lacks.
+- :func:`most_complete_first` — the members one proposal affects (what is compared of two
+  bodies is in :mod:`proposals.passes.bodies`).
 - :class:`Pass` — one run: parameters, receipts (one item per candidate with its inputs and
   why), counts, and :meth:`Pass.propose`, which files a proposal through the normal intake
   (``proposals.actions.submit_proposal``: verified, deduplicated, one open proposal per affected
@@ -17,11 +16,9 @@ the intake, and the run with its receipts.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from django.db.models import Count, F, Max
@@ -37,11 +34,10 @@ from memory.models import (
     MaintenanceRun,
     Memory,
 )
-from memory.text import words
 
 from ..exceptions import DomainError, DuplicateProposal
 from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalStatus, affected_key
-from ..verify import Detail, extract_details
+from .bodies import completeness
 from .candidates import Neighbour, Neighbourhoods, token_set
 
 #: Neighbours taken from each channel for one entry.
@@ -55,23 +51,6 @@ NEIGHBOURHOOD_BATCH = 1000
 DEFAULT_MAX_SCAN = 20_000
 #: Proposals one run files at most.
 DEFAULT_MAX_PROPOSALS = 50
-
-#: Detail kinds that name a slot's value (a difference there is a different value).
-VALUE_KINDS = ("number", "time", "date", "version", "identifier", "name", "url", "path", "email")
-
-#: English function words: they carry no subject, so two bodies sharing only these share
-#: nothing. (A closed class; the analyzer keeps them because search needs them.)
-FUNCTION_WORDS = frozenset(
-    """a an the is are was were be been being am to of in on at by for from with without as
-    and or but not no nor so if then than that this these those it its it's there here now
-    has have had do does did will would shall should can could may might must our we you your
-    their they them he she his her i me my us all any each every some more most very just also
-    into onto over under about after before since until while when where which who whom whose
-    what why how up down out off again moved move moves changed change changes update updated
-    new old now currently today""".split()  # noqa: SIM905
-)
-
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 # --- Neighbourhood -----------------------------------------------------------------------------
@@ -139,110 +118,6 @@ def neighbourhoods(
         seen.pop(pk, None)
         out[pk] = list(seen)
     return out
-
-
-# --- Texts ---------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=8192)
-def _details(body: str) -> tuple[Detail, ...]:
-    """``extract_details(body)``, remembered: a pass compares one body with many neighbours."""
-    return tuple(extract_details(body))
-
-
-def details_by_kind(body: str) -> dict[str, set[str]]:
-    """The value details of ``body`` by kind (casefolded texts)."""
-    out: dict[str, set[str]] = {}
-    for d in _details(body):
-        if d.kind in VALUE_KINDS:
-            out.setdefault(d.kind, set()).add(d.text.casefold())
-    return out
-
-
-#: Words that narrate a change of value ("moved from 9:30 to 10:00", "is now eu-3").
-CHANGE_CUE = re.compile(
-    r"\b(?:moved|changed|switched|replaced|updated?|now|no longer|instead|from\b.+\bto)\b",
-    re.IGNORECASE,
-)
-
-
-def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
-    """``{kind: [values only in a, values only in b]}`` for every detail kind both carry with a
-    different value: each side has a value the other lacks ("9:30" against "10:00"), or one side
-    adds a value while narrating a change ("moved from 9:30 to 10:00" against "at 9:30"). A
-    detail one side merely adds ("eu-2" against "eu-2 via ArgoCD") is extra information."""
-    da, db = details_by_kind(a), details_by_kind(b)
-    cue_a, cue_b = bool(CHANGE_CUE.search(a)), bool(CHANGE_CUE.search(b))
-    out: dict[str, list[list[str]]] = {}
-    for kind in sorted(set(da) & set(db)):
-        only_a, only_b = sorted(da[kind] - db[kind]), sorted(db[kind] - da[kind])
-        if (only_a and only_b) or (only_a and cue_a) or (only_b and cue_b):
-            out[kind] = [only_a, only_b]
-    return out
-
-
-def _is_acronym(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    return len(letters) >= 2 and all(c.isupper() for c in letters)
-
-
-def subject_terms(body: str) -> set[str]:
-    """The content words of ``body`` without its values: what it is *about*. A person's or
-    product's name is a value ("the lead is Mara Okafor"); an acronym names the subject ("the
-    API rate limit")."""
-    return set(_subject_terms(body))
-
-
-@lru_cache(maxsize=8192)
-def _subject_terms(body: str) -> frozenset[str]:
-    detail_tokens: set[str] = set()
-    for d in _details(body):
-        if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
-            detail_tokens.update(words(d.text))
-    return frozenset(
-        t
-        for t in words(body)
-        if t not in FUNCTION_WORDS and t not in detail_tokens and not t.isdigit()
-    )
-
-
-def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:
-    """Overlap of the subjects of two bodies: |A ∩ B| / min(|A|, |B|) over content words (1.0
-    when one subject contains the other), 0 when either has none. ``strict`` (for values of one
-    slot): also 0 when *each* side has a content word the other lacks — "the anonymous rate
-    limit" and "the API rate limit" are two slots, not two values of one."""
-    sa, sb = _subject_terms(a), _subject_terms(b)
-    if not sa or not sb or (strict and sa - sb and sb - sa):
-        return 0.0
-    return len(sa & sb) / min(len(sa), len(sb))
-
-
-def sentences(body: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(body) if s.strip()]
-
-
-def merged_body(bodies: Sequence[str]) -> str:
-    """An extractive merge that keeps every detail: the first body (the most complete member)
-    followed by each sentence of the others that carries a detail or a content word the merge
-    still misses. Nothing is paraphrased."""
-    from ..verify import detail_present
-
-    merged = bodies[0].strip()
-    for other in bodies[1:]:
-        for sentence in sentences(other):
-            have = set(words(merged))
-            missing = [d for d in extract_details(sentence) if not detail_present(d.text, merged)]
-            new_words = subject_terms(sentence) - have
-            if missing or new_words:
-                sep = " " if merged.endswith((".", "!", "?")) else ". "
-                merged = f"{merged}{sep}{sentence.strip()}"
-    return merged
-
-
-def completeness(body: str) -> tuple[int, int, int]:
-    """How complete a body is: its details, then its content words, then its length."""
-    details: list[Detail] = extract_details(body)
-    return (len(details), len(subject_terms(body)), len(body))
 
 
 def most_complete_first(rows: Iterable[HeadRow]) -> list[HeadRow]:

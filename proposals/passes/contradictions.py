@@ -35,7 +35,7 @@ from memory.exceptions import DomainError
 from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validity
 
 from ..models import ProposalKind
-from . import base
+from . import base, bodies
 from .candidates import Neighbourhoods, jaccard
 
 JOB = "contradictions"
@@ -54,14 +54,14 @@ def is_contradiction(
     """The receipt of a contradiction between two bodies, or None (pure). ``similarity``: their
     lexical similarity when the caller has it already (from the stored tokens: the same
     Jaccard), else it is computed."""
-    values = base.value_differences(a, b)
+    values = bodies.value_differences(a, b)
     if not values:
         return None
     if similarity is None:
         similarity = lexical_similarity(a, b)
     if similarity < min_similarity:
         return None
-    subject = base.subject_similarity(a, b, strict=True)
+    subject = bodies.subject_similarity(a, b, strict=True)
     if subject < min_subject:
         return None
     return {

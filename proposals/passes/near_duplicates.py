@@ -38,7 +38,7 @@ from memory.dedupe import round_score, similarity_method, thresholds
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from ..models import ProposalKind
-from . import base
+from . import base, bodies
 from .candidates import Neighbourhoods, jaccard
 
 JOB = "near_duplicates"
@@ -103,11 +103,11 @@ def candidate_edges(
             for other, score in zip(others, scores, strict=True):
                 if score < threshold:
                     continue
-                diff = base.value_differences(row.body, other.body)
+                diff = bodies.value_differences(row.body, other.body)
                 if diff:
                     run.count("pairs_with_different_values", 1)
                     continue
-                subject = base.subject_similarity(row.body, other.body)
+                subject = bodies.subject_similarity(row.body, other.body)
                 if subject < min_subject:
                     run.count("pairs_about_other_subjects", 1)
                     continue
@@ -185,7 +185,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
         if pending & set(group):
             run.record(item, "skipped_pending_proposal")
             continue
-        body = base.merged_body([target.body, *(r.body for r in redundant)])
+        body = bodies.merged_body([target.body, *(r.body for r in redundant)])
         item["inputs"]["merged_body"] = body
         run.touched += base.uids(members)
         run.propose(

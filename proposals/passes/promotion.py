@@ -36,7 +36,7 @@ from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, 
 
 from ..models import ProposalKind
 from ..verify import promotion_min_sessions
-from . import base
+from . import base, bodies
 from .candidates import (
     SCOPE_MAX,
     Neighbour,
@@ -119,7 +119,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
             if key in edges:
                 continue
             score = lexical_similarity(row.body, full.body)
-            if score < threshold or base.value_differences(row.body, full.body):
+            if score < threshold or bodies.value_differences(row.body, full.body):
                 continue
             edges[key] = round_score(score)
             kept[pk], kept[n] = row, full
@@ -154,7 +154,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
         if pending & set(group):
             run.record(item, "skipped_pending_proposal")
             continue
-        body = base.merged_body([m.body for m in members])
+        body = bodies.merged_body([m.body for m in members])
         item["inputs"]["body"] = body
         run.touched += base.uids(members)
         run.propose(

@@ -28,7 +28,7 @@ from memory.models import (
     Revision,
 )
 from proposals.models import Proposal, ProposalStatus
-from proposals.passes import base
+from proposals.passes import bodies
 from proposals.passes.near_duplicates import COSINE_THRESHOLD
 from tests.factories import remember
 
@@ -83,27 +83,27 @@ def filed(memory: Memory, kind: str) -> list[Proposal]:
 def test_value_differences_see_a_changed_time_but_not_an_extra_detail():
     old = "The daily standup is at 9:30"
     new = "Update: the daily standup moved from 9:30 to 10:00"
-    assert base.value_differences(new, old) == {"time": [["10:00"], []]}
-    assert base.value_differences("Deploy target is eu-2", "Deploy target is eu-2 (ArgoCD)") == {}
+    assert bodies.value_differences(new, old) == {"time": [["10:00"], []]}
+    assert bodies.value_differences("Deploy target is eu-2", "Deploy target is eu-2 (ArgoCD)") == {}
 
 
 def test_subject_similarity_ignores_values_and_function_words():
-    assert base.subject_similarity(
+    assert bodies.subject_similarity(
         "Update: the daily standup moved from 9:30 to 10:00", "The daily standup is at 9:30"
     ) == pytest.approx(1.0)
-    assert base.subject_similarity("The daily standup is at 9:30", "The retro is at 16:00") == 0
+    assert bodies.subject_similarity("The daily standup is at 9:30", "The retro is at 16:00") == 0
 
 
 def test_merged_body_keeps_every_detail():
     from proposals.verify import lost_details
 
-    bodies = [
+    texts = [
         "The build cache lives in s3://acme-cache and is purged on Sundays.",
         "Build cache: s3://acme-cache. Owner is Mara Okafor.",
     ]
-    merged = base.merged_body(bodies)
-    assert lost_details([("a", bodies[0]), ("b", bodies[1])], merged) == []
-    assert merged.startswith(bodies[0])
+    merged = bodies.merged_body(texts)
+    assert lost_details([("a", texts[0]), ("b", texts[1])], merged) == []
+    assert merged.startswith(texts[0])
 
 
 # --- near_duplicates ---------------------------------------------------------------------------

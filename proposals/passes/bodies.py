@@ -1,0 +1,138 @@
+"""What the maintenance passes compare of two bodies: the slot/value difference, the subject,
+the sentences an extractive merge keeps, and how complete a body is.
+
+- :func:`value_differences` — for each kind of specific detail (number, time, date, version,
+  identifier, name, URL, path, e-mail) that both bodies carry, the values one has and the other
+  lacks.
+- :func:`subject_similarity` — how far two bodies are about the same thing (content words
+  without their values).
+- :func:`merged_body` — an extractive merge that keeps every detail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from memory.text import words
+
+from ..verify import Detail, extract_details
+
+#: Detail kinds that name a slot's value (a difference there is a different value).
+VALUE_KINDS = ("number", "time", "date", "version", "identifier", "name", "url", "path", "email")
+
+#: English function words: they carry no subject, so two bodies sharing only these share
+#: nothing. (A closed class; the analyzer keeps them because search needs them.)
+FUNCTION_WORDS = frozenset(
+    """a an the is are was were be been being am to of in on at by for from with without as
+    and or but not no nor so if then than that this these those it its it's there here now
+    has have had do does did will would shall should can could may might must our we you your
+    their they them he she his her i me my us all any each every some more most very just also
+    into onto over under about after before since until while when where which who whom whose
+    what why how up down out off again moved move moves changed change changes update updated
+    new old now currently today""".split()  # noqa: SIM905
+)
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+@lru_cache(maxsize=8192)
+def _details(body: str) -> tuple[Detail, ...]:
+    """``extract_details(body)``, remembered: a pass compares one body with many neighbours."""
+    return tuple(extract_details(body))
+
+
+def details_by_kind(body: str) -> dict[str, set[str]]:
+    """The value details of ``body`` by kind (casefolded texts)."""
+    out: dict[str, set[str]] = {}
+    for d in _details(body):
+        if d.kind in VALUE_KINDS:
+            out.setdefault(d.kind, set()).add(d.text.casefold())
+    return out
+
+
+#: Words that narrate a change of value ("moved from 9:30 to 10:00", "is now eu-3").
+CHANGE_CUE = re.compile(
+    r"\b(?:moved|changed|switched|replaced|updated?|now|no longer|instead|from\b.+\bto)\b",
+    re.IGNORECASE,
+)
+
+
+def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
+    """``{kind: [values only in a, values only in b]}`` for every detail kind both carry with a
+    different value: each side has a value the other lacks ("9:30" against "10:00"), or one side
+    adds a value while narrating a change ("moved from 9:30 to 10:00" against "at 9:30"). A
+    detail one side merely adds ("eu-2" against "eu-2 via ArgoCD") is extra information."""
+    da, db = details_by_kind(a), details_by_kind(b)
+    cue_a, cue_b = bool(CHANGE_CUE.search(a)), bool(CHANGE_CUE.search(b))
+    out: dict[str, list[list[str]]] = {}
+    for kind in sorted(set(da) & set(db)):
+        only_a, only_b = sorted(da[kind] - db[kind]), sorted(db[kind] - da[kind])
+        if (only_a and only_b) or (only_a and cue_a) or (only_b and cue_b):
+            out[kind] = [only_a, only_b]
+    return out
+
+
+def _is_acronym(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+def subject_terms(body: str) -> set[str]:
+    """The content words of ``body`` without its values: what it is *about*. A person's or
+    product's name is a value ("the lead is Mara Okafor"); an acronym names the subject ("the
+    API rate limit")."""
+    return set(_subject_terms(body))
+
+
+@lru_cache(maxsize=8192)
+def _subject_terms(body: str) -> frozenset[str]:
+    detail_tokens: set[str] = set()
+    for d in _details(body):
+        if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
+            detail_tokens.update(words(d.text))
+    return frozenset(
+        t
+        for t in words(body)
+        if t not in FUNCTION_WORDS and t not in detail_tokens and not t.isdigit()
+    )
+
+
+def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:
+    """Overlap of the subjects of two bodies: |A ∩ B| / min(|A|, |B|) over content words (1.0
+    when one subject contains the other), 0 when either has none. ``strict`` (for values of one
+    slot): also 0 when *each* side has a content word the other lacks — "the anonymous rate
+    limit" and "the API rate limit" are two slots, not two values of one."""
+    sa, sb = _subject_terms(a), _subject_terms(b)
+    if not sa or not sb or (strict and sa - sb and sb - sa):
+        return 0.0
+    return len(sa & sb) / min(len(sa), len(sb))
+
+
+def sentences(body: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(body) if s.strip()]
+
+
+def merged_body(bodies: Sequence[str]) -> str:
+    """An extractive merge that keeps every detail: the first body (the most complete member)
+    followed by each sentence of the others that carries a detail or a content word the merge
+    still misses. Nothing is paraphrased."""
+    from ..verify import detail_present
+
+    merged = bodies[0].strip()
+    for other in bodies[1:]:
+        for sentence in sentences(other):
+            have = set(words(merged))
+            missing = [d for d in extract_details(sentence) if not detail_present(d.text, merged)]
+            new_words = subject_terms(sentence) - have
+            if missing or new_words:
+                sep = " " if merged.endswith((".", "!", "?")) else ". "
+                merged = f"{merged}{sep}{sentence.strip()}"
+    return merged
+
+
+def completeness(body: str) -> tuple[int, int, int]:
+    """How complete a body is: its details, then its content words, then its length."""
+    details: list[Detail] = extract_details(body)
+    return (len(details), len(subject_terms(body)), len(body))
