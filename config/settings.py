@@ -96,6 +96,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("CONN_MAX_AGE", "0")),
+        # A kept connection is checked before a request reuses it (a restarted server costs one
+        # reconnect, not a failed request).
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
