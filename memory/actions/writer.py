@@ -112,12 +112,15 @@ def write_revision(
         operation_id=operation_id,
     )
     # Entries whose existing head moved (new heads are not listed: nothing can refer to them).
-    head_changed = _apply_changes(memory, revision, changes, now)
+    head_changed, written = _apply_changes(memory, revision, changes, now)
     touched = {c.entry.pk for c in changes}
-    touched |= _apply_relations(memory, revision, actor, relations, retire)
+    related = _apply_relations(memory, revision, actor, relations, retire)
+    touched |= related
     memory.head = revision.number
     memory.save(update_fields=["head"])
-    lifecycle.refresh(touched)
+    # A new entry's projection comes from what was just written, unless this revision also
+    # relates it to another entry (then its relations are read with the others').
+    lifecycle.refresh(touched, {pk: w for pk, w in written.items() if pk not in related})
     # A new supersedes edge changes its target's validity without touching its head; pending
     # proposals built on the target's old standing must go stale too.
     superseded = [
@@ -144,8 +147,9 @@ _HEAD_FIELDS = [
 
 def _apply_changes(
     memory: Memory, revision: Revision, changes: Sequence[Change], now: datetime
-) -> list[int]:
-    """Create the versions, the change rows and the heads; the pks whose existing head moved."""
+) -> tuple[list[int], dict[int, lifecycle.Written]]:
+    """Create the versions, the change rows and the heads; the pks whose existing head moved,
+    and the heads created, as the projection's derivation reads them."""
     existing = [c.entry.pk for c in changes if not c.new_entry]
     heads: dict[int, Head] = {}
     if existing:
@@ -155,10 +159,11 @@ def _apply_changes(
     change_rows: list[RevisionChange] = []
     new_heads: list[Head] = []
     updated_heads: list[Head] = []
+    created: list[tuple[Change, Head, list[Evidence]]] = []
     for change in changes:
         head = heads.get(change.entry.pk)
         from_version = head.version if head else None
-        to_version = _target_version(memory, change, from_version, revision)
+        to_version, evidence = _target_version(memory, change, from_version, revision)
         change_rows.append(
             RevisionChange(
                 revision=revision,
@@ -176,6 +181,7 @@ def _apply_changes(
             # A head created by this revision: no pending proposal can touch it yet.
             head = Head(entry=change.entry, memory=memory, interval_started_at=now)
             new_heads.append(head)
+            created.append((change, head, evidence))
         else:
             if head.version_id != to_version.pk or head.state != change.to_state:
                 head_changed.append(change.entry.pk)
@@ -194,19 +200,26 @@ def _apply_changes(
         Head.objects.bulk_create(new_heads)
     if updated_heads:
         Head.objects.bulk_update(updated_heads, _HEAD_FIELDS)
-    return head_changed
+    written = {
+        change.entry.pk: lifecycle.written_head(
+            change.entry, head, head.version, evidence, revision.recorded_at
+        )
+        for change, head, evidence in created
+    }
+    return head_changed, written
 
 
 def _target_version(
     memory: Memory, change: Change, from_version: EntryVersion | None, revision: Revision
-) -> EntryVersion:
-    """The version the change points the head at: a new one, a given one, or the same."""
+) -> tuple[EntryVersion, list[Evidence]]:
+    """The version the change points the head at: a new one (with the evidence rows it was
+    written with), a given one, or the same (with the rows left unread: an empty list)."""
     if change.new_body is not None:
         return _create_version(memory, change.entry, change.new_body, from_version, revision)
     to_version = change.version or from_version
     if to_version is None:
         raise ValueError("a change to an entry without a head must bring a body")
-    return to_version
+    return to_version, []
 
 
 def _apply_relations(
@@ -258,7 +271,7 @@ def _create_version(
     new: NewBody,
     predecessor: EntryVersion | None,
     revision: Revision,
-) -> EntryVersion:
+) -> tuple[EntryVersion, list[Evidence]]:
     text, term_count = indexed_text(new.body)
     version = EntryVersion.objects.create(
         memory=memory,
@@ -274,7 +287,7 @@ def _create_version(
     )
     # Its vector is made after the revision commits, never under the Memory lock.
     vectors.schedule_versions([version.pk])
-    Evidence.objects.bulk_create(
+    evidence = Evidence.objects.bulk_create(
         [
             Evidence(
                 version=version,
@@ -292,4 +305,4 @@ def _create_version(
             for i, ev in enumerate(new.evidence)
         ]
     )
-    return version
+    return version, evidence

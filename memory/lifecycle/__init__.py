@@ -19,7 +19,7 @@ rebuild and its check).
 """
 
 from .derive import VALIDITY_RELATIONS, derive, diff, neighbours, refresh
-from .load import Span
+from .load import Span, Written, written_head
 from .rebuild import RebuildReport, RowDiff, rebuild_batch, rebuild_projection, replayed_heads
 from .rules import COMPARED_FIELDS, RULE_VERSION, UPDATE_FIELDS, importance_seed, is_direct
 
@@ -31,6 +31,7 @@ __all__ = [
     "RebuildReport",
     "RowDiff",
     "Span",
+    "Written",
     "derive",
     "diff",
     "importance_seed",
@@ -40,4 +41,5 @@ __all__ = [
     "rebuild_projection",
     "refresh",
     "replayed_heads",
+    "written_head",
 ]

@@ -7,7 +7,7 @@ incremental and rebuilt rows agree by construction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -21,7 +21,7 @@ from ..models import (
     RelationKind,
     Validity,
 )
-from .load import Bundle, RelationRow, live_relations, load_bundle
+from .load import Bundle, RelationRow, Written, live_relations, load_bundle
 from .rules import (
     AUTO_ACTION_PREFIXES,
     COMPARED_FIELDS,
@@ -189,23 +189,26 @@ def neighbours(relations: Iterable[RelationRow]) -> set[int]:
     }
 
 
-def refresh(entry_pks: Iterable[int]) -> None:
+def refresh(entry_pks: Iterable[int], written: Mapping[int, Written] | None = None) -> None:
     """Recompute and store the projection rows of these entries and their neighbours.
 
     Called by the revision writer inside its transaction (the Memory lock is held). The
     relations read to find the neighbours are the bundle's own; only neighbours outside
-    ``entry_pks`` need a second read of theirs."""
+    ``entry_pks`` need a second read of theirs. ``written``: entries the transaction created
+    with no relation yet (:class:`~.load.Written`), derived from what the writer holds."""
     pks = set(entry_pks)
     if not pks:
         return
-    relations = live_relations(pks)
+    written = written or {}
+    read = pks - set(written)
+    relations = live_relations(read) if read else []
     extra = neighbours(relations) - pks
     if extra:
         seen = {r.pk for r in relations}
         relations += [r for r in live_relations(extra) if r.pk not in seen]
         relations.sort(key=lambda r: r.pk)
         pks |= extra
-    bundle = load_bundle(sorted(pks), relations=relations)
+    bundle = load_bundle(sorted(pks), relations=relations, written=written)
     rows = [as_model(row) for row in derive_rows(bundle, pks).values()]
     if rows:
         # One upsert: new rows inserted, existing ones overwritten.

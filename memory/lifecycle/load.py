@@ -9,7 +9,7 @@ range on each table's own entry key; the writer's refresh reads its few entries 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
@@ -54,6 +54,48 @@ class RelationRow(NamedTuple):
     to_entry_id: int
     from_uid: str
     to_uid: str
+
+
+@dataclass(frozen=True)
+class Written:
+    """A head the current transaction created, as its writer holds it. No row elsewhere can
+    refer to a brand-new entry (no relation, no revise of it), so the derivation's inputs are
+    all here and its refresh reads nothing back."""
+
+    head: _Head
+    evidence: list[_Evidence]
+
+
+def written_head(
+    entry: Entry,
+    head: Head,
+    version: EntryVersion,
+    evidence: Iterable[Evidence],
+    recorded_at: datetime,
+) -> Written:
+    """The derivation's view of a head just written (the same columns :func:`load_bundle` reads
+    back); ``recorded_at``: when the head version's revision was recorded."""
+    return Written(
+        _Head(
+            entry.pk,
+            entry.memory_id,
+            entry.uid,
+            entry.kind,
+            entry.tier,
+            entry.sensitivity,
+            entry.current_state,
+            version.pk,
+            head.state,
+            head.state_reason,
+            head.pinned,
+            head.pin_category,
+            head.importance_override,
+            head.interval_started_at,
+            version.effective_at,
+            recorded_at,
+        ),
+        [_Evidence(e.authority, e.verification, e.observed_at) for e in evidence],
+    )
 
 
 #: What the derivation reads of an entry, and of its head row (after the entry key).
@@ -148,24 +190,34 @@ def load_bundle(
     span: Span | None = None,
     *,
     relations: Sequence[RelationRow] | None = None,
+    written: Mapping[int, Written] | None = None,
 ) -> Bundle:
     """Load everything the derivation needs for a batch of entries, in a fixed query count
     (whatever the batch holds), as plain tuples: no model instance is built. ``relations``:
-    the batch's live relations (:func:`live_relations`) when the caller has read them already."""
+    the batch's live relations (:func:`live_relations`) when the caller has read them already;
+    ``written``: heads this transaction created, taken as they are instead of read back."""
+    written = written or {}
     if span is None:
+        read = [pk for pk in entry_pks if pk not in written]
         heads = {
             row[0]: _Head(*row)
-            for row in Head.objects.filter(entry_id__in=entry_pks).values_list(*_HEAD_COLUMNS)
+            for row in (
+                Head.objects.filter(entry_id__in=read).values_list(*_HEAD_COLUMNS) if read else ()
+            )
         }
     else:
         heads = _span_heads(span, set(entry_pks))
     evidence: dict[int, list[_Evidence]] = defaultdict(list)
-    for vid, authority, verification, observed in (
-        Evidence.objects.filter(version_id__in=[h.version_id for h in heads.values()])
-        .order_by()
-        .values_list("version_id", "authority", "verification", "observed_at")
-    ):
-        evidence[vid].append(_Evidence(authority, verification, observed))
+    if heads:
+        for vid, authority, verification, observed in (
+            Evidence.objects.filter(version_id__in=[h.version_id for h in heads.values()])
+            .order_by()
+            .values_list("version_id", "authority", "verification", "observed_at")
+        ):
+            evidence[vid].append(_Evidence(authority, verification, observed))
+    for pk, known in written.items():
+        heads[pk] = known.head
+        evidence[known.head.version_id] = list(known.evidence)
     if relations is None:
         if span is None:
             relations = live_relations(entry_pks)
@@ -185,7 +237,7 @@ def load_bundle(
     replay = None
     if span is None:
         # Only a current_state entry's revise counts (see the function): none, no query.
-        current = [pk for pk, head in heads.items() if head.current_state]
+        current = [pk for pk, head in heads.items() if head.current_state and pk not in written]
         state_changes = _evidence_backed_revises(current) if current else set()
     else:
         state_changes, replay = _span_changes(span, heads)

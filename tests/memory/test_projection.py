@@ -137,6 +137,34 @@ def test_evidence_strength_provenance_and_time(memory, me):
     assert plain.evidence_strength == "weak" and plain.effective_at is None
 
 
+def test_a_new_entry_row_equals_the_one_derived_from_the_stored_records(memory, me):
+    """An add derives its entry's row from what it has just written; reading every input back
+    (as the rebuild does) gives the same row, evidence, times, tier and session included."""
+    from memory import lifecycle
+
+    entries = [
+        remember(
+            memory,
+            me,
+            "Queue is RabbitMQ",
+            current_state=True,
+            effective_at="2025-03-01T09:30:00+02:00",
+            evidence=[
+                {"source": "repo", "ref": "a", "observed_at": "2025-03-01T00:00:00Z"},
+                {"source": "chat", "ref": "b"},
+            ],
+        ).entry,
+        remember(
+            memory, me, "Ship the hotfix", kind="working_note", tier="session", session_id="s-1"
+        ).entry,
+        remember(memory, me, "Prefers tabs", kind="preference", sensitivity="public").entry,
+    ]
+    for entry in entries:
+        stored = projection(entry)
+        (read_back,) = lifecycle.derive([entry.pk])
+        assert lifecycle.diff(stored, read_back) == {}, entry.uid
+
+
 def test_validity_rules(memory, me):
     a = remember(memory, me, "TTL is 60s").entry
     b = remember(memory, me, "TTL is 300s").entry
