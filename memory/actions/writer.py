@@ -61,7 +61,8 @@ class Change:
     # Restores a recorded interval start exactly (compensation); wins over restart_interval.
     interval_started_at: datetime | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
-    #: The entry was created in this transaction, so it has no head to read yet.
+    #: The entry was created in this transaction, so it has no head to read yet and nothing
+    #: but this revision can relate to it: its projection row is derived from what is written.
     new_entry: bool = False
     #: Set by the writer: the version the head points at after the revision.
     result_version: EntryVersion | None = field(default=None, init=False, compare=False)
@@ -149,7 +150,8 @@ def _apply_changes(
     memory: Memory, revision: Revision, changes: Sequence[Change], now: datetime
 ) -> tuple[list[int], dict[int, lifecycle.Written]]:
     """Create the versions, the change rows and the heads; the pks whose existing head moved,
-    and the heads created, as the projection's derivation reads them."""
+    and the heads of the entries this transaction created (``Change.new_entry``), as the
+    projection's derivation reads them."""
     existing = [c.entry.pk for c in changes if not c.new_entry]
     heads: dict[int, Head] = {}
     if existing:
@@ -181,7 +183,8 @@ def _apply_changes(
             # A head created by this revision: no pending proposal can touch it yet.
             head = Head(entry=change.entry, memory=memory, interval_started_at=now)
             new_heads.append(head)
-            created.append((change, head, evidence))
+            if change.new_entry:
+                created.append((change, head, evidence))
         else:
             if head.version_id != to_version.pk or head.state != change.to_state:
                 head_changed.append(change.entry.pk)

@@ -44,7 +44,7 @@ def file_duplicate_consolidation(
     the ``system`` actor through the same intake. Sets ``result.proposal_id``.
 
     Never fails the write: a refusal (e.g. a proposal already open for the pair) is logged and
-    the savepoint leaves nothing behind; an open duplicate's id is reported instead.
+    its transaction leaves nothing behind; an open duplicate's id is reported instead.
     """
     if not dedupe or not getattr(result, "created", False):
         return

@@ -159,6 +159,19 @@ def test_a_new_entry_row_equals_the_one_derived_from_the_stored_records(memory, 
         ).entry,
         remember(memory, me, "Prefers tabs", kind="preference", sensitivity="public").entry,
     ]
+    entries.append(
+        remember(
+            memory,
+            me,
+            "Queue depth alarm at 500",
+            evidence=[{"source": "chat", "ref": "c", "observed_at": "2025-04-02T08:00:00-05:00"}],
+        ).entry
+    )
+    memory.policy = {**memory.policy, "admission_review": {"below_authority": "user_asserted"}}
+    memory.save(update_fields=["policy"])
+    candidate = remember(memory, me, "The on-call rota changes on Mondays")
+    assert candidate.state == "candidate"
+    entries.append(candidate.entry)
     for entry in entries:
         stored = projection(entry)
         (read_back,) = lifecycle.derive([entry.pk])
