@@ -172,7 +172,9 @@ def profile(n: int, secret: str) -> None:
     per = (time.perf_counter() - t0) * 1000.0 / n
     print(f"{n} adds in-process: {per:.1f} ms per add (wall, under the profiler)")
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(45)
+    pstats.Stats(profiler, stream=out).sort_stats(
+        os.environ.get("PROFILE_SORT", "cumulative")
+    ).print_stats(os.environ.get("PROFILE_FILTER", ""), int(os.environ.get("PROFILE_ROWS", "45")))
     print(out.getvalue())
 
 

@@ -302,8 +302,9 @@ def _after_admission(
 
 def _live_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | None:
     """An *active* (or candidate: the same write waiting for review) entry within the actor's
-    clearance with the same content hash."""
-    existing = (
+    clearance with the same content hash. One lean query on every add; the rows of a found
+    duplicate (the rare case) are read with a second."""
+    found = (
         Head.objects.filter(
             memory=memory,
             state__in=[HeadState.ACTIVE, HeadState.CANDIDATE],
@@ -313,12 +314,12 @@ def _live_duplicate(memory: Memory, actor: Actor, digest: str) -> WriteResult | 
             version__content_hash=digest,
             entry__sensitivity__in=sensitivities_up_to(actor.clearance),
         )
-        .select_related("entry", "version")
         .order_by("entry_id")
-        .first()
+        .values_list("entry_id", flat=True)[:1]
     )
-    if existing is None:
+    if not found:
         return None
+    existing = Head.objects.select_related("entry", "version").get(entry_id=found[0])
     return WriteResult(
         entry=existing.entry,
         version=existing.version,

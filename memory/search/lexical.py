@@ -70,6 +70,25 @@ def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join(f"'{t}'" for t in terms)
 
 
+#: Most term pairs written into one index condition (12 terms make 66).
+MAX_PAIRS = 66
+
+
+def _matched_condition(terms: Sequence[str], min_matched: int) -> str:
+    """An index condition every text holding ``min_matched`` of ``terms`` meets ("" when none
+    narrows anything). Pigeonhole, as in :func:`prefilter_terms`: such a text holds one or
+    more of the rarest ``n - min_matched + 1`` terms, and two or more of the rarest
+    ``n - min_matched + 2``. The pairs' form leaves far fewer rows to count on the heap; it is
+    used while the pairs stay few. Exact either way: it changes the time, never the rows."""
+    if min_matched <= 0:
+        return ""
+    pool = prefilter_terms(terms, min_matched - 1) if min_matched >= 2 else []
+    if len(pool) >= 2 and len(pool) * (len(pool) - 1) // 2 <= MAX_PAIRS:
+        return " | ".join(f"('{a}' & '{b}')" for i, a in enumerate(pool) for b in pool[i + 1 :])
+    wide = prefilter_terms(terms, min_matched)
+    return _tsquery(wide) if wide != list(terms) else ""
+
+
 def _postgres_sql(
     memory_pk: int,
     terms: Sequence[str],
@@ -91,8 +110,7 @@ def _postgres_sql(
     content_hits = " + ".join(hit for _ in content)
     prefilter = prefilter_terms(content, floor)
     query = _tsquery(prefilter)
-    if min_matched > 0 and (wide := prefilter_terms(terms, min_matched)) != list(terms):
-        query = f"({query}) & ({_tsquery(wide)})"
+    query = f"({query}) & ({wide})" if (wide := _matched_condition(terms, min_matched)) else query
     lexemes = [f"'{t}'" for t in terms]
     conditions = ["v.search_vector @@ %s::tsquery", "v.memory_id = %s"]
     params: list[Any] = [query, memory_pk]

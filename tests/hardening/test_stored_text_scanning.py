@@ -3,6 +3,8 @@ when fullwidth letters or invisible characters try to hide them — with 422 and
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from memory import actions
@@ -195,3 +197,21 @@ def staff_reviewer(memory):
     from tests.conftest import make_key
 
     return make_key("platform", "reviewer")
+
+
+def test_scans_in_concurrent_threads_all_find_the_secret():
+    """The scanner's plugins are process-wide settings: a scan in one thread must never run
+    with another thread's half-restored configuration (which found nothing)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memory.admission import find_secrets
+
+    texts = [f"Deploy note {i}: the key is {AWS} for CI" for i in range(400)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch often, as under load
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(find_secrets, texts))
+    finally:
+        sys.setswitchinterval(interval)
+    assert all(r == ["AWS Access Key"] for r in results), sorted({tuple(r) for r in results})

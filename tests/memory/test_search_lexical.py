@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from memory import actions
-from memory.search import admission_floor, channel_cap, lexical_candidates, query_terms
+from memory.search import (
+    ACTIVE,
+    admission_floor,
+    channel_cap,
+    lexical_candidates,
+    lexical_channel,
+    query_terms,
+)
 from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
@@ -118,3 +127,26 @@ def test_a_cjk_run_counts_once_toward_the_floor(memory, me):
     remember(memory, me, "周末我们去爬山。")
     hits = search(memory, actor=me, query="我女儿不能吃什么水果？").hits
     assert [h.entry_id for h in hits] == [allergy.uid]
+
+
+def test_min_matched_keeps_exactly_the_texts_holding_that_many_terms(memory, me):
+    """However the index condition for ``min_matched`` is written (any of the rarest terms, or
+    pairs of them), the rows are those of the plain channel holding that many terms, in the
+    same order."""
+    rng = random.Random(7)
+    vocab = [f"{a}{b}" for a in ("quor", "blin", "zat", "mervo") for b in ("vex", "tar", "pel")]
+    stored = {}
+    for _ in range(80):
+        body = " ".join(rng.sample(vocab, rng.randint(3, 9)))
+        result = remember(memory, me, body.capitalize())
+        stored[result.entry.pk] = set(query_terms(body))
+    query = " ".join(vocab[:10])
+    terms = query_terms(query)
+    plain = lexical_channel(memory.pk, terms, view=ACTIVE, limit=1000)
+    dropped = 0
+    for m in range(2, len(terms) + 1):
+        expected = [c.entry_pk for c in plain if len(stored[c.entry_pk] & set(terms)) >= m]
+        found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=1000, min_matched=m)
+        assert [c.entry_pk for c in found] == expected, m
+        dropped += len(plain) - len(expected)
+    assert plain and dropped  # the condition was put to work
