@@ -18,7 +18,7 @@ from ..models import (
     Memory,
     Revision,
 )
-from .writer import Change, write_revision
+from .writer import Change, lock_memory, write_revision
 
 # --- Reads used by actions ------------------------------------------------------------------
 
@@ -41,6 +41,14 @@ def get_entry(actor: Actor, memory: Memory, uid: str) -> Entry:
 
 def head_of(entry: Entry) -> Head:
     return Head.objects.select_related("version").get(entry=entry)
+
+
+def lock_entry(actor: Actor, memory: Memory, uid: str) -> tuple[Memory, Entry, Head]:
+    """Take the Memory lock, then read the entry ``uid`` (within the actor's clearance) and its
+    head: the start of every single-entry write."""
+    memory = lock_memory(memory.pk)
+    entry = get_entry(actor, memory, uid)
+    return memory, entry, head_of(entry)
 
 
 def require_writer(actor: Actor) -> None:

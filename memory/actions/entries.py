@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from django.db import transaction
 from django.utils import timezone
@@ -44,9 +44,8 @@ from ..personal_data import refused_kinds
 from ..text import content_hash
 from .common import (
     WriteResult,
-    get_entry,
-    head_of,
     label_of,
+    lock_entry,
     require_writer,
     write_entry_change,
 )
@@ -110,20 +109,31 @@ class NewEntry:
         return content_hash(self.kind, self.body, [i.identity for i in self.evidence])
 
 
+class EntryFields(TypedDict, total=False):
+    """An add's fields, as the REST and MCP edges parse them (``EntryCreateIn``); Python
+    callers pass the same keywords. ``clean_new_entry`` admits them."""
+
+    body: Required[str]
+    kind: Required[str | None]
+    tier: str | None
+    session_id: str | None
+    current_state: bool
+    #: ISO 8601 text or a datetime; a naive one is taken as UTC.
+    effective_at: datetime | str | None
+    sensitivity: str | None
+    evidence: EvidenceArg | None
+
+
 def clean_new_entry(
-    *,
-    body: Any,
-    kind: Any,
-    tier: Any = None,
-    session_id: Any = None,
-    current_state: Any = False,
-    effective_at: Any = None,
-    sensitivity: Any = None,
-    evidence: EvidenceArg | None = None,
-    refuse: Iterable[str] | None = None,
+    *, refuse: Iterable[str] | None = None, **fields: Unpack[EntryFields]
 ) -> NewEntry:
     """Validate and admit (size limits, secret and personal-data scan; ``refuse``: the
     Memory's refused personal-data kinds) an add's fields."""
+    kind = fields.get("kind")
+    tier = fields.get("tier")
+    sensitivity = fields.get("sensitivity")
+    current_state = fields.get("current_state", False)
+    session_id = fields.get("session_id")
     if kind is None:
         raise ValidationFailed(details={"kind": ["This field is required."]})
     kind = _choice(kind, Kind, "kind", Kind.FACT)
@@ -134,8 +144,8 @@ def clean_new_entry(
     session = clean_id(session_id, field="session_id") if session_id not in (None, "") else ""
     if tier == Tier.SESSION and not session:
         raise ValidationFailed(details={"session_id": ["Session-tier entries need a session_id."]})
-    text = clean_body(body, refuse=refuse)
-    items = dedupe_evidence(clean_evidence(evidence))
+    text = clean_body(fields["body"], refuse=refuse)
+    items = dedupe_evidence(clean_evidence(fields.get("evidence")))
     return NewEntry(
         body=text,
         kind=kind,
@@ -143,7 +153,7 @@ def clean_new_entry(
         session_id=session,
         sensitivity=sensitivity,
         current_state=current_state,
-        effective_at=_clean_datetime(effective_at, "effective_at"),
+        effective_at=_clean_datetime(fields.get("effective_at"), "effective_at"),
         evidence=tuple(items),
     )
 
@@ -152,16 +162,9 @@ def add_entry(
     memory: Memory,
     *,
     actor: Actor,
-    body: Any,
-    kind: Any,
-    tier: Any = None,
-    session_id: Any = None,
-    current_state: Any = False,
-    effective_at: Any = None,
-    sensitivity: Any = None,
-    evidence: EvidenceArg | None = None,
     dedupe: bool = True,
-    near_duplicate_of: Any = None,
+    near_duplicate_of: str | None = None,
+    **fields: Unpack[EntryFields],
 ) -> WriteResult:
     """Remember something new.
 
@@ -175,17 +178,7 @@ def add_entry(
     the system's proposal intake runs in its own transaction — the write always proceeds.
     """
     require_writer(actor)
-    new = clean_new_entry(
-        body=body,
-        kind=kind,
-        tier=tier,
-        session_id=session_id,
-        current_state=current_state,
-        effective_at=effective_at,
-        sensitivity=sensitivity,
-        evidence=evidence,
-        refuse=refused_kinds(memory.policy),
-    )
+    new = clean_new_entry(refuse=refused_kinds(memory.policy), **fields)
     if new.sensitivity not in sensitivities_up_to(actor.clearance):
         # The key could not read the entry back: writing above one's clearance is refused.
         raise Forbidden(
@@ -417,9 +410,7 @@ def revise_entry(
     ):
         raise ValidationFailed(details={"importance_override": ["An integer from 0 to 3."]})
 
-    memory = lock_memory(memory.pk)
-    entry = get_entry(actor, memory, entry_uid)
-    head = head_of(entry)
+    memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)
     if head.state != HeadState.ACTIVE:
         raise EntryInactive(details={"state": head.state, "reason": head.state_reason})
@@ -489,9 +480,7 @@ def forget_entry(
     """
     require_writer_or_reviewer(actor, as_reviewer=as_reviewer)
     why = clean_text(reason, field="reason", required=True)
-    memory = lock_memory(memory.pk)
-    entry = get_entry(actor, memory, entry_uid)
-    head = head_of(entry)
+    memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)
     if head.state != HeadState.ACTIVE:
         raise EntryInactive("The entry is already inactive.", details={"reason": head.state_reason})
@@ -519,9 +508,7 @@ def reactivate_entry(
     """
     require_writer_or_reviewer(actor, as_reviewer=as_reviewer)
     why = clean_text(reason, field="reason", required=as_reviewer)
-    memory = lock_memory(memory.pk)
-    entry = get_entry(actor, memory, entry_uid)
-    head = head_of(entry)
+    memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)
     if head.state == HeadState.ACTIVE:
         raise EntryStateConflict("The entry is already active.")
@@ -558,9 +545,7 @@ def pin_entry(
     if pinned and category not in PinCategory.values:
         raise ValidationFailed(details={"category": [f"One of {list(PinCategory.values)}."]})
     why = clean_text(reason, field="reason", required=True)
-    memory = lock_memory(memory.pk)
-    entry = get_entry(actor, memory, entry_uid)
-    head = head_of(entry)
+    memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)
     attributes = {"pinned": pinned, "pin_category": category if pinned else ""}
     if head.pinned == pinned and head.pin_category == attributes["pin_category"]:

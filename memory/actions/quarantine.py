@@ -17,8 +17,8 @@ from ..actors import Actor
 from ..admission import clean_text
 from ..exceptions import EntryQuarantined, EntryStateConflict, Forbidden
 from ..models import Entry, HeadState, Memory, RevisionChange, RevisionKind
-from .common import WriteResult, get_entry, head_of, label_of, write_entry_change
-from .writer import Change, lock_memory, write_revision
+from .common import WriteResult, label_of, lock_entry, write_entry_change
+from .writer import Change, write_revision
 
 
 def _require_reviewer(actor: Actor, what: str) -> None:
@@ -52,9 +52,7 @@ def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: An
     already is. Pending proposals touching the entry become stale. Locks: the Memory row."""
     _require_reviewer(actor, "quarantine")
     why = clean_text(reason, field="reason", required=True)
-    memory = lock_memory(memory.pk)
-    entry = get_entry(actor, memory, entry_uid)
-    head = head_of(entry)
+    memory, entry, head = lock_entry(actor, memory, entry_uid)
     if head.state == HeadState.QUARANTINED:
         raise EntryQuarantined(
             "The entry is already quarantined.", details={"reason": head.state_reason}
@@ -82,9 +80,7 @@ def release_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) 
     proposal in the same transaction. Locks: the Memory row."""
     _require_reviewer(actor, "release")
     why = clean_text(reason, field="reason", required=True)
-    memory = lock_memory(memory.pk)
-    entry = get_entry(actor, memory, entry_uid)
-    head = head_of(entry)
+    memory, entry, head = lock_entry(actor, memory, entry_uid)
     if head.state != HeadState.QUARANTINED:
         raise EntryStateConflict("The entry is not quarantined.", details={"state": head.state})
     state, state_reason = state_before_quarantine(entry)
