@@ -373,6 +373,47 @@ def _create_entry(
     )
 
 
+def _clean_revision(
+    actor: Actor,
+    memory: Memory,
+    body: Any,
+    evidence: EvidenceArg | None,
+    expected_version: Any,
+    importance_override: Any,
+) -> tuple[str, list[EvidenceInput]]:
+    """Who may revise, and the revision's admitted text and new evidence (before any lock):
+    an importance override is a reviewer's; anything else needs a writer."""
+    if importance_override is not None:
+        if not actor.is_reviewer:
+            raise Forbidden("Only reviewers may override an entry's importance.")
+    else:
+        require_writer(actor)
+    text = clean_body(body, refuse=refused_kinds(memory.policy))
+    items = clean_evidence(evidence)
+    if expected_version is not None and (
+        isinstance(expected_version, bool) or not isinstance(expected_version, int)
+    ):
+        raise ValidationFailed(details={"expected_version": ["Must be an integer."]})
+    if importance_override is not None and (
+        isinstance(importance_override, bool)
+        or not isinstance(importance_override, int)
+        or not 0 <= importance_override <= 3
+    ):
+        raise ValidationFailed(details={"importance_override": ["An integer from 0 to 3."]})
+    return text, items
+
+
+def _check_revisable(head: Head, expected_version: int | None) -> None:
+    """409 unless the entry is active (and at ``expected_version``, when given)."""
+    refuse_withheld(head)
+    if head.state != HeadState.ACTIVE:
+        raise EntryInactive(details={"state": head.state, "reason": head.state_reason})
+    if expected_version is not None and expected_version != head.version.number:
+        raise VersionConflict(
+            details={"expected_version": expected_version, "head_version": head.version.number}
+        )
+
+
 @transaction.atomic(durable=True)
 def revise_entry(
     memory: Memory,
@@ -392,49 +433,28 @@ def revise_entry(
     recorded as an explicit override on the revision; a reviewer key may change only that,
     not the text. Locks: the Memory row.
     """
-    if importance_override is not None:
-        if not actor.is_reviewer:
-            raise Forbidden("Only reviewers may override an entry's importance.")
-    else:
-        require_writer(actor)
-    text = clean_body(body, refuse=refused_kinds(memory.policy))
-    items = clean_evidence(evidence)
-    if expected_version is not None and (
-        isinstance(expected_version, bool) or not isinstance(expected_version, int)
-    ):
-        raise ValidationFailed(details={"expected_version": ["Must be an integer."]})
-    if importance_override is not None and (
-        isinstance(importance_override, bool)
-        or not isinstance(importance_override, int)
-        or not 0 <= importance_override <= 3
-    ):
-        raise ValidationFailed(details={"importance_override": ["An integer from 0 to 3."]})
-
+    text, items = _clean_revision(
+        actor, memory, body, evidence, expected_version, importance_override
+    )
     memory, entry, head = lock_entry(actor, memory, entry_uid)
-    refuse_withheld(head)
-    if head.state != HeadState.ACTIVE:
-        raise EntryInactive(details={"state": head.state, "reason": head.state_reason})
-    if expected_version is not None and expected_version != head.version.number:
-        raise VersionConflict(
-            details={"expected_version": expected_version, "head_version": head.version.number}
-        )
+    _check_revisable(head, expected_version)
     union = dedupe_evidence([*evidence_inputs_of(head.version), *items])
     check_evidence_count(union, field_name="evidence")
     digest = content_hash(entry.kind, text, [i.identity for i in union])
+    new_text = digest != head.version.content_hash
     override_changes = (
         importance_override is not None and importance_override != head.importance_override
     )
-    if digest == head.version.content_hash and not override_changes:
+    if not new_text and not override_changes:
         return WriteResult(entry, head.version, None, created=False, reason="no_change")
-    if digest != head.version.content_hash and not actor.can_write_entries:
+    if new_text and not actor.can_write_entries:
         raise Forbidden("Reviewers may override importance but not rewrite an entry.")
     change = Change(entry=entry, state_reason=head.state_reason)
-    if digest != head.version.content_hash:
+    if new_text:
         change.new_body = NewBody(text, digest, resolve_evidence(union), head.version.effective_at)
         change.restart_interval = True
     if override_changes:
         change.attributes = {"importance_override": importance_override}
-    from_number = head.version.number
     revision = write_revision(
         memory,
         actor=actor,
@@ -442,7 +462,8 @@ def revise_entry(
         changes=[change],
         reason=f"importance_override:{importance_override}" if override_changes else "",
     )
-    head.refresh_from_db()
+    version = change.result_version
+    assert version is not None
     audit.record(
         "entry.revised",
         actor=actor,
@@ -451,12 +472,12 @@ def revise_entry(
         revision=revision,
         entry_ids=[entry.uid],
         payload={
-            "from_version": from_number,
-            "to_version": head.version.number,
+            "from_version": head.version.number,
+            "to_version": version.number,
             **({"importance_override": importance_override} if override_changes else {}),
         },
     )
-    return WriteResult(entry, head.version, revision, created=change.new_body is not None)
+    return WriteResult(entry, version, revision, created=new_text)
 
 
 def require_writer_or_reviewer(actor: Actor, *, as_reviewer: bool) -> None:
