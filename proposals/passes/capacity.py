@@ -21,6 +21,7 @@ Dry run: the trigger figures and the would-be list, nothing filed. Idempotent.
 from __future__ import annotations
 
 import heapq
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -63,14 +64,53 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
     low_entries = int(policy.get("capacity_low_entries", DEFAULT_LOW_ENTRIES))
     density_limit = float(cfg.get("duplicate_density", DEFAULT_DENSITY))
     limit = max(1, min(MAX_AFFECTED_ENTRIES, int(cfg.get("max_entries", DEFAULT_MAX_ENTRIES))))
-    # Counted from the last real run that fired, so runs that did not fire never reset it.
-    since = MaintenanceRun.objects.filter(
+    since = _last_fired(memory)
+    low = base.active_projection(memory).filter(importance__lte=LOW_IMPORTANCE)
+    reasons = _trigger_reasons(
+        run, low, since, low_entries=low_entries, density_limit=density_limit
+    )
+    run.parameters.update(
+        capacity_low_entries=low_entries,
+        duplicate_density=density_limit,
+        max_entries=limit,
+        since=since.isoformat() if since else None,
+    )
+    run.counts["triggered"] = bool(reasons)
+    if not reasons:
+        base.keep_cursor(run)
+        return run.finish()
+    open_cleanup = (
+        Proposal.objects.open().filter(memory_id=memory.pk, kind=ProposalKind.CLEANUP).first()
+    )
+    if open_cleanup is not None:
+        run.counts["cleanup_pending"] = open_cleanup.pk
+        base.keep_cursor(run)
+        return run.finish()
+    best = _lowest_scores(run, low, limit)
+    if not best:
+        run.counts["no_candidates"] = True
+        return run.finish()
+    _propose_cleanup(run, best, "; ".join(reasons))
+    return run.finish()
+
+
+def _last_fired(memory: Memory) -> datetime | None:
+    """When the last real run that fired on ``memory`` started (None: never). New entries are
+    counted from then, so runs that did not fire never reset the count."""
+    return MaintenanceRun.objects.filter(
         memory_id=memory.pk, job=JOB, dry_run=False, counts__triggered=True
     ).aggregate(last=Max("started_at"))["last"]
-    active = base.active_projection(memory)
-    low = active.filter(importance__lte=LOW_IMPORTANCE)
+
+
+def _trigger_reasons(
+    run: base.Pass, low: Any, since: datetime | None, *, low_entries: int, density_limit: float
+) -> list[str]:
+    """Counts the active entries, the low-importance ones recorded after ``since`` and the live
+    duplicate observations between active entries into the run, and returns why the trigger
+    fires (empty when it does not)."""
+    memory = run.memory
     new_low = low.filter(recorded_at__gt=since) if since else low
-    n_active = active.count()
+    n_active = base.active_projection(memory).count()
     n_new_low = new_low.count()
     duplicates = (
         Relation.objects.filter(
@@ -90,36 +130,27 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
         reasons.append(f"{n_new_low} new low-importance entries (threshold {low_entries})")
     if n_active and density >= density_limit:
         reasons.append(f"near-duplicate density {density:.2f} (threshold {density_limit})")
-    run.parameters.update(
-        capacity_low_entries=low_entries,
-        duplicate_density=density_limit,
-        max_entries=limit,
-        since=since.isoformat() if since else None,
-    )
     run.counts.update(
         active=n_active,
         new_low_entries=n_new_low,
         duplicate_observations=duplicates,
         density=round(density, 4),
-        triggered=bool(reasons),
     )
-    if not reasons:
-        base.keep_cursor(run)
-        return run.finish()
-    open_cleanup = (
-        Proposal.objects.open().filter(memory_id=memory.pk, kind=ProposalKind.CLEANUP).first()
-    )
-    if open_cleanup is not None:
-        run.counts["cleanup_pending"] = open_cleanup.pk
-        base.keep_cursor(run)
-        return run.finish()
+    return reasons
+
+
+def _lowest_scores(run: base.Pass, low: Any, limit: int) -> list[tuple[float, int, str, int]]:
+    """The cleanup candidates among the low-importance entries with the lowest retention
+    scores, at most ``limit``, lowest first, as ``(score, entry_pk, uid, version)``: read in
+    resumed keyset batches, leaving out entries under a pending proposal."""
+    memory = run.memory
     now = timezone.now()
     candidates = (
         low.filter(validity=Validity.CURRENT, pinned=False, protected=False)
         .exclude(tier=Tier.SESSION)
         .filter(~Q(entry__head__pinned=True))
     )
-    half_life = partial(maintenance.retention_half_life, policy)
+    half_life = partial(maintenance.retention_half_life, memory.policy or {})
     best: list[tuple[float, int, str, int]] = []
     for pks in base.resumed_scan(run, candidates):
         pending = hooks.entries_with_pending_proposals(memory, pks)
@@ -132,10 +163,11 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
         ]
         run.count("scanned", len(pks))
         best = heapq.nsmallest(limit, best + scored)
-    if not best:
-        run.counts["no_candidates"] = True
-        return run.finish()
-    reason = "; ".join(reasons)
+    return best
+
+
+def _propose_cleanup(run: base.Pass, best: list[tuple[float, int, str, int]], reason: str) -> None:
+    """Files the cleanup proposal of the entries in ``best`` (a dry run only reports it)."""
     item: dict[str, Any] = {
         "entry_id": best[0][2],
         "entries": [b[2] for b in best],
@@ -158,4 +190,3 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
         entry_pks=[b[1] for b in best],
         item=item,
     )
-    return run.finish()
