@@ -40,6 +40,65 @@ def _active(bundle: Bundle, entry_pk: int) -> bool:
 _importance = lru_cache(maxsize=4096)(importance_seed)
 
 
+def _validity(bundle: Bundle, entry_pk: int) -> tuple[Validity, str, int | None]:
+    """An entry's validity, its reason and its successor, from its head state and relations:
+    withheld and inactive entries are that; an active one is superseded by an active
+    superseder, in unresolved conflict while a ``conflicts_with`` edge stands unsettled, or
+    current."""
+    head = bundle.heads[entry_pk]
+    incoming = bundle.incoming.get(entry_pk, [])
+    outgoing = bundle.outgoing.get(entry_pk, [])
+    successor_pk: int | None = None
+    if head.state in WITHHELD_STATES:
+        # A candidate waits for its admission review, a quarantined entry for its release:
+        # neither is current, whatever its relations say.
+        return Validity(head.state), head.state_reason, None
+    if head.state == HeadState.INACTIVE:
+        for rel in outgoing:
+            if rel.kind in (RelationKind.CONSOLIDATED_INTO,):
+                successor_pk = rel.to_entry_id
+        for rel in incoming:
+            if rel.kind == RelationKind.PROMOTED_FROM:
+                successor_pk = rel.from_entry_id
+        return Validity.INACTIVE, head.state_reason, successor_pk
+    if not incoming and not outgoing:
+        return Validity.CURRENT, "", None
+    superseders = sorted(
+        (
+            rel
+            for rel in incoming
+            if rel.kind == RelationKind.SUPERSEDES and _active(bundle, rel.from_entry_id)
+        ),
+        key=lambda r: r.pk,
+    )
+    if superseders:
+        latest = superseders[-1]
+        return Validity.SUPERSEDED, f"superseded_by:{latest.from_uid}", latest.from_entry_id
+    conflict = _unresolved_conflict(entry_pk, incoming + outgoing)
+    if conflict is not None:
+        other_uid = conflict.to_uid if conflict.from_entry_id == entry_pk else conflict.from_uid
+        return Validity.UNRESOLVED_CONFLICT, f"conflicts_with:{other_uid}", None
+    return Validity.CURRENT, "", None
+
+
+def _unresolved_conflict(entry_pk: int, relations: list[RelationRow]) -> RelationRow | None:
+    """The oldest ``conflicts_with`` edge of the entry that no authoritative edge between the
+    same two entries settles."""
+    unresolved = []
+    for rel in relations:
+        if rel.kind != RelationKind.CONFLICTS_WITH:
+            continue
+        other = rel.to_entry_id if rel.from_entry_id == entry_pk else rel.from_entry_id
+        settled = any(
+            r.kind in AUTHORITATIVE_RELATIONS
+            and {r.from_entry_id, r.to_entry_id} == {entry_pk, other}
+            for r in relations
+        )
+        if not settled:
+            unresolved.append(rel)
+    return min(unresolved, key=lambda r: r.pk) if unresolved else None
+
+
 def _derive_one(bundle: Bundle, entry_pk: int) -> tuple[Any, ...]:
     """The derived projection row of one entry, as values in :data:`ROW_FIELDS` order."""
     head = bundle.heads[entry_pk]
@@ -52,58 +111,7 @@ def _derive_one(bundle: Bundle, entry_pk: int) -> tuple[Any, ...]:
         if any(is_direct(ev.authority, ev.verification) for ev in evidence)
         else EvidenceStrength.WEAK
     )
-    incoming = bundle.incoming.get(entry_pk, [])
-    outgoing = bundle.outgoing.get(entry_pk, [])
-
-    validity = Validity.CURRENT
-    reason = ""
-    successor_pk: int | None = None
-    if head.state in WITHHELD_STATES:
-        # A candidate waits for its admission review, a quarantined entry for its release:
-        # neither is current, whatever its relations say.
-        validity = Validity(head.state)
-        reason = head.state_reason
-    elif head.state == HeadState.INACTIVE:
-        validity = Validity.INACTIVE
-        reason = head.state_reason
-        for rel in outgoing:
-            if rel.kind in (RelationKind.CONSOLIDATED_INTO,):
-                successor_pk = rel.to_entry_id
-        for rel in incoming:
-            if rel.kind == RelationKind.PROMOTED_FROM:
-                successor_pk = rel.from_entry_id
-    elif incoming or outgoing:
-        superseders = sorted(
-            (
-                rel
-                for rel in incoming
-                if rel.kind == RelationKind.SUPERSEDES and _active(bundle, rel.from_entry_id)
-            ),
-            key=lambda r: r.pk,
-        )
-        conflicts = [rel for rel in incoming + outgoing if rel.kind == RelationKind.CONFLICTS_WITH]
-        if superseders:
-            validity = Validity.SUPERSEDED
-            successor_pk = superseders[-1].from_entry_id
-            reason = f"superseded_by:{superseders[-1].from_uid}"
-        elif conflicts:
-            # An authoritative edge between the two settles the conflict.
-            unresolved = []
-            for rel in conflicts:
-                other = rel.to_entry_id if rel.from_entry_id == entry_pk else rel.from_entry_id
-                settled = any(
-                    r.kind in AUTHORITATIVE_RELATIONS
-                    and {r.from_entry_id, r.to_entry_id} == {entry_pk, other}
-                    for r in incoming + outgoing
-                )
-                if not settled:
-                    unresolved.append(rel)
-            if unresolved:
-                validity = Validity.UNRESOLVED_CONFLICT
-                rel = min(unresolved, key=lambda r: r.pk)
-                other_uid = rel.to_uid if rel.from_entry_id == entry_pk else rel.from_uid
-                reason = f"conflicts_with:{other_uid}"
-
+    validity, reason, successor_pk = _validity(bundle, entry_pk)
     corroborated = head.kind != Kind.WORKING_NOTE or len(provenance) > 0
     importance = _importance(
         kind=head.kind,
