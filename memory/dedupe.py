@@ -28,7 +28,7 @@ from typing import Any
 
 from . import audit
 from .actors import Actor
-from .embeddings import get_provider
+from .embeddings import EmbeddingProvider, get_provider
 from .models import Entry, Head, HeadState, Memory, Relation, RelationKind, sensitivities_up_to
 from .text import tokenize
 
@@ -152,41 +152,13 @@ def find_near_duplicates(
     version after its commit needs no second model call. Best first, ties by entry id.
     ``entry`` (already stored) is never its own candidate.
     """
-    from .search import ACTIVE, lexical_candidates
-    from .vectors import nearest, vectors_for
-
     tau_same, tau_similar = thresholds(memory)
     provider = get_provider()
-    method = "lexical" if provider is None else "cosine"
     clearance = sensitivities_up_to(actor.clearance)
     excluded = [entry.pk] if entry is not None else []
-    # Lexically, a text sharing too few terms cannot reach tau_similar: the candidate query
-    # may leave it out (same findings). Embeddings can score any text, so not for cosine.
-    pks = lexical_candidates(
-        memory.pk,
-        body,
-        limit=MAX_CANDIDATES,
-        exclude_entry_pks=excluded,
-        min_jaccard=tau_similar if provider is None else 0.0,
+    pks, body_vec = _candidates(
+        memory, body, provider, tau_similar, clearance, excluded, content_hash
     )
-    body_vec: Sequence[float] = []
-    if provider is not None:
-        body_vec = (
-            vectors_for(provider, [(content_hash, body)])[content_hash].tolist()
-            if content_hash
-            else provider.embed([body])[0]
-        )
-        near, _ = nearest(
-            memory.pk,
-            body_vec,
-            provider=provider,
-            view=ACTIVE,
-            limit=MAX_CANDIDATES,
-            sensitivities=clearance,
-            min_cosine=tau_similar,
-            exclude_entry_pks=excluded,
-        )
-        pks = list(dict.fromkeys([*pks, *(e for e, _, _ in near)]))
     claim_uid = near_duplicate_of if isinstance(near_duplicate_of, str) else None
     heads = Head.objects.filter(
         memory=memory, state=HeadState.ACTIVE, entry__sensitivity__in=clearance
@@ -197,11 +169,14 @@ def find_near_duplicates(
     rows = list(heads.filter(entry_id__in=pks)) if pks else []
     if claimed_head is not None and claimed_head.entry_id not in {h.entry_id for h in rows}:
         rows.append(claimed_head)
+    method = "lexical" if provider is None else "cosine"
     if not rows:
         return Admission(method, [])
     if provider is None:
         scores = lexical_scores(body, [h.version.body for h in rows])
     else:
+        from .vectors import vectors_for
+
         cached = vectors_for(provider, [(h.version.content_hash, h.version.body) for h in rows])
         scores = [cosine(body_vec, cached[h.version.content_hash].tolist()) for h in rows]
     findings = [
@@ -219,6 +194,49 @@ def find_near_duplicates(
     ]
     findings.sort(key=lambda f: (-f.score, f.entry.pk))
     return Admission(method, findings)
+
+
+def _candidates(
+    memory: Memory,
+    body: str,
+    provider: EmbeddingProvider | None,
+    tau_similar: float,
+    clearance: list[str],
+    excluded: list[int],
+    content_hash: str | None,
+) -> tuple[list[int], Sequence[float]]:
+    """The entries ``body`` is scored against (lexical matches, then the nearest vectors with an
+    embedding provider) and the body's vector (empty without a provider)."""
+    from .search import ACTIVE, lexical_candidates
+    from .vectors import nearest, vectors_for
+
+    # Lexically, a text sharing too few terms cannot reach tau_similar: the candidate query
+    # may leave it out (same findings). Embeddings can score any text, so not for cosine.
+    pks = lexical_candidates(
+        memory.pk,
+        body,
+        limit=MAX_CANDIDATES,
+        exclude_entry_pks=excluded,
+        min_jaccard=tau_similar if provider is None else 0.0,
+    )
+    if provider is None:
+        return pks, []
+    body_vec: Sequence[float] = (
+        vectors_for(provider, [(content_hash, body)])[content_hash].tolist()
+        if content_hash
+        else provider.embed([body])[0]
+    )
+    near, _ = nearest(
+        memory.pk,
+        body_vec,
+        provider=provider,
+        view=ACTIVE,
+        limit=MAX_CANDIDATES,
+        sensitivities=clearance,
+        min_cosine=tau_similar,
+        exclude_entry_pks=excluded,
+    )
+    return list(dict.fromkeys([*pks, *(e for e, _, _ in near)])), body_vec
 
 
 def record_admission(
