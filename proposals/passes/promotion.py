@@ -92,39 +92,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     run.parameters.update(
         threshold=threshold, min_sessions=needed, target_kind=target_kind, method="lexical"
     )
-    edges: dict[tuple[int, int], float] = {}
-    kept: dict[int, base.HeadRow] = {}
-    finder = note_finder(memory)
-    for _pks, batch, near, light in base.neighbourhood_scan(run, _notes(memory), finder):
-        reasons = {pk: h.state_reason for pk, h in light.items()}
-        # Pairs by the stored tokens first (the same Jaccard); full rows only for those.
-        pairs: list[tuple[int, int]] = []
-        for pk, ns in near.items():
-            mine = batch[pk]
-            tokens = mine.tokens
-            for n in ns:
-                other = light.get(n)
-                if other is None or not _eligible(other, reasons):
-                    continue
-                if other.session_id == mine.session_id:
-                    continue
-                key = (min(pk, n), max(pk, n))
-                if key in edges or jaccard(tokens, other.tokens) < threshold:
-                    continue
-                pairs.append((pk, n))
-        heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
-        for pk, n in pairs:
-            row, full = heads[pk], heads[n]
-            key = (min(pk, n), max(pk, n))
-            if key in edges:
-                continue
-            score = lexical_similarity(row.body, full.body)
-            if score < threshold or bodies.value_differences(row.body, full.body):
-                continue
-            edges[key] = round_score(score)
-            kept[pk], kept[n] = row, full
-    heads = kept
-    run.counts["lexical_queries"] = finder.queries
+    edges, heads = _theme_edges(run, threshold)
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["themes"] = len(groups)
@@ -132,20 +100,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     for group in groups:
         members = base.most_complete_first(heads[n] for n in group)
         sessions = sorted({m.session_id for m in members})
-        item: dict[str, Any] = {
-            "entry_id": members[0].uid,
-            "entries": base.uids(members),
-            "reason": "recurring_theme",
-            "inputs": {
-                "sessions": sessions,
-                "pairs": [
-                    [heads[a].uid, heads[b].uid, s]
-                    for (a, b), s in edges.items()
-                    if a in group and b in group
-                ][:20],
-                "threshold": threshold,
-            },
-        }
+        item = _theme_item(group, members, sessions, edges, heads, threshold)
         if len(sessions) < needed:
             run.record(item, "skipped_single_session")
             continue
@@ -172,3 +127,70 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
             item=item,
         )
     return run.finish()
+
+
+def _theme_edges(
+    run: base.Pass, threshold: float
+) -> tuple[dict[tuple[int, int], float], dict[int, base.HeadRow]]:
+    """Pairs of eligible notes from different sessions scoring at least ``threshold`` with no
+    differing value, with their rounded scores, and the heads of their notes. A pair is first
+    scored on the stored tokens (the same Jaccard); full rows are read only for those passing."""
+    memory = run.memory
+    edges: dict[tuple[int, int], float] = {}
+    kept: dict[int, base.HeadRow] = {}
+    finder = note_finder(memory)
+    for _pks, batch, near, light in base.neighbourhood_scan(run, _notes(memory), finder):
+        reasons = {pk: h.state_reason for pk, h in light.items()}
+        pairs: list[tuple[int, int]] = []
+        for pk, ns in near.items():
+            mine = batch[pk]
+            tokens = mine.tokens
+            for n in ns:
+                other = light.get(n)
+                if other is None or not _eligible(other, reasons):
+                    continue
+                if other.session_id == mine.session_id:
+                    continue
+                key = (min(pk, n), max(pk, n))
+                if key in edges or jaccard(tokens, other.tokens) < threshold:
+                    continue
+                pairs.append((pk, n))
+        heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
+        for pk, n in pairs:
+            row, full = heads[pk], heads[n]
+            key = (min(pk, n), max(pk, n))
+            if key in edges:
+                continue
+            score = lexical_similarity(row.body, full.body)
+            if score < threshold or bodies.value_differences(row.body, full.body):
+                continue
+            edges[key] = round_score(score)
+            kept[pk], kept[n] = row, full
+    run.counts["lexical_queries"] = finder.queries
+    return edges, kept
+
+
+def _theme_item(
+    group: list[int],
+    members: list[base.HeadRow],
+    sessions: list[str],
+    edges: dict[tuple[int, int], float],
+    heads: dict[int, base.HeadRow],
+    threshold: float,
+) -> dict[str, Any]:
+    """The receipt of one theme: its notes (the most complete first), their sessions and up to
+    20 of the scored pairs inside it."""
+    return {
+        "entry_id": members[0].uid,
+        "entries": base.uids(members),
+        "reason": "recurring_theme",
+        "inputs": {
+            "sessions": sessions,
+            "pairs": [
+                [heads[a].uid, heads[b].uid, s]
+                for (a, b), s in edges.items()
+                if a in group and b in group
+            ][:20],
+            "threshold": threshold,
+        },
+    }
