@@ -36,7 +36,7 @@ from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validi
 
 from ..models import ProposalKind
 from . import base, bodies
-from .candidates import Neighbourhoods, jaccard
+from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "contradictions"
 DEFAULT_MIN_SIMILARITY = 0.2
@@ -92,57 +92,80 @@ def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
     )
     seen: set[tuple[int, int]] = set()
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
-    # Full head rows only for the pairs above the similarity floor.
     for _pks, _batch, near, light in base.neighbourhood_scan(run, qs, finder):
-        pairs = [
-            (min(pk, n), max(pk, n))
-            for pk, ns in near.items()
-            for n in ns
-            if n in light and light[n].current_state and light[n].state == "active"
-        ]
-        pairs = sorted(set(pairs) - seen)
-        seen.update(pairs)
-        if not pairs:
-            continue
-        # The similarity floor first, on the stored tokens (cheap); full rows and the pure
-        # rules only for the pairs above it.
-        similarity = {p: jaccard(light[p[0]].tokens, light[p[1]].tokens) for p in pairs}
-        run.count("pairs_compared", len(pairs))
-        pairs = [p for p in pairs if similarity[p] >= min_similarity]
-        if not pairs:
-            continue
-        heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
-        found = []
-        for a_pk, b_pk in pairs:
-            receipt = is_contradiction(
-                heads[a_pk].body,
-                heads[b_pk].body,
-                min_similarity=min_similarity,
-                min_subject=min_subject,
-                similarity=similarity[(a_pk, b_pk)],
-            )
-            if receipt is not None:
-                found.append((a_pk, b_pk, receipt))
+        found, heads = _contradictions_in(
+            run, near, light, seen, min_similarity=min_similarity, min_subject=min_subject
+        )
         if not found:
             continue
         involved = {x for a_pk, b_pk, _ in found for x in (a_pk, b_pk)}
         cited = base.evidence_counts(involved)
-        observed = {
-            (min(f, t), max(f, t))
-            for f, t in Relation.objects.filter(
-                memory_id=memory.pk,
-                kind=RelationKind.CONFLICTS_WITH,
-                retired_by__isnull=True,
-                from_entry_id__in=involved,
-                to_entry_id__in=involved,
-            ).values_list("from_entry_id", "to_entry_id")
-        }
+        observed = _observed_conflicts(memory, involved)
         for a_pk, b_pk, receipt in found:
             a, b = (replace(heads[x], evidence=int(cited.get(x, 0))) for x in (a_pk, b_pk))
             run.count("contradictions")
             _handle(run, a, b, receipt, already=(a_pk, b_pk) in observed)
     run.counts["lexical_queries"] = finder.queries
     return run.finish()
+
+
+def _contradictions_in(
+    run: base.Pass,
+    near: dict[int, list[int]],
+    light: dict[int, base.HeadRow | Neighbour],
+    seen: set[tuple[int, int]],
+    *,
+    min_similarity: float,
+    min_subject: float,
+) -> tuple[list[tuple[int, int, dict[str, Any]]], dict[int, base.HeadRow]]:
+    """The contradictions between one batch's entries and their active current-state
+    neighbours, as ``(a_pk, b_pk, receipt)`` with ``a_pk < b_pk``, and the head rows read for
+    them. Pairs in ``seen`` are skipped and the new ones added to it. The similarity floor is
+    checked first on the stored tokens (cheap); full rows and the pure rules only for the pairs
+    above it."""
+    pairs = [
+        (min(pk, n), max(pk, n))
+        for pk, ns in near.items()
+        for n in ns
+        if n in light and light[n].current_state and light[n].state == "active"
+    ]
+    pairs = sorted(set(pairs) - seen)
+    seen.update(pairs)
+    if not pairs:
+        return [], {}
+    similarity = {p: jaccard(light[p[0]].tokens, light[p[1]].tokens) for p in pairs}
+    run.count("pairs_compared", len(pairs))
+    pairs = [p for p in pairs if similarity[p] >= min_similarity]
+    if not pairs:
+        return [], {}
+    heads = base.load_heads(run.memory, {x for p in pairs for x in p}, evidence=False)
+    found = []
+    for a_pk, b_pk in pairs:
+        receipt = is_contradiction(
+            heads[a_pk].body,
+            heads[b_pk].body,
+            min_similarity=min_similarity,
+            min_subject=min_subject,
+            similarity=similarity[(a_pk, b_pk)],
+        )
+        if receipt is not None:
+            found.append((a_pk, b_pk, receipt))
+    return found, heads
+
+
+def _observed_conflicts(memory: Memory, involved: set[int]) -> set[tuple[int, int]]:
+    """The live ``conflicts_with`` observations between the ``involved`` entries, each as its
+    ordered pair of entry pks (lower first)."""
+    return {
+        (min(f, t), max(f, t))
+        for f, t in Relation.objects.filter(
+            memory_id=memory.pk,
+            kind=RelationKind.CONFLICTS_WITH,
+            retired_by__isnull=True,
+            from_entry_id__in=involved,
+            to_entry_id__in=involved,
+        ).values_list("from_entry_id", "to_entry_id")
+    }
 
 
 def _order(a: base.HeadRow, b: base.HeadRow) -> tuple[base.HeadRow, base.HeadRow, bool]:
@@ -171,6 +194,41 @@ def _handle(
         "inputs": inputs,
     }
     run.touched += [newer.uid, older.uid]
+    _observe(run, newer, older, item, already=already)
+    if not comparable:
+        item.update(action="observed_only", why="times not comparable")
+        run.add_item(item)
+        return
+    if newer.evidence == 0:
+        item.update(action="observed_only", why="the newer entry cites no evidence")
+        run.add_item(item)
+        return
+    values = _value_changes(receipt, newer_first=newer is a)
+    run.propose(
+        {
+            "rationale": (
+                f"Contradiction pass: {newer.uid} and {older.uid} describe the same subject "
+                f"with different values ({values}); {newer.uid} is newer and cites evidence."
+            ),
+            "old": older.ref(),
+            "successor": newer.ref(),
+        },
+        kind=ProposalKind.SUPERSESSION,
+        entry_pks=[older.entry_pk, newer.entry_pk],
+        item=item,
+    )
+
+
+def _observe(
+    run: base.Pass,
+    newer: base.HeadRow,
+    older: base.HeadRow,
+    item: dict[str, Any],
+    *,
+    already: bool,
+) -> None:
+    """Records the ``conflicts_with`` observation from ``newer`` to ``older`` (unless already
+    observed; a dry run only reports it) and says in ``item`` what became of it."""
     if already:
         item["observation"] = "already_observed"
         run.count("already_observed")
@@ -192,30 +250,14 @@ def _handle(
             item["observation"] = "observed"
             item["relation"] = relation.pk
             run.count("observed")
-    if not comparable:
-        item.update(action="observed_only", why="times not comparable")
-        run.add_item(item)
-        return
-    if newer.evidence == 0:
-        item.update(action="observed_only", why="the newer entry cites no evidence")
-        run.add_item(item)
-        return
-    values = "; ".join(
+
+
+def _value_changes(receipt: dict[str, Any], *, newer_first: bool) -> str:
+    """The differing values of a receipt as "slot: old → new" phrases. ``newer_first``: the
+    receipt lists the newer entry's values first."""
+    return "; ".join(
         f"{kind}: {', '.join(old) or '—'} → {', '.join(new) or '—'}"
         for kind, (new, old) in (
-            (k, v if newer is a else [v[1], v[0]]) for k, v in receipt["values"].items()
+            (k, v if newer_first else [v[1], v[0]]) for k, v in receipt["values"].items()
         )
-    )
-    run.propose(
-        {
-            "rationale": (
-                f"Contradiction pass: {newer.uid} and {older.uid} describe the same subject "
-                f"with different values ({values}); {newer.uid} is newer and cites evidence."
-            ),
-            "old": older.ref(),
-            "successor": newer.ref(),
-        },
-        kind=ProposalKind.SUPERSESSION,
-        entry_pks=[older.entry_pk, newer.entry_pk],
-        item=item,
     )
