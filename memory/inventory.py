@@ -10,6 +10,7 @@ queries only, so the cost does not grow with the Memory.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, F, Func, IntegerField, Sum
@@ -85,26 +86,10 @@ def inventory(memory: Memory) -> dict[str, Any]:
     distribution of active entries, auto-deactivations by reason, live near-duplicate findings,
     pending proposals by kind, and an alert when the inactive share is over 60 % with more than
     1,000 entries."""
-    rows = (
-        LifecycleProjection.objects.filter(memory_id=memory.pk)
-        .values("state", "importance")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
-    active = inactive = candidates = quarantined = 0
-    importance: dict[str, int] = {str(i): 0 for i in range(4)}
     auto = auto_deactivations(memory)
-    for row in rows:
-        if row["state"] == HeadState.ACTIVE:
-            active += row["n"]
-            key = str(row["importance"])
-            importance[key] = importance.get(key, 0) + row["n"]
-        elif row["state"] == HeadState.CANDIDATE:
-            candidates += row["n"]
-        elif row["state"] == HeadState.QUARANTINED:
-            quarantined += row["n"]
-        else:
-            inactive += row["n"]
+    counts = _state_counts(memory)
+    active, inactive = counts.active, counts.inactive
+    candidates, quarantined = counts.candidates, counts.quarantined
     conflicts = Relation.objects.filter(
         memory_id=memory.pk, kind=RelationKind.CONFLICTS_WITH, retired_by__isnull=True
     ).count()
@@ -121,6 +106,69 @@ def inventory(memory: Memory) -> dict[str, Any]:
     }
     total = active + inactive + candidates + quarantined
     share = inactive / total if total else 0.0
+    pending = dict(sorted(hooks.pending_proposals_by_kind(memory).items()))
+    return {
+        "memory": memory.slug,
+        "entries": total,
+        "active": active,
+        "inactive": inactive,
+        "active_count": active,
+        "inactive_count": inactive,
+        "candidate_count": candidates,
+        "quarantined_count": quarantined,
+        "inactive_share": round(share, 4),
+        "manifest_bytes": manifest_bytes(memory),
+        "importance": dict(sorted(counts.importance.items())),
+        "auto_deactivations": dict(sorted(auto.items())),
+        "near_duplicates": {
+            "duplicate_of": duplicates.get(RelationKind.DUPLICATE_OF, 0),
+            "near_duplicate_of": duplicates.get(RelationKind.NEAR_DUPLICATE_OF, 0),
+            "total": sum(duplicates.values()),
+        },
+        "conflicts": conflicts,
+        "pending_proposals": pending,
+        "alerts": _alerts(share, total, candidates - pending.get("admission", 0)),
+    }
+
+
+@dataclass
+class _StateCounts:
+    """Entries per head state, with the importance distribution of the active ones."""
+
+    active: int = 0
+    inactive: int = 0
+    candidates: int = 0
+    quarantined: int = 0
+    importance: dict[str, int] = field(default_factory=lambda: {str(i): 0 for i in range(4)})
+
+
+def _state_counts(memory: Memory) -> _StateCounts:
+    """One aggregate query over the Memory's projection rows (inactive: every state not
+    named)."""
+    counts = _StateCounts()
+    rows = (
+        LifecycleProjection.objects.filter(memory_id=memory.pk)
+        .values("state", "importance")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for row in rows:
+        if row["state"] == HeadState.ACTIVE:
+            counts.active += row["n"]
+            key = str(row["importance"])
+            counts.importance[key] = counts.importance.get(key, 0) + row["n"]
+        elif row["state"] == HeadState.CANDIDATE:
+            counts.candidates += row["n"]
+        elif row["state"] == HeadState.QUARANTINED:
+            counts.quarantined += row["n"]
+        else:
+            counts.inactive += row["n"]
+    return counts
+
+
+def _alerts(share: float, total: int, orphans: int) -> list[dict[str, str]]:
+    """An inactive share over 60 % with more than 1,000 entries; candidates (``orphans``) with
+    no pending admission proposal."""
     alerts = []
     if share > INACTIVE_ALERT_SHARE and total > INACTIVE_ALERT_MIN_ENTRIES:
         alerts.append(
@@ -133,8 +181,6 @@ def inventory(memory: Memory) -> dict[str, Any]:
                 ),
             }
         )
-    pending = dict(sorted(hooks.pending_proposals_by_kind(memory).items()))
-    orphans = candidates - pending.get("admission", 0)
     if orphans > 0:
         alerts.append(
             {
@@ -145,28 +191,7 @@ def inventory(memory: Memory) -> dict[str, Any]:
                 ),
             }
         )
-    return {
-        "memory": memory.slug,
-        "entries": total,
-        "active": active,
-        "inactive": inactive,
-        "active_count": active,
-        "inactive_count": inactive,
-        "candidate_count": candidates,
-        "quarantined_count": quarantined,
-        "inactive_share": round(share, 4),
-        "manifest_bytes": manifest_bytes(memory),
-        "importance": dict(sorted(importance.items())),
-        "auto_deactivations": dict(sorted(auto.items())),
-        "near_duplicates": {
-            "duplicate_of": duplicates.get(RelationKind.DUPLICATE_OF, 0),
-            "near_duplicate_of": duplicates.get(RelationKind.NEAR_DUPLICATE_OF, 0),
-            "total": sum(duplicates.values()),
-        },
-        "conflicts": conflicts,
-        "pending_proposals": pending,
-        "alerts": alerts,
-    }
+    return alerts
 
 
 def inventory_for(actor: Actor, slug: str) -> dict[str, Any]:
