@@ -39,7 +39,7 @@ from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from ..models import ProposalKind
 from . import base, bodies
-from .candidates import Neighbourhoods, jaccard
+from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "near_duplicates"
 
@@ -71,27 +71,10 @@ def candidate_edges(
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
     edges: dict[tuple[int, int], dict[str, Any]] = {}
     kept: dict[int, base.HeadRow] = {}
-    # Full head rows only for the pairs above the threshold.
     for pks, batch, near, light in base.neighbourhood_scan(run, qs, finder):
-        pools: dict[int, list[int]] = {}
-        for pk in pks:
-            mine = batch.get(pk)
-            if mine is None:
-                continue
-            pool = [
-                n
-                for n in near.get(pk, ())
-                if n in light
-                and light[n].kind == mine.kind
-                and light[n].state == "active"
-                and (min(pk, n), max(pk, n)) not in edges
-            ]
-            run.count("pairs_scored", len(pool))
-            if method == "lexical":
-                tokens = mine.tokens
-                pool = [n for n in pool if jaccard(tokens, light[n].tokens) >= threshold]
-            if pool:
-                pools[pk] = pool
+        pools = _candidate_pools(
+            run, pks, batch, near, light, edges, threshold=threshold, lexical=method == "lexical"
+        )
         wanted = {n for ns in pools.values() for n in ns} | set(pools)
         heads = base.load_heads(memory, wanted, evidence=False)
         for pk, pool_pks in pools.items():
@@ -118,6 +101,43 @@ def candidate_edges(
                 kept[pk], kept[other.entry_pk] = row, other
     run.counts["lexical_queries"] = finder.queries
     return edges, kept
+
+
+def _candidate_pools(
+    run: base.Pass,
+    pks: list[int],
+    batch: dict[int, Neighbour],
+    near: dict[int, list[int]],
+    light: dict[int, base.HeadRow | Neighbour],
+    edges: dict[tuple[int, int], dict[str, Any]],
+    *,
+    threshold: float,
+    lexical: bool,
+) -> dict[int, list[int]]:
+    """For each entry of one batch, its active neighbours of the same kind not yet paired in
+    ``edges`` (counted as ``pairs_scored``); with the lexical similarity only those whose
+    stored tokens reach ``threshold`` (the same Jaccard). Entries left with none are left out,
+    so full head rows are read only for the pairs above the threshold."""
+    pools: dict[int, list[int]] = {}
+    for pk in pks:
+        mine = batch.get(pk)
+        if mine is None:
+            continue
+        pool = [
+            n
+            for n in near.get(pk, ())
+            if n in light
+            and light[n].kind == mine.kind
+            and light[n].state == "active"
+            and (min(pk, n), max(pk, n)) not in edges
+        ]
+        run.count("pairs_scored", len(pool))
+        if lexical:
+            tokens = mine.tokens
+            pool = [n for n in pool if jaccard(tokens, light[n].tokens) >= threshold]
+        if pool:
+            pools[pk] = pool
+    return pools
 
 
 def clusters(pairs: list[tuple[int, int]]) -> list[list[int]]:
@@ -148,10 +168,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     tau_same, tau_similar = thresholds(memory)
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
     method, _ = similarity_method()
-    # With embeddings at least the paraphrase floor, but never above what the add-time check
-    # already calls the same text (a Memory may set ``tau_same`` lower).
-    cosine = min(max(tau_similar, COSINE_THRESHOLD), tau_same)
-    default = tau_similar if method == "lexical" else cosine
+    default = _default_threshold(method, tau_same, tau_similar)
     threshold = float(cfg["threshold"]) if "threshold" in cfg else default
     min_subject = float(cfg.get("min_subject", DEFAULT_MIN_SUBJECT))
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
@@ -166,20 +183,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     for group in groups:
         members = base.most_complete_first(heads[n] for n in group)
         target, redundant = members[0], members[1:]
-        inside = [(a, b) for (a, b) in edges if a in group and b in group]
-        item: dict[str, Any] = {
-            "entry_id": target.uid,
-            "entries": base.uids(members),
-            "reason": "near_duplicate_cluster",
-            "inputs": {
-                "pairs": [
-                    [heads[a].uid, heads[b].uid, edges[(a, b)]["score"]] for a, b in inside[:20]
-                ],
-                "threshold": threshold,
-                "method": method,
-                "target": "most complete member (details, then length)",
-            },
-        }
+        item = _cluster_item(group, members, edges, heads, threshold, method)
         if run.report_existing(ProposalKind.CONSOLIDATION, [m.entry_pk for m in members], item):
             continue
         if pending & set(group):
@@ -204,3 +208,36 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
             item=item,
         )
     return run.finish()
+
+
+def _default_threshold(method: str, tau_same: float, tau_similar: float) -> float:
+    """The edge threshold when the policy sets none: ``tau_similar`` with the lexical
+    similarity; with embeddings at least the paraphrase floor ``COSINE_THRESHOLD``, but never
+    above what the add-time check already calls the same text (a Memory may set ``tau_same``
+    lower)."""
+    cosine = min(max(tau_similar, COSINE_THRESHOLD), tau_same)
+    return tau_similar if method == "lexical" else cosine
+
+
+def _cluster_item(
+    group: list[int],
+    members: list[base.HeadRow],
+    edges: dict[tuple[int, int], dict[str, Any]],
+    heads: dict[int, base.HeadRow],
+    threshold: float,
+    method: str,
+) -> dict[str, Any]:
+    """The receipt of one cluster: its members (the target, the most complete, first) and up
+    to 20 of the scored pairs inside it."""
+    inside = [(a, b) for (a, b) in edges if a in group and b in group]
+    return {
+        "entry_id": members[0].uid,
+        "entries": base.uids(members),
+        "reason": "near_duplicate_cluster",
+        "inputs": {
+            "pairs": [[heads[a].uid, heads[b].uid, edges[(a, b)]["score"]] for a, b in inside[:20]],
+            "threshold": threshold,
+            "method": method,
+            "target": "most complete member (details, then length)",
+        },
+    }
