@@ -7,13 +7,16 @@ changes, and ends with ``ANALYZE`` (``memory.db_stats``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q
 
-from ..models import Head, LifecycleProjection, RevisionChange
+from ..actors import Actor
+from ..embeddings import EmbeddingProvider
+from ..models import Head, LifecycleProjection, Memory, RevisionChange
 from .derive import as_model, derive_rows
 from .load import Span, load_bundle
 from .rules import COMPARED_FIELDS, UPDATE_FIELDS
@@ -114,12 +117,12 @@ def rebuild_batch(
 
 
 def rebuild_projection(
-    memory: Any,
+    memory: Memory,
     *,
-    actor: Any,
+    actor: Actor,
     check: bool = False,
     batch_size: int = 500,
-    progress: Any = None,
+    progress: Callable[[RebuildReport], object] | None = None,
 ) -> RebuildReport:
     """Rebuild (or, with ``check``, only compare) the lifecycle projection of one Memory.
 
@@ -132,28 +135,13 @@ def rebuild_projection(
     wrote something, records one ``projection.rebuilt`` audit event. ``progress(report)`` is
     called after every batch.
     """
-    from django.db import transaction
-
-    from .. import audit
     from ..actions import lock_memory
     from ..db_stats import PROJECTION_TABLES, VECTOR_TABLES, analyze
     from ..embeddings import get_provider
-    from ..vectors import index_versions, missing_versions
 
     report = RebuildReport(memory_slug=memory.slug)
     provider = get_provider()
-    last = 0
-    while True:
-        # Keyset over the Memory's heads (an entry has a projection row once it has a head).
-        pks = list(
-            Head.objects.filter(memory_id=memory.pk, entry_id__gt=last)
-            .order_by("entry_id")
-            .values_list("entry_id", flat=True)[:batch_size]
-        )
-        if not pks:
-            break
-        span = Span(memory.pk, last, pks[-1])
-        last = pks[-1]
+    for span, pks in _head_batches(memory.pk, batch_size):
         with transaction.atomic():
             lock_memory(memory.pk)
             diffs, mismatched, written = rebuild_batch(pks, write=not check, span=span)
@@ -162,30 +150,60 @@ def rebuild_projection(
         report.head_mismatches += mismatched
         report.written += written
         if provider is not None:
-            missing = list(
-                missing_versions(provider).filter(entry_id__in=pks).values_list("pk", flat=True)
-            )
-            if check:
-                report.vectors_missing += len(missing)
-            else:
-                report.vectors_created += index_versions(missing, provider=provider)
+            _bring_vectors_up_to_date(provider, pks, report, check=check)
         if progress is not None:
             progress(report)
     if not check:
         # Planner statistics for what was (re)written: a rebuild is a bulk load.
         analyze(PROJECTION_TABLES + (VECTOR_TABLES if report.vectors_created else ()))
     if not check and (report.written or report.vectors_created):
-        with transaction.atomic():
-            audit.record(
-                "projection.rebuilt",
-                actor=actor,
-                memory=memory,
-                label=f"{report.written} rows rewritten",
-                payload={
-                    "entries": report.entries,
-                    "written": report.written,
-                    "vectors_created": report.vectors_created,
-                    "head_mismatches": len(report.head_mismatches),
-                },
-            )
+        _record_rebuild(memory, actor, report)
     return report
+
+
+def _head_batches(memory_pk: int, batch_size: int) -> Iterator[tuple[Span, list[int]]]:
+    """The Memory's head entry keys in keyset batches, each with the span it covers (an entry
+    has a projection row once it has a head)."""
+    last = 0
+    while True:
+        pks = list(
+            Head.objects.filter(memory_id=memory_pk, entry_id__gt=last)
+            .order_by("entry_id")
+            .values_list("entry_id", flat=True)[:batch_size]
+        )
+        if not pks:
+            return
+        yield Span(memory_pk, last, pks[-1]), pks
+        last = pks[-1]
+
+
+def _bring_vectors_up_to_date(
+    provider: EmbeddingProvider, pks: list[int], report: RebuildReport, *, check: bool
+) -> None:
+    """Count (``check``) or create the missing vectors of the batch's head versions."""
+    from ..vectors import index_versions, missing_versions
+
+    missing = list(missing_versions(provider).filter(entry_id__in=pks).values_list("pk", flat=True))
+    if check:
+        report.vectors_missing += len(missing)
+    else:
+        report.vectors_created += index_versions(missing, provider=provider)
+
+
+def _record_rebuild(memory: Memory, actor: Actor, report: RebuildReport) -> None:
+    """The ``projection.rebuilt`` audit event of a rebuild that wrote something."""
+    from .. import audit
+
+    with transaction.atomic():
+        audit.record(
+            "projection.rebuilt",
+            actor=actor,
+            memory=memory,
+            label=f"{report.written} rows rewritten",
+            payload={
+                "entries": report.entries,
+                "written": report.written,
+                "vectors_created": report.vectors_created,
+                "head_mismatches": len(report.head_mismatches),
+            },
+        )
