@@ -213,6 +213,27 @@ def _still_eligible(
     return [c for c in batch if c.entry_pk in allowed and heads.get(c.entry_pk) == c.version_pk]
 
 
+def _run_parameters(policy: dict[str, Any], now: datetime, batch_size: int) -> dict[str, Any]:
+    """What a run recorded its rules with: the clock, the floor, the per-run cap, and the
+    half-life and retention of every tier and kind the scan reads."""
+    return {
+        "now": now.isoformat(),
+        "importance_floor": importance_floor(policy),
+        "l1_max_per_run": max_per_run(policy),
+        "half_life_days": {
+            f"{tier}/{kind}": retention_half_life(policy, tier, kind)
+            for tier in (Tier.SHORT, Tier.LONG)
+            for kind in Kind.values
+        },
+        "retention_days": {
+            f"{tier}/{kind}": retention_days(policy, tier, kind)
+            for tier in (Tier.SHORT, Tier.LONG)
+            for kind in Kind.values
+        },
+        "batch_size": batch_size,
+    }
+
+
 def run_decay_scan(
     memory: Memory,
     *,
@@ -238,22 +259,7 @@ def run_decay_scan(
     started_at = timezone.now()
     now = now or started_at
     scan = decay_candidates(memory, now, policy)
-    parameters = {
-        "now": now.isoformat(),
-        "importance_floor": importance_floor(policy),
-        "l1_max_per_run": max_per_run(policy),
-        "half_life_days": {
-            f"{tier}/{kind}": retention_half_life(policy, tier, kind)
-            for tier in (Tier.SHORT, Tier.LONG)
-            for kind in Kind.values
-        },
-        "retention_days": {
-            f"{tier}/{kind}": retention_days(policy, tier, kind)
-            for tier in (Tier.SHORT, Tier.LONG)
-            for kind in Kind.values
-        },
-        "batch_size": batch_size,
-    }
+    parameters = _run_parameters(policy, now, batch_size)
     counts: dict[str, Any] = {
         "eligible": scan.eligible,
         "skipped_pending_proposal": scan.skipped_pending_proposal,
