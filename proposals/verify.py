@@ -135,15 +135,34 @@ def extract_details(text: str) -> list[Detail]:
     """
     text = unicodedata.normalize("NFC", text)
     taken = [False] * len(text)
+    found = _pattern_details(text, taken)
+    found += _name_details(text, taken)
+    found.sort(key=lambda x: x[0])
+    out: list[Detail] = []
+    seen: set[str] = set()
+    for _, d in found:
+        key = d.text.casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _claim(taken: list[bool], start: int, end: int) -> bool:
+    """Marks the characters ``start:end`` as taken, unless one of them already is (then
+    False)."""
+    if any(taken[start:end]):
+        return False
+    for i in range(start, end):
+        taken[i] = True
+    return True
+
+
+def _pattern_details(text: str, taken: list[bool]) -> list[tuple[int, Detail]]:
+    """The details ``_PATTERNS`` match, each with where it starts, taken in the patterns'
+    order: a match claims its characters in ``taken``, and one overlapping a match taken
+    before it is dropped."""
     found: list[tuple[int, Detail]] = []
-
-    def claim(start: int, end: int) -> bool:
-        if any(taken[start:end]):
-            return False
-        for i in range(start, end):
-            taken[i] = True
-        return True
-
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             start, end = m.span()
@@ -157,45 +176,51 @@ def extract_details(text: str) -> list[Detail]:
                 left, _, right = value.partition("/")
                 if left.isalpha() and right.isalpha():
                     continue
-            if claim(start, end):
+            if _claim(taken, start, end):
                 found.append((start, Detail(value, kind)))
+    return found
 
+
+def _name_details(text: str, taken: list[bool]) -> list[tuple[int, Detail]]:
+    """The proper names among the capitalized words no pattern took, each with where it
+    starts, claiming their characters in ``taken``: acronyms, words that do not start a
+    sentence, and words in a run of capitalized ones (without a trailing "'s")."""
+    found: list[tuple[int, Detail]] = []
     words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
     for i, (start, end, word) in enumerate(words):
         if any(taken[start:end]) or not _is_capitalized(word):
             continue
         initial = bool(_SENTENCE_END.search(text[:start]))
-        nxt = words[i + 1] if i + 1 < len(words) else None
-        prev = words[i - 1] if i > 0 else None
-        in_run = (
-            nxt is not None
-            and _is_capitalized(nxt[2])
-            and not _is_acronym(nxt[2])
-            and text[end : nxt[0]].strip() == ""
-            and not any(taken[nxt[0] : nxt[1]])
-        ) or (
-            prev is not None
-            and _is_capitalized(prev[2])
-            and not _is_acronym(prev[2])
-            and text[prev[1] : start].strip() == ""
-            and not _SENTENCE_END.search(text[: prev[0]])
-        )
+        in_run = _in_name_run(text, words, i, taken)
         if _is_acronym(word) or not initial or in_run:
             word = word.rstrip("'’-")
             if word.endswith(("'s", "’s")):
                 word = word[:-2]
-            if claim(start, end):
+            if _claim(taken, start, end):
                 found.append((start, Detail(word, "name")))
+    return found
 
-    found.sort(key=lambda x: x[0])
-    out: list[Detail] = []
-    seen: set[str] = set()
-    for _, d in found:
-        key = d.text.casefold()
-        if key not in seen:
-            seen.add(key)
-            out.append(d)
-    return out
+
+def _in_name_run(text: str, words: list[tuple[int, int, str]], i: int, taken: list[bool]) -> bool:
+    """Whether word ``i`` of ``words`` stands next to another capitalized word that is not an
+    acronym, with only spaces between them: the next one, when no pattern took it, or the
+    previous one, when that one does not start a sentence."""
+    start, end, _ = words[i]
+    nxt = words[i + 1] if i + 1 < len(words) else None
+    prev = words[i - 1] if i > 0 else None
+    return (
+        nxt is not None
+        and _is_capitalized(nxt[2])
+        and not _is_acronym(nxt[2])
+        and text[end : nxt[0]].strip() == ""
+        and not any(taken[nxt[0] : nxt[1]])
+    ) or (
+        prev is not None
+        and _is_capitalized(prev[2])
+        and not _is_acronym(prev[2])
+        and text[prev[1] : start].strip() == ""
+        and not _SENTENCE_END.search(text[: prev[0]])
+    )
 
 
 def detail_present(detail: str, text: str) -> bool:
