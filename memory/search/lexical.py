@@ -163,31 +163,11 @@ def _scored_sql(
     return sql, [*(f'{scope}"{t}"' for t in terms), floor, min_matched]
 
 
-def lexical_channel(
-    memory_pk: int,
-    terms: Sequence[str],
-    *,
-    view: str,
-    limit: int,
-    sensitivities: Sequence[str] | None = None,
-    exclude_entry_pks: Iterable[int] = (),
-    min_matched: int = 0,
-) -> list[Candidate]:
-    """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
-
-    ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY / CANDIDATES); ``sensitivities`` (when
-    given) is the caller's clearance, applied in the same query so nothing above it is ever
-    ranked. One query, whatever the size of the Memory (plus, at most every ``STATS_TTL``
-    seconds per process on PostgreSQL, one read of the lexeme statistics). A text is admitted
-    when it contains the admission floor's number of content terms (``common.content_terms``)
-    and, for a caller that can discard texts with fewer matching terms anyway, ``min_matched``
-    terms.
-    Ties of the number of matched terms go to the text with fewer tokens (``term_count``).
-    """
-    if not terms or limit <= 0 or min_matched > len(terms):
-        return []
-    content = content_terms(terms)
-    floor = query_floor(terms)
+def _view_scope(
+    view: str, sensitivities: Sequence[str] | None, exclude_entry_pks: Iterable[int]
+) -> tuple[str, list[str], list[Any]]:
+    """The joins, conditions and parameters that scope the channel's rows to ``view``, to the
+    caller's clearance and away from the excluded entries."""
     joins = ""
     where: list[str] = []
     where_params: list[Any] = []
@@ -215,6 +195,35 @@ def lexical_channel(
     if excluded:
         where.append(f"v.entry_id NOT IN ({', '.join(['%s'] * len(excluded))})")
         where_params += excluded
+    return joins, where, where_params
+
+
+def lexical_channel(
+    memory_pk: int,
+    terms: Sequence[str],
+    *,
+    view: str,
+    limit: int,
+    sensitivities: Sequence[str] | None = None,
+    exclude_entry_pks: Iterable[int] = (),
+    min_matched: int = 0,
+) -> list[Candidate]:
+    """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
+
+    ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY / CANDIDATES); ``sensitivities`` (when
+    given) is the caller's clearance, applied in the same query so nothing above it is ever
+    ranked. One query, whatever the size of the Memory (plus, at most every ``STATS_TTL``
+    seconds per process on PostgreSQL, one read of the lexeme statistics). A text is admitted
+    when it contains the admission floor's number of content terms (``common.content_terms``)
+    and, for a caller that can discard texts with fewer matching terms anyway, ``min_matched``
+    terms.
+    Ties of the number of matched terms go to the text with fewer tokens (``term_count``).
+    """
+    if not terms or limit <= 0 or min_matched > len(terms):
+        return []
+    content = content_terms(terms)
+    floor = query_floor(terms)
+    joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
     if connection.vendor == "postgresql":
         sql, params = _postgres_sql(
             memory_pk, terms, content, floor, min_matched, joins, where, where_params
