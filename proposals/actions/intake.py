@@ -452,6 +452,13 @@ def _insert(
             # The partial unique constraint: another submission won a race the check lost.
             _refuse_duplicate(memory, kind, akey)
             raise
+    _insert_targets(proposal, memory, resolved)
+    return proposal
+
+
+def _insert_targets(proposal: Proposal, memory: Memory, resolved: Sequence[Resolved]) -> None:
+    """Inserts the proposal's targets in one bulk insert: each resolved entry in order, with
+    its role and the exact head it was resolved at (version, number, state, content hash)."""
     ProposalTarget.objects.bulk_create(
         [
             ProposalTarget(
@@ -468,7 +475,6 @@ def _insert(
             for i, r in enumerate(resolved)
         ]
     )
-    return proposal
 
 
 def _refuse_duplicate(memory: Memory, kind: str, akey: str) -> None:
