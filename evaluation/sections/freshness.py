@@ -20,6 +20,7 @@ current-state material without attestation does (it "declines appropriately").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from memory import actions
@@ -44,6 +45,49 @@ from ..workbench import (
 
 LIMIT = 10
 STALE_MODES = ("revised", "superseded", "forgotten")
+
+
+def _make_stale(
+    memory: Any,
+    mode: str,
+    stale: Any,
+    topic: str,
+    new_value: str,
+    *,
+    add: Callable[..., Any],
+    vocab: Vocabulary,
+    repo: str,
+) -> Any:
+    """The current replacement of the ``stale`` fact, made stale the ``mode`` way: revised in
+    place, superseded through an approved proposal, or forgotten and added again."""
+    text = f"{topic} deploy target is {new_value}"
+    if mode == "revised":
+        return actions.revise_entry(
+            memory,
+            actor=WRITER,
+            entry_uid=stale.entry.uid,
+            body=text,
+            evidence=[{"source": repo, "ref": f"ref/{vocab.word()}"}],
+        )
+    current = add(text, "fact", current=True, days=3, src=repo)
+    if mode == "superseded":
+        proposal = submit_request(
+            actor=WRITER,
+            data={
+                "memory": memory.slug,
+                "kind": "supersession",
+                "rationale": f"{topic} moved to {new_value}",
+                "old": {"entry_id": stale.entry.uid, "version": stale.version.number},
+                "successor": {"entry_id": current.entry.uid, "version": current.version.number},
+                "evidence": [{"source": repo, "ref": f"ref/{vocab.word()}"}],
+            },
+        ).proposal
+        approve_proposal(proposal.pk, actor=REVIEWER, comment="evaluation")
+    else:
+        actions.forget_entry(
+            memory, actor=WRITER, entry_uid=stale.entry.uid, reason=f"moved:{new_value}"
+        )
+    return current
 
 
 def build(bench: Workbench) -> tuple[Any, list[dict[str, Any]]]:
