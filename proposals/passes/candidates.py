@@ -221,13 +221,33 @@ class Neighbourhoods:
         """Counts (capped at ``postings_cap + 1``) of versions of the Memory holding each term,
         into :attr:`frequencies`, and the postings (heads of the view) of each term held by at
         most ``postings_cap`` versions, read from the same capped lists: one query."""
+        if connection.vendor == "postgresql":
+            sql, params = self._count_query_postgresql(terms)
+        else:
+            sql, params = self._count_query_sqlite(terms)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        self.queries += 1
+        postings: dict[str, list[int]] = {}
+        for term, n, held in rows:
+            self.frequencies[str(term)] = int(n)
+            if held is None:
+                continue
+            if isinstance(held, str):
+                held = [int(e) for e in held.split(",")] if held else []
+            postings[str(term)] = list(held)
+            self.postings_read += len(held)
+        return postings
+
+    def _count_query_postgresql(self, terms: Sequence[str]) -> tuple[str, list[int | str]]:
+        """The SQL and parameters of :meth:`_count` on PostgreSQL."""
         cap = self.postings_cap + 1
         state = "" if self.heads else " AND h.state = %s"
         state_params: list[int | str] = [] if self.heads else [HeadState.ACTIVE]
-        if connection.vendor == "postgresql":
-            # The versions holding the term (at most cap), then the heads of the view among
-            # them, only when the term is rare enough to be a key.
-            sql = f"""
+        # The versions holding the term (at most cap), then the heads of the view among
+        # them, only when the term is rare enough to be a key.
+        sql = f"""
                 SELECT t.term, c.n, CASE WHEN c.n <= %s THEN (
                     SELECT coalesce(array_agg(h.entry_id), '{{}}')
                     FROM memory_head h WHERE h.version_id = ANY(c.ids){state}
@@ -242,20 +262,26 @@ class Neighbourhoods:
                     ) AS x
                 ) AS c
             """
-            params: list[int | str] = [
-                self.postings_cap,
-                *state_params,
-                " ".join(terms),
-                self.memory.pk,
-                cap,
-            ]
-        else:
-            # The scope token keeps the match inside the Memory: the version row (wide: body
-            # and tokens) is never read, only the narrow head row, found by its version (the
-            # unary + keeps the planner off the (memory, state) index, which would walk every
-            # head of the Memory for each term).
-            unindexed_state = state.replace("h.state", "+h.state")
-            sql = f"""
+        params: list[int | str] = [
+            self.postings_cap,
+            *state_params,
+            " ".join(terms),
+            self.memory.pk,
+            cap,
+        ]
+        return sql, params
+
+    def _count_query_sqlite(self, terms: Sequence[str]) -> tuple[str, list[int | str]]:
+        """The SQL and parameters of :meth:`_count` on SQLite."""
+        cap = self.postings_cap + 1
+        state = "" if self.heads else " AND h.state = %s"
+        state_params: list[int | str] = [] if self.heads else [HeadState.ACTIVE]
+        # The scope token keeps the match inside the Memory: the version row (wide: body
+        # and tokens) is never read, only the narrow head row, found by its version (the
+        # unary + keeps the planner off the (memory, state) index, which would walk every
+        # head of the Memory for each term).
+        unindexed_state = state.replace("h.state", "+h.state")
+        sql = f"""
                 WITH c AS MATERIALIZED (
                     SELECT j.value AS term, (
                         SELECT json_group_array(hit.vid) FROM (
@@ -275,29 +301,16 @@ class Neighbourhoods:
                     ) END
                 FROM c
             """
-            scope = f'scope:"m{int(self.memory.pk)}" AND searchable_text:'
-            params = [
-                scope,
-                cap,
-                json.dumps(list(terms)),
-                self.postings_cap,
-                self.memory.pk,
-                *state_params,
-            ]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-        self.queries += 1
-        postings: dict[str, list[int]] = {}
-        for term, n, held in rows:
-            self.frequencies[str(term)] = int(n)
-            if held is None:
-                continue
-            if isinstance(held, str):
-                held = [int(e) for e in held.split(",")] if held else []
-            postings[str(term)] = list(held)
-            self.postings_read += len(held)
-        return postings
+        scope = f'scope:"m{int(self.memory.pk)}" AND searchable_text:'
+        params: list[int | str] = [
+            scope,
+            cap,
+            json.dumps(list(terms)),
+            self.postings_cap,
+            self.memory.pk,
+            *state_params,
+        ]
+        return sql, params
 
     def _postings(self, keys: Sequence[str]) -> list[tuple[str, int]]:
         """``(term, entry_pk)`` of the heads of the view holding each key, in one query (at
