@@ -14,7 +14,10 @@ server, ``--clients`` concurrent clients (threads, one keep-alive session each) 
 2. ``POST /api/v1/memories/<slug>/entries`` — a fresh body each time drawn from the Memory's own
    vocabulary, so the near-duplicate check has real lexical candidates to score.
 
-Prints requests/s and p50/p95 latency of each and the write/read throughput ratio.
+Prints requests/s and p50/p95 latency of each and the write/read throughput ratio, and (on
+Linux) the machine's CPU time per request of each side, split into the gunicorn workers, the
+client threads and the rest (PostgreSQL's backends and the kernel): with 2 cores shared by all
+three, that split says where an add's extra cost lies.
 
 ``--admission-review`` adds a third side to every round: the same ``POST`` with the Memory's
 ``policy.admission_review`` on (``below_authority: repository_attested``; the bodies cite
@@ -100,6 +103,54 @@ def body_maker(seed: int) -> Callable[[], dict[str, str]]:
         return {"body": text, "kind": "fact"}
 
     return make
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine has spent outside idle and I/O wait (None off Linux)."""
+    try:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    return (sum(values) - values[3] - values[4]) / CLOCK_TICKS
+
+
+def process_cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of ``pids`` (processes that have exited count 0)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return total
+
+
+def children_of(parent: int) -> list[int]:
+    """The pids whose parent is ``parent`` (gunicorn's workers)."""
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == parent:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def cpu_snapshot(workers: list[int]) -> tuple[float, float, float] | None:
+    """(machine busy, gunicorn workers, this process) CPU seconds, or None off Linux."""
+    busy = busy_cpu_seconds()
+    if busy is None:
+        return None
+    return busy, process_cpu_seconds(workers), sum(os.times()[:2])
 
 
 def pct(values: list[float], p: float) -> float:
@@ -234,6 +285,8 @@ def main() -> None:
             return r.status_code
 
         drive(args.clients, 2.0, read)  # warm every worker
+        workers = children_of(proc.pid)
+        cpu: dict[str, list[float]] = {}
         sides: list[tuple[str, Callable[[requests.Session, int], int], dict[str, Any]]] = [
             ("GET memory", read, DIRECT),
             ("POST entries", write, DIRECT),
@@ -245,7 +298,13 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, call, policy in sides:
                 set_policy(memory.pk, policy)
+                before = cpu_snapshot(workers)
                 rps, lat, codes = drive(args.clients, args.seconds / args.rounds, call)
+                after = cpu_snapshot(workers)
+                if before is not None and after is not None:
+                    used = cpu.setdefault(name, [0.0, 0.0, 0.0])
+                    for i in range(3):
+                        used[i] += after[i] - before[i]
                 n, secs, all_lat, all_codes = totals.get(name, (0, 0.0, [], {}))
                 for code, count in codes.items():
                     all_codes[code] = all_codes.get(code, 0) + count
@@ -256,6 +315,13 @@ def main() -> None:
             print(
                 f"{name:13s} {n / secs:7.1f} req/s  p50 {statistics.median(lat):6.1f} ms  "
                 f"p95 {pct(lat, 0.95):6.1f} ms  n={n}  status={dict(sorted(codes.items()))}"
+            )
+        for name, (busy, in_workers, in_client) in cpu.items():
+            per = 1000.0 / totals[name][0]
+            print(
+                f"{name:13s} CPU per request {busy * per:5.1f} ms = gunicorn workers "
+                f"{in_workers * per:4.1f} + client {in_client * per:4.1f} + PostgreSQL and "
+                f"kernel {(busy - in_workers - in_client) * per:4.1f}"
             )
         if args.admission_review:
             p95 = {name: pct(lat, 0.95) for name, (_, _, lat, _) in totals.items()}
