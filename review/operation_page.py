@@ -60,7 +60,49 @@ class OperationPage:
     moved: list[HeadRow]
 
 
-def operation_page(operation: MaintenanceOperation) -> OperationPage:
+@dataclass
+class _Rows:
+    """What the operation's rows are built from: each entry's head now, the state the operation
+    left it in, the texts of the versions it names and the supersessions it recorded."""
+
+    slug: str
+    after: dict[str, dict[str, Any]]
+    now: dict[str, Head]
+    bodies: dict[tuple[str, Any], str]
+    notes: dict[str, str]
+
+    def text_of(self, uid: str) -> str:
+        """The entry's text after the operation, else before it."""
+        found = self.bodies.get((uid, (self.after.get(uid) or {}).get("version")))
+        if found:
+            return found
+        return next((b for (u, _), b in self.bodies.items() if u == uid), "")
+
+    def row(self, uid: str, **kw: Any) -> HeadRow:
+        """The row of entry ``uid``: its head before (``kw`` overrides), after the operation and
+        now, with the texts of those versions."""
+        head = self.now.get(uid)
+        want = self.after.get(uid) or {}
+        version = kw.get("version", want.get("version"))
+        after_body = self.bodies.get((uid, want.get("version")), "")
+        body = self.bodies.get((uid, version), "") or after_body
+        return HeadRow(
+            entry_id=uid,
+            href=entry_href(self.slug, uid),
+            after_version=want.get("version"),
+            after_state=want.get("state", ""),
+            now_version=head.version.number if head else None,
+            now_state=head.state if head else "",
+            body=body,
+            after_body=after_body if after_body != body else "",
+            note=self.notes.get(uid, ""),
+            **kw,
+        )
+
+
+def _rows_of(operation: MaintenanceOperation) -> _Rows:
+    """Read what the operation's rows show (two queries): the current head of every entry it
+    touched, and the text of every version its pre-state and result name."""
     slug = operation.memory.slug
     produced = operation.produced or {}
     after: dict[str, dict[str, Any]] = produced.get("heads") or {}
@@ -87,39 +129,23 @@ def operation_page(operation: MaintenanceOperation) -> OperationPage:
         for r in produced.get("relations", [])
         if r.get("kind") == "supersedes"
     }
+    return _Rows(slug=slug, after=after, now=now, bodies=bodies, notes=notes)
 
-    def text_of(uid: str) -> str:
-        """The entry's text after the operation, else before it."""
-        found = bodies.get((uid, (after.get(uid) or {}).get("version")))
-        if found:
-            return found
-        return next((b for (u, _), b in bodies.items() if u == uid), "")
 
-    def row(uid: str, **kw: Any) -> HeadRow:
-        head = now.get(uid)
-        want = after.get(uid) or {}
-        version = kw.get("version", want.get("version"))
-        after_body = bodies.get((uid, want.get("version")), "")
-        body = bodies.get((uid, version), "") or after_body
-        return HeadRow(
-            entry_id=uid,
-            href=entry_href(slug, uid),
-            after_version=want.get("version"),
-            after_state=want.get("state", ""),
-            now_version=head.version.number if head else None,
-            now_state=head.state if head else "",
-            body=body,
-            after_body=after_body if after_body != body else "",
-            note=notes.get(uid, ""),
-            **kw,
+def _pre_state(operation: MaintenanceOperation, rows: _Rows) -> list[HeadRow]:
+    """The affected entries as they were before the operation."""
+    return [
+        rows.row(
+            str(p["entry_id"]), role=p.get("role", ""), version=p.get("version"), state=p["state"]
         )
-
-    pre = [
-        row(str(p["entry_id"]), role=p.get("role", ""), version=p.get("version"), state=p["state"])
         for p in operation.pre_state or []
     ]
-    restore = [
-        row(
+
+
+def _restore(operation: MaintenanceOperation, rows: _Rows) -> list[HeadRow]:
+    """The heads compensation would restore, each with why."""
+    return [
+        rows.row(
             str(p["entry_id"]),
             version=p.get("version"),
             state=p.get("state", ""),
@@ -127,33 +153,52 @@ def operation_page(operation: MaintenanceOperation) -> OperationPage:
         )
         for p in (operation.compensation_plan or {}).get("heads", [])
     ]
-    impact = {
-        key: [row(str(u)) for u in (operation.derived_view_impact or {}).get(key, [])]
+
+
+def _impact(operation: MaintenanceOperation, rows: _Rows) -> dict[str, list[HeadRow]]:
+    """The entries that left current recall, came back in it at a new version, or joined it."""
+    return {
+        key: [rows.row(str(u)) for u in (operation.derived_view_impact or {}).get(key, [])]
         for key in ("leaves_current_recall", "new_version_in_recall", "joins_current_recall")
     }
-    relations = [
+
+
+def _relations(operation: MaintenanceOperation, rows: _Rows) -> list[dict[str, Any]]:
+    """The relations the operation recorded, with links to and the texts of both entries."""
+    slug = rows.slug
+    return [
         {
             **r,
             "from_href": entry_href(slug, r["from_entry"]),
             "to_href": entry_href(slug, r["to_entry"]),
-            "from_text": text_of(str(r["from_entry"])),
-            "to_text": text_of(str(r["to_entry"])),
+            "from_text": rows.text_of(str(r["from_entry"])),
+            "to_text": rows.text_of(str(r["to_entry"])),
         }
-        for r in produced.get("relations", [])
+        for r in (operation.produced or {}).get("relations", [])
     ]
+
+
+def operation_page(operation: MaintenanceOperation) -> OperationPage:
+    """What the operation page shows about ``operation``."""
+    rows = _rows_of(operation)
+    slug = rows.slug
+    pre = _pre_state(operation, rows)
+    restore = _restore(operation, rows)
+    impact = _impact(operation, rows)
+    relations = _relations(operation, rows)
     compensation = getattr(operation, "compensation", None)
-    rows = {r.entry_id: r for r in [*pre, *restore]}
+    by_entry = {r.entry_id: r for r in [*pre, *restore]}
     return OperationPage(
         operation=operation,
         pre_state=pre,
         restore=restore,
         relations=relations,
-        created=[row(str(u)) for u in produced.get("created_entries", [])],
+        created=[rows.row(str(u)) for u in (operation.produced or {}).get("created_entries", [])],
         impact=impact,
         revision_href=revision_href(slug, operation.revision_number),
         compensation_href=(
             revision_href(slug, compensation.revision_number) if compensation else None
         ),
         irreversible=irreversible_effects(operation),
-        moved=[r for r in rows.values() if r.moved_on] if compensation is None else [],
+        moved=[r for r in by_entry.values() if r.moved_on] if compensation is None else [],
     )
