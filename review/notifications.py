@@ -298,21 +298,9 @@ def _by_others(qs: QuerySet[Any], author: str, at: str, mine: set[str], person: 
     )
 
 
-def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
-    """What needs the signed-in person (a browser user), newest first. A fixed number of
-    queries: one per kind of item, plus the inventories of at most :data:`ALERT_MEMORIES`
-    Memories when ``with_alerts`` (the nav badge leaves them out: they carry no time, so they
-    are never "new")."""
-    if actor.user_pk is None:
-        return Needs()
-    pref = NotificationPreference.objects.filter(user_id=actor.user_pk).first()
-    seen_at = pref.seen_at if pref else None
-    visible = visible_proposals(actor)
-    now = timezone.now()
-    person = f"user:{actor.user_pk}"
-    mine = {actor.id, person}
-    items: list[Item] = []
-
+def _assigned_items(actor: Actor, visible: QuerySet[Proposal]) -> list[Item]:
+    """The open proposals assigned to the person, newest assignment first."""
+    items = []
     for p in (
         visible.filter(assigned_to_id=actor.user_pk, status__in=OPEN_STATUSES)
         .select_related("memory")
@@ -321,7 +309,14 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
         by = f" by {p.assigned_by_label}" if p.assigned_by_label else ""
         text = f"Assigned to you{by}; it is {p.status.replace('_', ' ')}."
         items.append(_proposal_item("assigned", p.assigned_at, p, text, p.memory.slug))
+    return items
 
+
+def _involved_items(actor: Actor, visible: QuerySet[Proposal], person: str) -> list[Item]:
+    """On proposals the person is involved in: the requests for changes they wait on, then the
+    comments, each written by someone else."""
+    mine = {actor.id, person}
+    items = []
     involved = visible.filter(_involved(actor))
     asked = Decision.objects.filter(
         verdict=Verdict.REQUEST_CHANGES,
@@ -341,7 +336,13 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
         items.append(
             _proposal_item("comment", c.created_at, c.proposal, text, c.memory.slug, anchor)
         )
+    return items
 
+
+def _stale_claim_items(actor: Actor, visible: QuerySet[Proposal], now: datetime) -> list[Item]:
+    """The actor's claims that went stale: the lease expired, or the proposal is no longer
+    pending."""
+    items = []
     for claim in (
         ReviewClaim.objects.filter(actor_id=actor.id, proposal__in=visible.values("pk"))
         .filter(Q(expires_at__lte=now) | ~Q(proposal__status=ProposalStatus.PENDING))
@@ -354,25 +355,48 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
             at = p.status_changed_at
             text = f"You claimed it, and it is now {p.status.replace('_', ' ')}."
         items.append(_proposal_item("stale_claim", at, p, text, p.memory.slug))
+    return items
 
+
+def _alert_items(actor: Actor) -> list[Item]:
+    """The inventory alerts of the first :data:`ALERT_MEMORIES` Memories the actor sees."""
+    alerts = []
+    for m in Memory.objects.visible_to(actor).order_by("slug")[:ALERT_MEMORIES]:
+        for a in inventory.inventory(m)["alerts"]:
+            alerts.append(
+                Item(
+                    "alert",
+                    None,
+                    f"{m.name} ({m.slug})",
+                    f"{a.get('code', '')}: {a.get('message', '')}",
+                    reverse("memory-home", args=[m.slug]),
+                    m.slug,
+                )
+            )
+    return alerts
+
+
+def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
+    """What needs the signed-in person (a browser user), newest first. A fixed number of
+    queries: one per kind of item, plus the inventories of at most :data:`ALERT_MEMORIES`
+    Memories when ``with_alerts`` (the nav badge leaves them out: they carry no time, so they
+    are never "new")."""
+    if actor.user_pk is None:
+        return Needs()
+    pref = NotificationPreference.objects.filter(user_id=actor.user_pk).first()
+    seen_at = pref.seen_at if pref else None
+    visible = visible_proposals(actor)
+    now = timezone.now()
+    person = f"user:{actor.user_pk}"
+    items = [
+        *_assigned_items(actor, visible),
+        *_involved_items(actor, visible, person),
+        *_stale_claim_items(actor, visible, now),
+    ]
     for item in items:
         item.new = item.at is not None and (seen_at is None or item.at > seen_at)
     items.sort(key=lambda i: i.at or now, reverse=True)
-
-    alerts: list[Item] = []
-    if with_alerts:
-        for m in Memory.objects.visible_to(actor).order_by("slug")[:ALERT_MEMORIES]:
-            for a in inventory.inventory(m)["alerts"]:
-                alerts.append(
-                    Item(
-                        "alert",
-                        None,
-                        f"{m.name} ({m.slug})",
-                        f"{a.get('code', '')}: {a.get('message', '')}",
-                        reverse("memory-home", args=[m.slug]),
-                        m.slug,
-                    )
-                )
+    alerts = _alert_items(actor) if with_alerts else []
     return Needs(items=items, alerts=alerts, seen_at=seen_at)
 
 
