@@ -182,37 +182,13 @@ def _approve(
     note = clean_text(comment, field="comment")
     memory, proposal = locked_proposal(proposal_pk, actor)
     refuse_if_not_pending(proposal)
-    if read is not None and read != proposal.revision:
-        raise ProposalAmended(
-            f"Proposal #{proposal.pk} was amended since you read it: it is now at revision "
-            f"{proposal.revision}, you read revision {read}. Read the new text first.",
-            details={"proposal": proposal.pk, "revision": proposal.revision, "read": read},
-        )
-    if proposal.is_self(actor):
-        raise SelfApproval(
-            details={"proposal": proposal.pk, "submitted_by": proposal.submitted_by_label}
-        )
-    missing = [d for d in lost_detail_names(proposal) if d not in set(acknowledge)]
-    if missing:
-        raise DetailsNotAcknowledged(
-            f"Acknowledge each lost detail to approve: {', '.join(missing)}.",
-            details={"lost_details": missing},
-        )
+    _refuse_unapprovable(proposal, actor=actor, acknowledge=acknowledge, read=read)
     targets = locked_targets(proposal)
     heads, moved = check_pre_state(targets)
     if moved:
         return stale_by_approval(memory, proposal, moved, actor=actor)
 
-    previous = list(
-        Decision.objects.filter(
-            proposal=proposal, verdict=Verdict.APPROVE, proposal_revision=proposal.revision
-        ).only("verdict", "actor_id", "on_behalf_of", "proposal_revision")
-    )
-    if has_approved(actor, previous, revision=proposal.revision):
-        raise AlreadyDecided(
-            "You already approved this proposal; it is waiting for another reviewer.",
-            details={"proposal": proposal.pk, "approvals": len(previous)},
-        )
+    previous = _previous_approvals(proposal, actor=actor)
     now = timezone.now()
     decision = _decision(
         proposal, actor, Verdict.APPROVE, now, comment=note, acknowledged_lost_details=acknowledge
@@ -243,6 +219,45 @@ def _approve(
     )
     notifications.decision_made(proposal, actor=actor)
     return DecisionResult(proposal, decision, operation, revision, approvals, required)
+
+
+def _refuse_unapprovable(
+    proposal: Proposal, *, actor: Actor, acknowledge: list[str], read: int | None
+) -> None:
+    """Refuse to approve a proposal amended since the reviewer read it (``read``), one the
+    actor submitted or amended, or one whose lost details are not all acknowledged."""
+    if read is not None and read != proposal.revision:
+        raise ProposalAmended(
+            f"Proposal #{proposal.pk} was amended since you read it: it is now at revision "
+            f"{proposal.revision}, you read revision {read}. Read the new text first.",
+            details={"proposal": proposal.pk, "revision": proposal.revision, "read": read},
+        )
+    if proposal.is_self(actor):
+        raise SelfApproval(
+            details={"proposal": proposal.pk, "submitted_by": proposal.submitted_by_label}
+        )
+    missing = [d for d in lost_detail_names(proposal) if d not in set(acknowledge)]
+    if missing:
+        raise DetailsNotAcknowledged(
+            f"Acknowledge each lost detail to approve: {', '.join(missing)}.",
+            details={"lost_details": missing},
+        )
+
+
+def _previous_approvals(proposal: Proposal, *, actor: Actor) -> list[Decision]:
+    """The approvals of the proposal's current revision so far; refuses a second approval by
+    the same person."""
+    previous = list(
+        Decision.objects.filter(
+            proposal=proposal, verdict=Verdict.APPROVE, proposal_revision=proposal.revision
+        ).only("verdict", "actor_id", "on_behalf_of", "proposal_revision")
+    )
+    if has_approved(actor, previous, revision=proposal.revision):
+        raise AlreadyDecided(
+            "You already approved this proposal; it is waiting for another reviewer.",
+            details={"proposal": proposal.pk, "approvals": len(previous)},
+        )
+    return previous
 
 
 DECIDER_FIELDS = ["decided_by", "decided_by_label", "decided_at", "decision_comment"]
