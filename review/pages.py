@@ -22,7 +22,7 @@ from django.db.models import Prefetch, QuerySet
 from memory.actors import Actor
 from memory.models import Evidence, Relation, RelationKind
 from proposals.evidence import parse_time, union
-from proposals.kinds import ROLE_LABELS, kind_of
+from proposals.kinds import ROLE_LABELS, ResultPane, kind_of
 from proposals.models import (
     Proposal,
     ProposalAmendment,
@@ -135,6 +135,62 @@ class Panes:
         return self.result is not None and len(self.inputs) == 2
 
 
+def _input_pane(
+    t: ProposalTarget,
+    *,
+    slug: str,
+    diff: bool,
+    result: str,
+    lost: list[str],
+    evidence: dict[int, list[EvidenceView]],
+    moved: set[str],
+) -> Pane:
+    """The pane of one affected entry: its text (highlighted against the result when ``diff``),
+    its evidence, whether its head moved on, and which of the lost details ``lost`` occur in
+    it."""
+    return Pane(
+        title=ROLE_LABELS.get(t.role, t.role),
+        segments=(
+            compare.annotate_input(t.version.body, result, lost)
+            if diff
+            else [compare.Segment(t.version.body)]
+        ),
+        entry_id=t.entry.uid,
+        version=t.version_number,
+        role=t.role,
+        href=entry_href(slug, t.entry.uid),
+        state=t.state,
+        evidence=evidence.get(t.version_id, []),
+        moved=t.entry.uid in moved,
+        lost=[d for d in lost if compare.lost_spans(t.version.body, [d])],
+    )
+
+
+def _result_pane(
+    described: ResultPane,
+    *,
+    slug: str,
+    result: str,
+    input_bodies: list[str],
+    evidence: dict[int, list[EvidenceView]],
+) -> Pane:
+    """The result pane the kind described: the result text highlighted against the inputs,
+    with the evidence of the versions and items it names (their union when it says so)."""
+    groups = [
+        *(evidence.get(pk, []) for pk in described.evidence_versions),
+        *(evidence_from_json(items) for items in described.evidence_json),
+    ]
+    return Pane(
+        title=described.title,
+        segments=compare.annotate_result(result, input_bodies),
+        entry_id=described.entry_id,
+        version=described.version,
+        role=described.role,
+        href=entry_href(slug, described.entry_id) if described.entry_id else "",
+        evidence=union(*groups) if described.union else [e for g in groups for e in g],
+    )
+
+
 def build_panes(
     proposal: Proposal,
     targets: Sequence[ProposalTarget],
@@ -153,42 +209,27 @@ def build_panes(
     moved = set(moved_entries(targets)) if proposal.status == ProposalStatus.PENDING else set()
     result = result_text(proposal, targets)
     inputs_t = [t for t in targets if t.role != TargetRole.SUCCESSOR]
-    inputs = []
-    for t in inputs_t:
-        mine = [d for d in lost if not info.get(d) or t.entry.uid in info[d]]
-        inputs.append(
-            Pane(
-                title=ROLE_LABELS.get(t.role, t.role),
-                segments=(
-                    compare.annotate_input(t.version.body, result, mine)
-                    if spec.diff_inputs
-                    else [compare.Segment(t.version.body)]
-                ),
-                entry_id=t.entry.uid,
-                version=t.version_number,
-                role=t.role,
-                href=entry_href(slug, t.entry.uid),
-                state=t.state,
-                evidence=evidence.get(t.version_id, []),
-                moved=t.entry.uid in moved,
-                lost=[d for d in mine if compare.lost_spans(t.version.body, [d])],
-            )
+    inputs = [
+        _input_pane(
+            t,
+            slug=slug,
+            diff=spec.diff_inputs,
+            result=result,
+            lost=[d for d in lost if not info.get(d) or t.entry.uid in info[d]],
+            evidence=evidence,
+            moved=moved,
         )
+        for t in inputs_t
+    ]
     described = spec.result_pane(proposal, target_map(targets))
     if described is None:
         return Panes(inputs=inputs, result=None, inline=[])
-    groups = [
-        *(evidence.get(pk, []) for pk in described.evidence_versions),
-        *(evidence_from_json(items) for items in described.evidence_json),
-    ]
-    result_pane = Pane(
-        title=described.title,
-        segments=compare.annotate_result(result, [t.version.body for t in inputs_t]),
-        entry_id=described.entry_id,
-        version=described.version,
-        role=described.role,
-        href=entry_href(slug, described.entry_id) if described.entry_id else "",
-        evidence=union(*groups) if described.union else [e for g in groups for e in g],
+    result_pane = _result_pane(
+        described,
+        slug=slug,
+        result=result,
+        input_bodies=[t.version.body for t in inputs_t],
+        evidence=evidence,
     )
     inline = (
         compare.inline_diff(described.inline_from, result)
@@ -424,23 +465,27 @@ def page_checks(proposal: Proposal, targets: Sequence[ProposalTarget]) -> list[d
     return checks
 
 
-def proposal_page(
-    actor: Actor, proposal: Proposal, *, now: datetime, with_preview: bool = True
-) -> ProposalPage:
-    targets = list(proposal.targets.all())
+def _evidence_by_version(targets: Sequence[ProposalTarget]) -> dict[int, list[EvidenceView]]:
+    """The evidence of every affected version, by version pk, in its recorded order (one
+    query)."""
     versions = [t.version_id for t in targets]
     evidence: dict[int, list[EvidenceView]] = {}
     rows = Evidence.objects.filter(version_id__in=versions).select_related("source")
     for e in rows.order_by("version_id", "position"):
         evidence.setdefault(e.version_id, []).extend(evidence_from_rows([e]))
-    verification = proposal.verification or {}
+    return evidence
+
+
+def _lost_details(proposal: Proposal) -> list[dict[str, Any]]:
+    """Each lost detail a reviewer must acknowledge, with its kind and the entries it was
+    found in, as the verification recorded them."""
     names = lost_detail_names(proposal)
     info = {
         str(d.get("detail")): d
-        for d in verification.get("lost_detail_info") or []
+        for d in (proposal.verification or {}).get("lost_detail_info") or []
         if isinstance(d, dict)
     }
-    lost = [
+    return [
         {
             "detail": d,
             "kind": (info.get(d) or {}).get("kind", ""),
@@ -448,6 +493,16 @@ def proposal_page(
         }
         for d in names
     ]
+
+
+def proposal_page(
+    actor: Actor, proposal: Proposal, *, now: datetime, with_preview: bool = True
+) -> ProposalPage:
+    """What the proposal page shows ``actor`` about ``proposal`` at ``now``."""
+    targets = list(proposal.targets.all())
+    evidence = _evidence_by_version(targets)
+    verification = proposal.verification or {}
+    lost = _lost_details(proposal)
     decisions = list(proposal.decisions.all())
     claim = getattr(proposal, "claim", None)
     operation = getattr(proposal, "operation", None)
