@@ -121,7 +121,20 @@ def _first_missing(memory: Memory) -> int:
         last = numbers[-1]
 
 
-def _check_approval_records(memory: Memory, add: Add, report: MemoryReport) -> None:
+@dataclass
+class _ApprovalRecords:
+    """A Memory's approval records by proposal: how many applying and compensating revisions
+    each has, the number of its applying revision, its operation (pk, revision number), and
+    which operations were compensated."""
+
+    revision_counts: dict[int | None, tuple[int, int]]
+    applying_number: dict[int | None, int]
+    operations: dict[int, tuple[int, int]]
+    compensated_ops: set[int]
+
+
+def _approval_records(memory: Memory) -> _ApprovalRecords:
+    """Read the Memory's approval records (four queries)."""
     by_proposal: dict[int | None, tuple[int, int]] = {
         pid: (n_apply, n_comp)
         for pid, n_apply, n_comp in Revision.objects.filter(
@@ -148,40 +161,51 @@ def _check_approval_records(memory: Memory, add: Add, report: MemoryReport) -> N
     compensated_ops = set(
         Compensation.objects.filter(memory=memory).values_list("operation_id", flat=True)
     )
-    statuses = dict(Proposal.objects.filter(memory=memory).values_list("pk", "status"))
-    report.proposals_checked = len(statuses)
-    for pid, status in statuses.items():
-        subject = f"proposal #{pid} ({status})"
-        n_apply, n_comp = by_proposal.get(pid, (0, 0))
-        op = operations.get(pid)
-        if status in DECIDED_WITH_OPERATION:
-            if op is None:
-                add("approval_records", subject, "no operation")
-            if n_apply != 1:
-                add("approval_records", subject, f"{n_apply} applying revisions, expected 1")
-            elif op is not None and op[1] != applying_number.get(pid):
-                add(
-                    "approval_records",
-                    subject,
-                    f"operation names revision {op[1]}, the applying revision is "
-                    f"{applying_number.get(pid)}",
-                )
-            expected_comp = 1 if status == ProposalStatus.COMPENSATED else 0
-            has_comp = int(op is not None and op[0] in compensated_ops)
-            if n_comp != expected_comp or has_comp != expected_comp:
-                add(
-                    "approval_records",
-                    subject,
-                    f"{n_comp} compensating revisions and {has_comp} compensation records, "
-                    f"expected {expected_comp}",
-                )
-        elif op is not None or n_apply or n_comp:
+    return _ApprovalRecords(by_proposal, applying_number, operations, compensated_ops)
+
+
+def _check_proposal_records(pid: int, status: str, records: _ApprovalRecords, add: Add) -> None:
+    """Report where one proposal's operation, applying and compensating revisions and
+    compensation do not match its status."""
+    subject = f"proposal #{pid} ({status})"
+    n_apply, n_comp = records.revision_counts.get(pid, (0, 0))
+    op = records.operations.get(pid)
+    if status in DECIDED_WITH_OPERATION:
+        if op is None:
+            add("approval_records", subject, "no operation")
+        if n_apply != 1:
+            add("approval_records", subject, f"{n_apply} applying revisions, expected 1")
+        elif op is not None and op[1] != records.applying_number.get(pid):
             add(
                 "approval_records",
                 subject,
-                f"not approved, yet {int(op is not None)} operations and "
-                f"{n_apply + n_comp} revisions",
+                f"operation names revision {op[1]}, the applying revision is "
+                f"{records.applying_number.get(pid)}",
             )
+        expected_comp = 1 if status == ProposalStatus.COMPENSATED else 0
+        has_comp = int(op is not None and op[0] in records.compensated_ops)
+        if n_comp != expected_comp or has_comp != expected_comp:
+            add(
+                "approval_records",
+                subject,
+                f"{n_comp} compensating revisions and {has_comp} compensation records, "
+                f"expected {expected_comp}",
+            )
+    elif op is not None or n_apply or n_comp:
+        add(
+            "approval_records",
+            subject,
+            f"not approved, yet {int(op is not None)} operations and {n_apply + n_comp} revisions",
+        )
+
+
+def _check_approval_records(memory: Memory, add: Add, report: MemoryReport) -> None:
+    """Check every proposal of the Memory against its approval records."""
+    records = _approval_records(memory)
+    statuses = dict(Proposal.objects.filter(memory=memory).values_list("pk", "status"))
+    report.proposals_checked = len(statuses)
+    for pid, status in statuses.items():
+        _check_proposal_records(pid, status, records, add)
 
 
 def _check_pending_targets(memory: Memory, add: Add) -> None:
