@@ -114,38 +114,7 @@ def build(bench: Workbench) -> tuple[Any, list[dict[str, Any]]]:
         old_value, new_value = vocab.word(), vocab.word()
         mode = STALE_MODES[i % len(STALE_MODES)]
         stale = add(f"{t} deploy target is {old_value}", "fact", current=True, days=200, src=repo)
-        if mode == "revised":
-            current = actions.revise_entry(
-                memory,
-                actor=WRITER,
-                entry_uid=stale.entry.uid,
-                body=f"{t} deploy target is {new_value}",
-                evidence=[{"source": repo, "ref": f"ref/{vocab.word()}"}],
-            )
-        else:
-            current = add(
-                f"{t} deploy target is {new_value}", "fact", current=True, days=3, src=repo
-            )
-            if mode == "superseded":
-                proposal = submit_request(
-                    actor=WRITER,
-                    data={
-                        "memory": memory.slug,
-                        "kind": "supersession",
-                        "rationale": f"{t} moved to {new_value}",
-                        "old": {"entry_id": stale.entry.uid, "version": stale.version.number},
-                        "successor": {
-                            "entry_id": current.entry.uid,
-                            "version": current.version.number,
-                        },
-                        "evidence": [{"source": repo, "ref": f"ref/{vocab.word()}"}],
-                    },
-                ).proposal
-                approve_proposal(proposal.pk, actor=REVIEWER, comment="evaluation")
-            else:
-                actions.forget_entry(
-                    memory, actor=WRITER, entry_uid=stale.entry.uid, reason=f"moved:{new_value}"
-                )
+        current = _make_stale(memory, mode, stale, t, new_value, add=add, vocab=vocab, repo=repo)
         region = " ".join(vocab.words(2))
         constraint = add(
             f"{t} deploy target must stay inside the {region} region",

@@ -20,7 +20,7 @@ becomes one promotion proposal; a single occurrence never does.
    every detail of every note; on approval the new durable entry carries the evidence union.
 
 Also run for one Memory right after a session ends, when the job is enabled
-(:func:`promote_after_session`). Dry run: the themes, nothing filed. Idempotent.
+(``memory.maintenance.registry.after_session_end``). Dry run: the themes, nothing filed. Idempotent.
 """
 
 from __future__ import annotations
