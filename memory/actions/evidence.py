@@ -112,6 +112,8 @@ def clean_evidence(raw: EvidenceArg | None, *, field_name: str = "evidence") -> 
 
 def resolve_evidence(items: Sequence[EvidenceInput]) -> list[ResolvedEvidence]:
     """Attach each citation to its registered source and that source's declaration *now*."""
+    if not items:
+        return []
     names = {i.source for i in items}
     sources = {s.name: s for s in Source.objects.filter(name__in=names)}
     missing = sorted(names - set(sources))
