@@ -124,11 +124,20 @@ class EntryFields(TypedDict, total=False):
     evidence: EvidenceArg | None
 
 
+_ENTRY_FIELDS = EntryFields.__required_keys__ | EntryFields.__optional_keys__
+
+
 def clean_new_entry(
     *, refuse: Iterable[str] | None = None, **fields: Unpack[EntryFields]
 ) -> NewEntry:
     """Validate and admit (size limits, secret and personal-data scan; ``refuse``: the
-    Memory's refused personal-data kinds) an add's fields."""
+    Memory's refused personal-data kinds) an add's fields. A keyword that is not one of
+    :class:`EntryFields` is a caller's mistake (``TypeError``), as for any Python call."""
+    unknown = sorted(set(fields) - _ENTRY_FIELDS)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    if "body" not in fields:
+        raise ValidationFailed(details={"body": ["This field is required."]})
     kind = fields.get("kind")
     tier = fields.get("tier")
     sensitivity = fields.get("sensitivity")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import EntryVersion, Evidence, Head, Revision
+from memory import actions
+from memory.models import Entry, EntryVersion, Evidence, Head, Revision
 from tests.factories import add_via_api
 
 E = "/api/v1/memories/acme/entries"
@@ -547,3 +548,16 @@ def test_an_add_runs_a_fixed_number_of_queries(a, agent):
     assert len([sql for sql in later if 'FROM "memory_head"' in sql]) == 1  # the exact duplicate
     assert not [sql for sql in later if 'FROM "memory_relation"' in sql]
     assert not [sql for sql in later if 'FROM "memory_evidence"' in sql]
+
+
+def test_an_add_called_with_a_misspelt_or_missing_field_is_refused(memory, agent):
+    """The add's keywords are its fields: a typo is a caller's error, never silently dropped,
+    and a missing body is the same 400 detail the API gives."""
+    from memory.exceptions import ValidationFailed
+
+    with pytest.raises(TypeError, match="sesion_id"):
+        actions.add_entry(memory, actor=agent.actor, body="A note", kind="fact", sesion_id="s1")  # type: ignore[call-arg]
+    with pytest.raises(ValidationFailed) as missing:
+        actions.add_entry(memory, actor=agent.actor, kind="fact")  # type: ignore[call-arg]
+    assert missing.value.details == {"body": ["This field is required."]}
+    assert not Entry.objects.filter(memory=memory).exists()
