@@ -333,19 +333,28 @@ class Proposal(models.Model):
         return self.is_submitter(actor) or bool(actor.identities() & set(self.editors or []))
 
 
-class ProposalComment(AppendOnlyModel):
-    """One message in a proposal's discussion (reviewers and the submitting agent)."""
+class ProposalContribution(AppendOnlyModel):
+    """What somebody added to a proposal (a comment or an amendment): written once, in the
+    proposal's Memory, by one actor, stored as ``Actor.columns("author")``."""
 
-    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="comments")
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
-    # The proposal revision the comment was written on.
-    proposal_revision = models.PositiveIntegerField()
     author_id = models.CharField(max_length=200)
     author_type = models.CharField(max_length=8)
     author_label = models.CharField(max_length=200)
     on_behalf_of = models.CharField(max_length=200, blank=True, default="")
-    body = models.TextField()
     created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+
+
+class ProposalComment(ProposalContribution):
+    """One message in a proposal's discussion (reviewers and the submitting agent)."""
+
+    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="comments")
+    # The proposal revision the comment was written on.
+    proposal_revision = models.PositiveIntegerField()
+    body = models.TextField()
 
     class Meta:
         ordering = ["proposal_id", "id"]
@@ -355,22 +364,16 @@ class ProposalComment(AppendOnlyModel):
         return f"comment on #{self.proposal_id} by {self.author_label}"
 
 
-class ProposalAmendment(AppendOnlyModel):
+class ProposalAmendment(ProposalContribution):
     """One amendment: the proposal's revision ``number`` replaced revision ``number - 1``.
     ``before`` and ``after`` hold the amended fields (rationale, evidence, payload,
     verification) so the change can be shown as a diff."""
 
     proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="amendments")
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
     number = models.PositiveIntegerField()
-    author_id = models.CharField(max_length=200)
-    author_type = models.CharField(max_length=8)
-    author_label = models.CharField(max_length=200)
-    on_behalf_of = models.CharField(max_length=200, blank=True, default="")
     comment = models.TextField(blank=True, default="")
     before = models.JSONField()
     after = models.JSONField()
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["proposal_id", "number"]
