@@ -16,12 +16,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 from seed_common import (
     KINDS,
-    active_heads,
-    add_changes,
+    BulkCreate,
+    Cite,
     add_revisions,
-    cited_evidence,
     declared_source,
-    first_version,
+    load_adds,
     vocabulary,
     zipf_words,
 )
@@ -29,19 +28,7 @@ from seed_common import (
 from memory import actions, db_stats, lifecycle, maintenance
 from memory.actions.evidence import EvidenceInput, resolve_evidence
 from memory.actors import Actor
-from memory.models import (
-    Entry,
-    EntryVersion,
-    Evidence,
-    Head,
-    LifecycleProjection,
-    Memory,
-    Relation,
-    Revision,
-    RevisionChange,
-    Source,
-    SourceDeclaration,
-)
+from memory.models import Entry, Memory, Relation, Revision
 from memory.text import content_hash
 
 SYSTEM = Actor.system("bench")
@@ -63,7 +50,7 @@ class Words:
         return " ".join(words).capitalize() + "."
 
 
-def sources() -> tuple[tuple[Source, SourceDeclaration], tuple[Source, SourceDeclaration]]:
+def sources() -> tuple[Cite, Cite]:
     return (
         declared_source("bench-repo"),
         declared_source("bench-chat", "user_asserted", "not_verified"),
@@ -73,7 +60,7 @@ def sources() -> tuple[tuple[Source, SourceDeclaration], tuple[Source, SourceDec
 def seed(slug: str, n: int, rng_seed: int, batch: int = 5000) -> Memory:
     rng = random.Random(rng_seed)
     words = Words(rng, vocabulary(rng))
-    (repo, repo_decl), (chat, chat_decl) = sources()
+    repo, chat = sources()
     memory = Memory.objects.create(slug=slug, name=f"Maintenance bench {n}")
     t0 = time.monotonic()
     now = timezone.now()
@@ -103,42 +90,18 @@ def seed(slug: str, n: int, rng_seed: int, batch: int = 5000) -> Memory:
             number += len(entries)
             bodies = [words.body() for _ in entries]
             cites = [
-                None
-                if rng.random() >= 0.3
-                else (repo, repo_decl)
-                if rng.random() < 0.6
-                else (chat, chat_decl)
+                None if rng.random() >= 0.3 else repo if rng.random() < 0.6 else chat
                 for _ in entries
             ]
             effective = [
                 rev.recorded_at - timedelta(days=3) if rng.random() < 0.1 else None
                 for rev in revisions
             ]
-            versions = EntryVersion.objects.bulk_create(
-                [
-                    first_version(memory, e, rev, body, cite[0].name if cite else None, eff)
-                    for e, rev, body, cite, eff in zip(
-                        entries,
-                        revisions,
-                        bodies,
-                        cites,
-                        effective,
-                        strict=True,
-                    )
-                ]
-            )
-            Evidence.objects.bulk_create(
-                [
-                    cited_evidence(
-                        v, *cite, observed_at=rev.recorded_at if v.entry_id % 3 == 0 else None
-                    )
-                    for v, rev, cite in zip(versions, revisions, cites, strict=True)
-                    if cite
-                ]
-            )
-            RevisionChange.objects.bulk_create(add_changes(entries, revisions, versions))
-            Head.objects.bulk_create(active_heads(memory, entries, revisions, versions))
-            LifecycleProjection.objects.bulk_create(lifecycle.derive([e.pk for e in entries]))
+            observed = [
+                rev.recorded_at if e.pk % 3 == 0 else None
+                for e, rev in zip(entries, revisions, strict=True)
+            ]
+            load_adds(BulkCreate(), memory, entries, revisions, bodies, cites, effective, observed)
         print(f"  seed: {start + size}/{n} entries ({time.monotonic() - t0:.0f}s)", flush=True)
     memory.head = number
     memory.save(update_fields=["head"])

@@ -45,12 +45,9 @@ from seed_common import (  # noqa: E402
     KINDS,
     BulkCreate,
     Copy,
-    active_heads,
-    add_changes,
     add_revisions,
-    cited_evidence,
     declared_source,
-    first_version,
+    load_adds,
     vocabulary,
     zipf_words,
 )
@@ -58,17 +55,7 @@ from seed_common import (  # noqa: E402
 from memory import db_stats, lifecycle, vectors  # noqa: E402
 from memory.actors import Actor  # noqa: E402
 from memory.embeddings import IndexedVector, require_provider  # noqa: E402
-from memory.models import (  # noqa: E402
-    Entry,
-    EntryVersion,
-    Evidence,
-    Head,
-    LifecycleProjection,
-    Memory,
-    Relation,
-    Revision,
-    RevisionChange,
-)
+from memory.models import Entry, Memory, Relation, Revision  # noqa: E402
 from memory.search import channel_cap, lexical_channel, query_terms, search  # noqa: E402
 
 #: The index a bulk load drops and builds once at the end: the GIN index of the lexical
@@ -82,7 +69,7 @@ def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:
         return existing
     rng = random.Random(seed)
     vocab = vocabulary(rng)
-    repo, decl = declared_source("bench-repo")
+    repo = declared_source("bench-repo")
     actor = Actor.system("bench")
     memory = Memory.objects.create(slug=slug, name=f"Benchmark {n}")
     postgres = connection.vendor == "postgresql"
@@ -123,29 +110,8 @@ def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:
                 for _ in entries:
                     words = zipf_words(rng, vocab, rng.randint(8, 25))
                     bodies.append(" ".join(words).capitalize() + ".")
-                    cites.append(rng.random() < 0.3)
-                versions = loader.add(
-                    EntryVersion,
-                    [
-                        first_version(memory, e, rev, body, "bench-repo" if cite else None)
-                        for e, rev, body, cite in zip(
-                            entries, revisions, bodies, cites, strict=True
-                        )
-                    ],
-                )
-                loader.add(
-                    Evidence,
-                    [
-                        cited_evidence(v, repo, decl)
-                        for v, cite in zip(versions, cites, strict=True)
-                        if cite
-                    ],
-                )
-                loader.add(RevisionChange, add_changes(entries, revisions, versions))
-                loader.add(Head, active_heads(memory, entries, revisions, versions))
-                loader.flush()
-                loader.add(LifecycleProjection, lifecycle.derive([e.pk for e in entries]))
-                loader.flush()
+                    cites.append(repo if rng.random() < 0.3 else None)
+                load_adds(loader, memory, entries, revisions, bodies, cites)
             done = start + size
             if postgres and done % 100_000 == 0:
                 # Keep the derivation's lookups planned for the tables' real size.

@@ -1,6 +1,7 @@
 """What the benchmark seeds share (imported once Django is set up): the entry kinds, the
-Zipf-distributed vocabulary, the declared sources, and the bulk loaders — ``bulk_create`` on
-SQLite, ``COPY`` (psycopg 3) of the same model instances on PostgreSQL."""
+Zipf-distributed vocabulary, the declared sources, the rows the add action writes, and the bulk
+loaders — ``bulk_create`` on SQLite, ``COPY`` (psycopg 3) of the same model instances on
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,22 +10,28 @@ import functools
 import itertools
 import json
 import random
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, models
 
+from memory import lifecycle
 from memory.models import (
     Entry,
     EntryVersion,
     Evidence,
     Head,
+    LifecycleProjection,
     Revision,
     RevisionChange,
     Source,
     SourceDeclaration,
 )
 from memory.text import content_hash, indexed_text
+
+#: A bench source with the declaration its evidence snapshots.
+Cite = tuple[Source, SourceDeclaration]
 
 KINDS = ["fact", "fact", "fact", "decision", "constraint", "preference", "working_note"]
 COMMON = [
@@ -174,7 +181,7 @@ def active_heads(
 
 def declared_source(
     name: str, authority: str = "repository_attested", verification: str = "verified"
-) -> tuple[Source, SourceDeclaration]:
+) -> Cite:
     """The bench source ``name`` and its first declaration (made once per database)."""
     src, _ = Source.objects.get_or_create(name=name)
     decl = SourceDeclaration.objects.filter(source=src).first()
@@ -227,6 +234,46 @@ class Copy:
         for model, objs in self.pending:
             copy_rows(model, objs)
         self.pending.clear()
+
+
+def load_adds(
+    loader: BulkCreate | Copy,
+    memory: Any,
+    entries: list[Entry],
+    revisions: list[Revision],
+    bodies: list[str],
+    cites: list[Cite | None],
+    effective: Sequence[datetime | None] | None = None,
+    observed: Sequence[datetime | None] | None = None,
+) -> None:
+    """The rest of what the add action writes for ``entries`` (loaded) added by ``revisions``
+    (loaded): per entry its version 1 with ``bodies``' text and ``effective`` time, the evidence
+    of the source it ``cites`` (if any) observed at its ``observed`` time, the change, the head,
+    then the projection derived from them."""
+    effective = effective or [None] * len(entries)
+    observed = observed or [None] * len(entries)
+    versions = loader.add(
+        EntryVersion,
+        [
+            first_version(memory, e, rev, body, cite[0].name if cite else None, eff)
+            for e, rev, body, cite, eff in zip(
+                entries, revisions, bodies, cites, effective, strict=True
+            )
+        ],
+    )
+    loader.add(
+        Evidence,
+        [
+            cited_evidence(v, *cite, observed_at=at)
+            for v, cite, at in zip(versions, cites, observed, strict=True)
+            if cite
+        ],
+    )
+    loader.add(RevisionChange, add_changes(entries, revisions, versions))
+    loader.add(Head, active_heads(memory, entries, revisions, versions))
+    loader.flush()
+    loader.add(LifecycleProjection, lifecycle.derive([e.pk for e in entries]))
+    loader.flush()
 
 
 def _db_value(field: models.Field, value: Any) -> Any:
