@@ -184,30 +184,53 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
         members = base.most_complete_first(heads[n] for n in group)
         target, redundant = members[0], members[1:]
         item = _cluster_item(group, members, edges, heads, threshold, method)
-        if run.report_existing(ProposalKind.CONSOLIDATION, [m.entry_pk for m in members], item):
-            continue
-        if pending & set(group):
-            run.record(item, "skipped_pending_proposal")
-            continue
-        body = bodies.merged_body([target.body, *(r.body for r in redundant)])
-        item["inputs"]["merged_body"] = body
-        run.touched += base.uids(members)
-        run.propose(
-            {
-                "rationale": (
-                    f"Near-duplicate health pass: {len(members)} entries within similarity "
-                    f"{threshold} ({method}) and no differing value; merged extractively into "
-                    f"the most complete one, {target.uid}."
-                ),
+        rationale = (
+            f"Near-duplicate health pass: {len(members)} entries within similarity "
+            f"{threshold} ({method}) and no differing value; merged extractively into "
+            f"the most complete one, {target.uid}."
+        )
+        propose_merged(
+            run,
+            ProposalKind.CONSOLIDATION,
+            group,
+            members,
+            item,
+            pending=pending,
+            body_key="merged_body",
+            data={
+                "rationale": rationale,
                 "target": target.ref(),
                 "redundant": [r.ref() for r in redundant],
-                "body": body,
             },
-            kind=ProposalKind.CONSOLIDATION,
-            entry_pks=[m.entry_pk for m in members],
-            item=item,
         )
     return run.finish()
+
+
+def propose_merged(
+    run: base.Pass,
+    kind: str,
+    group: list[int],
+    members: list[base.HeadRow],
+    item: dict[str, Any],
+    *,
+    pending: set[int],
+    body_key: str,
+    data: dict[str, Any],
+) -> None:
+    """Files the ``kind`` proposal of one cluster: ``data`` and an extractive body keeping every
+    detail of the ``members``' texts (also in the receipt's inputs, under ``body_key``). Not when
+    one was filed for these members already, nor while an entry of the ``group`` is under a
+    pending proposal (``item`` says which)."""
+    entry_pks = [m.entry_pk for m in members]
+    if run.report_existing(kind, entry_pks, item):
+        return
+    if pending & set(group):
+        run.record(item, "skipped_pending_proposal")
+        return
+    body = bodies.merged_body([m.body for m in members])
+    item["inputs"][body_key] = body
+    run.touched += base.uids(members)
+    run.propose({**data, "body": body}, kind=kind, entry_pks=entry_pks, item=item)
 
 
 def _default_threshold(method: str, tau_same: float, tau_similar: float) -> float:

@@ -44,7 +44,7 @@ from .candidates import (
     jaccard,
     scoped_neighbourhoods,
 )
-from .near_duplicates import clusters
+from .near_duplicates import clusters, propose_merged
 
 JOB = "promotion"
 DEFAULT_THRESHOLD = 0.4
@@ -104,27 +104,23 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
         if len(sessions) < needed:
             run.record(item, "skipped_single_session")
             continue
-        if run.report_existing(ProposalKind.PROMOTION, [m.entry_pk for m in members], item):
-            continue
-        if pending & set(group):
-            run.record(item, "skipped_pending_proposal")
-            continue
-        body = bodies.merged_body([m.body for m in members])
-        item["inputs"]["body"] = body
-        run.touched += base.uids(members)
-        run.propose(
-            {
-                "rationale": (
-                    f"Promotion pass: the same theme recurs in {len(sessions)} independent "
-                    f"sessions ({', '.join(sessions)}); promote it to a durable {target_kind}."
-                ),
+        rationale = (
+            f"Promotion pass: the same theme recurs in {len(sessions)} independent "
+            f"sessions ({', '.join(sessions)}); promote it to a durable {target_kind}."
+        )
+        propose_merged(
+            run,
+            ProposalKind.PROMOTION,
+            group,
+            members,
+            item,
+            pending=pending,
+            body_key="body",
+            data={
+                "rationale": rationale,
                 "notes": [m.ref() for m in sorted(members, key=lambda r: r.entry_pk)],
                 "target_kind": target_kind,
-                "body": body,
             },
-            kind=ProposalKind.PROMOTION,
-            entry_pks=[m.entry_pk for m in members],
-            item=item,
         )
     return run.finish()
 
