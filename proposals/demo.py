@@ -23,12 +23,6 @@ from .models import IdempotencyKey, Proposal
 from .requests import submit_request
 
 
-def _entry(memory: Memory, agent: Actor, body: str, **kw: Any) -> dict[str, Any]:
-    kw.setdefault("kind", "fact")
-    result = memory_actions.add_entry(memory, actor=agent, body=body, dedupe=False, **kw)
-    return {"entry_id": result.entry.uid, "version": result.version.number}
-
-
 def _key(memory: Memory, name: str) -> str:
     return f"demo:{memory.slug}:{name}"
 
@@ -61,175 +55,150 @@ def load_demo_proposals(memory: Memory, *, agent_actor: Actor) -> list[Proposal]
             memory_actions.register_source(actor=agent_actor, name=name, description=description)
 
     agent = agent_actor
-    slug = memory.slug
-
-    def submit(name: str, data: dict[str, Any]) -> Proposal:
-        return submit_request(
-            actor=agent, data={"memory": slug, **data}, idempotency_key=_key(memory, name)
-        ).proposal
-
     filed: list[Proposal] = []
 
+    def entry(body: str, **kw: Any) -> dict[str, Any]:
+        kw.setdefault("kind", "fact")
+        result = memory_actions.add_entry(memory, actor=agent, body=body, dedupe=False, **kw)
+        return {"entry_id": result.entry.uid, "version": result.version.number}
+
+    def submit(name: str, data: dict[str, Any]) -> None:
+        filed.append(
+            submit_request(
+                actor=agent,
+                data={"memory": memory.slug, **data},
+                idempotency_key=_key(memory, name),
+            ).proposal
+        )
+
     # 1. Two phrasings of one decision, merged without losing anything.
-    locks_a = _entry(
-        memory,
-        agent,
+    locks_a = entry(
         "The scheduler uses PostgreSQL advisory locks for leader election.",
         kind="decision",
         evidence=[{"source": "repo", "ref": "docs/adr/0007-leader-election.md"}],
     )
-    locks_b = _entry(
-        memory,
-        agent,
+    locks_b = entry(
         "Leader election in the scheduler relies on PostgreSQL advisory locks "
         "(pg_try_advisory_lock).",
         kind="decision",
         evidence=[{"source": "repo", "ref": "scheduler/leader.py"}],
     )
-    filed.append(
-        submit(
-            "consolidation",
-            {
-                "kind": "consolidation",
-                "rationale": "Both entries state the same leader-election decision.",
-                "target": locks_a,
-                "redundant": [locks_b],
-                "body": "The scheduler elects its leader with PostgreSQL advisory locks "
-                "(pg_try_advisory_lock).",
-                "evidence": [{"source": "repo", "ref": "docs/adr/0007-leader-election.md"}],
-            },
-        )
+    submit(
+        "consolidation",
+        {
+            "kind": "consolidation",
+            "rationale": "Both entries state the same leader-election decision.",
+            "target": locks_a,
+            "redundant": [locks_b],
+            "body": "The scheduler elects its leader with PostgreSQL advisory locks "
+            "(pg_try_advisory_lock).",
+            "evidence": [{"source": "repo", "ref": "docs/adr/0007-leader-election.md"}],
+        },
     )
 
     # 2. A merge that drops the specifics: the reviewer must acknowledge 02:00, UTC, the script.
-    nightly = _entry(
-        memory, agent, "Deploys run nightly.", evidence=[{"source": "chat", "ref": "msg-20931"}]
-    )
-    precise = _entry(
-        memory,
-        agent,
+    nightly = entry("Deploys run nightly.", evidence=[{"source": "chat", "ref": "msg-20931"}])
+    precise = entry(
         "Production deploys run at 02:00 UTC via scripts/deploy.sh.",
         current_state=True,
         evidence=[{"source": "repo", "ref": "scripts/deploy.sh"}],
     )
-    filed.append(
-        submit(
-            "consolidation-lost-details",
-            {
-                "kind": "consolidation",
-                "rationale": "Two entries about the deploy schedule; keep the short one.",
-                "target": nightly,
-                "redundant": [precise],
-                "body": "Deploys run nightly.",
-            },
-        )
+    submit(
+        "consolidation-lost-details",
+        {
+            "kind": "consolidation",
+            "rationale": "Two entries about the deploy schedule; keep the short one.",
+            "target": nightly,
+            "redundant": [precise],
+            "body": "Deploys run nightly.",
+        },
     )
 
     # 3. A moved staging database: a new successor with its own evidence.
-    staging = _entry(
-        memory,
-        agent,
+    staging = entry(
         "The staging database is db-stage-3.",
         tier="short",
         current_state=True,
         evidence=[{"source": "chat", "ref": "msg-21007"}],
     )
-    filed.append(
-        submit(
-            "supersession",
-            {
-                "kind": "supersession",
-                "rationale": "Staging moved to db-stage-4 in the November migration.",
-                "old": staging,
-                "successor": {
-                    "body": "The staging database is db-stage-4 since the 2026-11-02 migration.",
-                    "kind": "fact",
-                    "evidence": [{"source": "repo", "ref": "infra/staging.tf"}],
-                },
+    submit(
+        "supersession",
+        {
+            "kind": "supersession",
+            "rationale": "Staging moved to db-stage-4 in the November migration.",
+            "old": staging,
+            "successor": {
+                "body": "The staging database is db-stage-4 since the 2026-11-02 migration.",
+                "kind": "fact",
+                "evidence": [{"source": "repo", "ref": "infra/staging.tf"}],
             },
-        )
+        },
     )
 
     # 4. A theme seen in two sessions, promoted to a durable fact.
-    note_a = _entry(
-        memory,
-        agent,
+    note_a = entry(
         "Working note: the scheduler lease expires after 30s; renew it at 10s.",
         kind="working_note",
         tier="session",
         session_id="s-0511",
     )
-    note_b = _entry(
-        memory,
-        agent,
+    note_b = entry(
         "Working note: scheduler lease is 30s, renewing every 10s avoids PLAT-4711.",
         kind="working_note",
         tier="session",
         session_id="s-0518",
     )
-    filed.append(
-        submit(
-            "promotion",
-            {
-                "kind": "promotion",
-                "rationale": "Two sessions arrived at the same lease settings.",
-                "notes": [note_a, note_b],
-                "target_kind": "fact",
-                "body": "The scheduler lease lasts 30s and is renewed every 10s "
-                "(too-late renewals caused PLAT-4711).",
-            },
-        )
+    submit(
+        "promotion",
+        {
+            "kind": "promotion",
+            "rationale": "Two sessions arrived at the same lease settings.",
+            "notes": [note_a, note_b],
+            "target_kind": "fact",
+            "body": "The scheduler lease lasts 30s and is renewed every 10s "
+            "(too-late renewals caused PLAT-4711).",
+        },
     )
 
     # 5. Leftover low-value notes.
     leftovers = [
-        _entry(
-            memory,
-            agent,
+        entry(
             "Working note: tried restarting the CI runner, no change.",
             kind="working_note",
             tier="short",
         ),
-        _entry(
-            memory,
-            agent,
+        entry(
             "Working note: the CI cache looked cold this morning.",
             kind="working_note",
             tier="short",
         ),
     ]
-    filed.append(
-        submit(
-            "cleanup",
-            {
-                "kind": "cleanup",
-                "rationale": "Investigation notes with no lasting value.",
-                "entries": leftovers,
-            },
-        )
+    submit(
+        "cleanup",
+        {
+            "kind": "cleanup",
+            "rationale": "Investigation notes with no lasting value.",
+            "entries": leftovers,
+        },
     )
 
     # 6. Went stale: the old entry was revised after the proposal was filed.
-    dashboards = _entry(
-        memory,
-        agent,
+    dashboards = entry(
         "Grafana dashboards are edited by hand in the Grafana UI.",
         evidence=[{"source": "chat", "ref": "msg-19870"}],
     )
-    filed.append(
-        submit(
-            "stale-supersession",
-            {
-                "kind": "supersession",
-                "rationale": "Dashboards are provisioned as code now.",
-                "old": dashboards,
-                "successor": {
-                    "body": "Grafana dashboards are provisioned from grafana/dashboards/*.json.",
-                    "kind": "fact",
-                    "evidence": [{"source": "repo", "ref": "grafana/dashboards/"}],
-                },
+    submit(
+        "stale-supersession",
+        {
+            "kind": "supersession",
+            "rationale": "Dashboards are provisioned as code now.",
+            "old": dashboards,
+            "successor": {
+                "body": "Grafana dashboards are provisioned from grafana/dashboards/*.json.",
+                "kind": "fact",
+                "evidence": [{"source": "repo", "ref": "grafana/dashboards/"}],
             },
-        )
+        },
     )
     memory_actions.revise_entry(
         memory,
