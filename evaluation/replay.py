@@ -99,12 +99,7 @@ class ReplayReport:
         }
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "memory": self.memory,
-            "limit": self.limit,
-            "source": self.source,
-            "current_policy": self.current_policy,
-            "candidate_policy": self.candidate_policy,
+        return asdict(self) | {
             "summary": self.summary(),
             "queries": [asdict(q) | {"changed": q.changed} for q in self.queries],
         }
