@@ -85,12 +85,20 @@ def require_reader(actor: Actor) -> None:
 
 
 def search_out(
-    memory: Memory, actor: Actor, *, query: str, trace: bool = False, **options: Any
+    memory: Memory,
+    actor: Actor,
+    *,
+    query: str,
+    limit: int,
+    view: str,
+    intent: str | None = None,
+    trace: bool = False,
 ) -> dict[str, Any]:
     """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
-    ranking trace when ``trace`` (the caller decides who may see it); ``options`` are
-    :func:`~memory.search.search`'s (``limit``, ``view``, ``intent``)."""
-    result = search(memory, actor=actor, query=query, trace=trace, **options)
+    ranking trace when ``trace`` (the caller decides who may see it)."""
+    result = search(
+        memory, actor=actor, query=query, limit=limit, view=view, intent=intent, trace=trace
+    )
     hits = [hit_out(h) for h in result.hits]
     # Queued for the fold (no write here), when the policy enables recall events.
     recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
