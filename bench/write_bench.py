@@ -26,6 +26,10 @@ transaction), and prints the p95 ratio of admission-reviewed to direct writes. T
 switched between sides by the driver, so both sides write into the same Memory.
 ``--profile N`` instead runs N adds in-process through the same API view under cProfile and
 prints the functions by cumulative time (no server).
+``--statements N`` (PostgreSQL on Linux) runs N GETs and N adds in-process, each on a new
+database connection as a server with ``CONN_MAX_AGE=0`` does, and prints per request the
+Python CPU time, the backend's CPU time (``/proc/<pid>/schedstat``, its start-up included) and
+each SQL statement's share of it: where an add's cost over a GET lies, statement by statement.
 """
 
 from __future__ import annotations
@@ -229,6 +233,64 @@ def profile(n: int, secret: str) -> None:
     print(out.getvalue())
 
 
+def backend_cpu_ms() -> float:
+    """CPU time the current connection's PostgreSQL backend has used since it started."""
+    pid = connection.connection.info.backend_pid
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0]) / 1e6
+
+
+def statements(n: int, secret: str) -> None:
+    from django.test import Client
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", HTTP_HOST="127.0.0.1")
+    make = body_maker(seed=int(time.time()))
+    url = f"/api/v1/memories/{SLUG}"
+    sides: dict[str, Callable[[], Any]] = {
+        "GET memory": lambda: client.get(url),
+        "POST entries": lambda: client.post(
+            f"{url}/entries", make(), content_type="application/json"
+        ),
+    }
+    for call in sides.values():
+        call()
+    for name, call in sides.items():
+        statement_costs(name, call, n)
+
+
+def statement_costs(name: str, call: Callable[[], Any], n: int) -> None:
+    """``call`` ``n`` times, each on a new connection: its CPU split and each statement's."""
+    spent: dict[str, list[float]] = {}
+
+    def timed(execute: Callable[..., Any], sql: str, *rest: Any) -> Any:
+        before = backend_cpu_ms()
+        try:
+            return execute(sql, *rest)
+        finally:
+            label = " ".join(sql.split()[:3])[:60]
+            spent.setdefault(label, []).append(backend_cpu_ms() - before)
+
+    python, backend, startup = [], [], []
+    for _ in range(n):
+        connection.close()
+        connection.ensure_connection()
+        startup.append(backend_cpu_ms())
+        t0 = time.process_time()
+        with connection.execute_wrapper(timed):
+            call()
+        python.append((time.process_time() - t0) * 1000.0)
+        backend.append(backend_cpu_ms())
+    py, pg, up = statistics.mean(python), statistics.mean(backend), statistics.mean(startup)
+    in_statements = sum(sum(times) for times in spent.values()) / n
+    print(
+        f"{name}: {py + pg:.1f} ms CPU per request = Python {py:.1f} + PostgreSQL backend "
+        f"{pg:.1f} (start-up {up:.1f}, statements {in_statements:.1f}, commit and the rest "
+        f"{pg - up - in_statements:.1f})"
+    )
+    for label, times in sorted(spent.items(), key=lambda kv: -sum(kv[1])):
+        print(f"  {sum(times) / n:5.2f} ms  x{len(times) / n:.2f}  {label}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8200)
@@ -237,6 +299,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="per side, all rounds")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument("--statements", type=int, default=0, metavar="N")
     parser.add_argument(
         "--admission-review",
         action="store_true",
@@ -254,6 +317,9 @@ def main() -> None:
     print(f"memory {SLUG}: {Entry.objects.filter(memory=memory).count()} entries")
     if args.profile:
         profile(args.profile, secret)
+        return
+    if args.statements:
+        statements(args.statements, secret)
         return
     connection.close()
 
