@@ -101,7 +101,7 @@ def lost_spans(text: str, details: Iterable[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def _matched(a: Sequence[str], b: Sequence[str]) -> tuple[set[int], set[int]]:
+def _matched(a: Sequence[object], b: Sequence[object]) -> tuple[set[int], set[int]]:
     """Indices of a and of b inside equal blocks."""
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     in_a: set[int] = set()
@@ -112,18 +112,35 @@ def _matched(a: Sequence[str], b: Sequence[str]) -> tuple[set[int], set[int]]:
     return in_a, in_b
 
 
+def _outside(
+    tokens: Sequence[tuple[int, int, str]], spans: Sequence[tuple[int, int]]
+) -> list[object]:
+    """The tokens' words for alignment, each token inside a span replaced by a placeholder that
+    equals nothing: a lost detail is by definition not in the result, so none of its pieces (the
+    "." of "deploy.sh") may be aligned with a word of the result."""
+    return [
+        (i,) if any(start < s_end and s_start < end for s_start, s_end in spans) else word
+        for i, (start, end, word) in enumerate(tokens)
+    ]
+
+
 def annotate_input(text: str, result: str, lost: Iterable[str] = ()) -> list[Segment]:
-    """``text`` (one input) with the words the result drops and the lost details marked."""
+    """``text`` (one input) with the words the result drops and the lost details marked.
+
+    A lost detail is dropped as a whole, so it is one contiguous mark, removed from end to end
+    ("scripts/deploy.sh", "02:00"), never split where one of its punctuation marks happens to
+    occur in the result."""
     if not text:
         return []
     tokens = _tokens(text)
-    kept, _ = _matched([t for *_, t in tokens], [t for *_, t in _tokens(result)])
+    spans = lost_spans(text, lost)
+    kept, _ = _matched(_outside(tokens, spans), [t for *_, t in _tokens(result)])
     removed = [False] * len(text)
     _spread(removed, tokens, set(range(len(tokens))) - kept)
     lost_flags = [False] * len(text)
-    for start, end in lost_spans(text, lost):
+    for start, end in spans:
         for c in range(start, end):
-            lost_flags[c] = True
+            lost_flags[c] = removed[c] = True
     return _segments(text, [(removed[i], False, lost_flags[i]) for i in range(len(text))])
 
 
