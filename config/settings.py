@@ -2,7 +2,7 @@
 
 - ``DATABASE_URL``: SQLite file by default (``db.sqlite3`` beside manage.py);
   PostgreSQL via psycopg 3.
-- ``CELERY_BROKER_URL``: unset means tasks run eagerly in-process.
+- ``CELERY_BROKER_URL``: unset means tasks run eagerly in-process (no broker is contacted).
 - ``SECRET_KEY``, ``DEBUG``, ``ALLOWED_HOSTS``.
 - ``HTTPS=true`` behind TLS: HSTS, secure cookies and the SSL redirect (each also switchable on its
   own: ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SESSION_COOKIE_SECURE``, …).
@@ -257,8 +257,11 @@ SPECTACULAR_SETTINGS = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
 # --- Celery ---------------------------------------------------------------------------------
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or None
-CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+_BROKER = os.environ.get("CELERY_BROKER_URL") or None
+CELERY_TASK_ALWAYS_EAGER = _BROKER is None
+# An eager task still takes a producer from the pool; kombu's in-process transport spares it
+# looking for an AMQP broker on localhost (and warning that no hostname was given).
+CELERY_BROKER_URL = _BROKER or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_SERIALIZER = "json"

@@ -32,3 +32,24 @@ def test_connections_are_kept_when_asked_and_checked_before_reuse():
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
     }
+
+
+def test_tasks_run_in_process_without_a_broker_and_without_looking_for_one():
+    code = (
+        "import django\n"
+        "django.setup()\n"
+        "from django.conf import settings\n"
+        "from config.celery import app\n"
+        "@app.task(name='probe')\n"
+        "def probe():\n"
+        "    return 7\n"
+        "print(settings.CELERY_TASK_ALWAYS_EAGER, app.conf.broker_url, probe.delay().get())\n"
+    )
+    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    environ.pop("CELERY_BROKER_URL", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environ, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "memory://localhost/", "7"]
+    assert "hostname" not in out.stderr, out.stderr
