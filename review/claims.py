@@ -1,4 +1,5 @@
-""" "Claim next": an expiring, advisory lease on the oldest pending proposal nobody else holds.
+""" "Claim next": an expiring, advisory lease on the oldest pending proposal nobody else holds
+and nobody else is assigned.
 
 A claim only keeps two reviewers who work the queue from opening the same item. It guards
 nothing — the approval engine's locks and its pre-state / status re-check are the real guard, so
@@ -49,7 +50,8 @@ class ClaimFilter:
 
 def claimable(actor: Actor, f: ClaimFilter, *, now: datetime) -> QuerySet[Proposal]:
     """Pending proposals the actor may see and decide, not held by someone else's live lease,
-    oldest first. Proposals the actor submitted are skipped (they cannot decide them)."""
+    oldest first. Proposals the actor submitted are skipped (they cannot decide them), and so
+    are those assigned to another reviewer (the assignment names who should take them)."""
     qs = visible_proposals(actor).filter(status=ProposalStatus.PENDING)
     if f.memory_id is not None:
         qs = qs.filter(memory_id=f.memory_id)
@@ -60,8 +62,16 @@ def claimable(actor: Actor, f: ClaimFilter, *, now: datetime) -> QuerySet[Propos
         qs = qs.exclude(submitted_by_owner_id=actor.user_pk)
     if actor.key_pk is not None:
         qs = qs.exclude(submitted_by_key_id=actor.key_pk)
+    qs = qs.filter(_unassigned_or_mine(actor))
     held = ReviewClaim.objects.filter(expires_at__gt=now).exclude(actor_id=actor.id)
     return qs.exclude(pk__in=held.values("proposal_id")).order_by("pk")
+
+
+def _unassigned_or_mine(actor: Actor) -> Q:
+    """Proposals assigned to nobody, or to the person behind ``actor`` (a user, or a key's
+    owner)."""
+    nobody = Q(assigned_to__isnull=True)
+    return nobody if actor.user_pk is None else nobody | Q(assigned_to_id=actor.user_pk)
 
 
 @transaction.atomic(durable=True)

@@ -254,13 +254,18 @@ def inbox_new(request: HttpRequest, actor: Actor) -> HttpResponse:
 @require_POST
 @web.deciders
 def claim_next(request: HttpRequest, actor: Actor) -> HttpResponse:
-    """ "Claim next": lease the oldest unclaimed pending proposal and open it."""
+    """ "Claim next": lease the oldest pending proposal nobody else holds or is assigned, and
+    open it."""
     f = inbox.parse_filter(request.POST, _named_memory(actor, request.POST))
     claim = claims.claim_next_proposal(
         actor=actor, f=claims.ClaimFilter(memory_id=f.memory_id, kind=f.kind or None)
     )
     if claim is None:
-        messages.info(request, "Nothing left to claim: every pending proposal is taken or yours.")
+        messages.info(
+            request,
+            "Nothing left to claim: every pending proposal is taken, assigned to someone else "
+            "or yours.",
+        )
         url = web.next_url(request, reverse("review-inbox"))
     else:
         minutes = claims.lease_seconds() // 60
