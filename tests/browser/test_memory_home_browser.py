@@ -3,12 +3,25 @@ nothing overflows horizontally on a 390 px phone."""
 
 from __future__ import annotations
 
-from memory import maintenance
+from memory import actions, maintenance
 from memory.actors import Actor
 from tests.browser.conftest import login
 from tests.factories import remember
 
 WIDE = "document.documentElement.scrollWidth > document.documentElement.clientWidth"
+
+# Per chart: the value axis (its minimum and tick values) and, for a bar chart, where each bar
+# sits against its category tick and the plot area.
+CHART_GEOMETRY = """() => Array.from(document.querySelectorAll('canvas')).map(c => {
+  const chart = Chart.getChart(c), x = chart.scales.x, y = chart.scales.y, area = chart.chartArea;
+  const bars = chart.config.type !== 'bar' ? [] : chart.getDatasetMeta(0).data.map((b, i) => {
+    const p = b.getProps(['x', 'width'], true);
+    return {centre: p.x, tick: x.getPixelForTick(i), left: p.x - p.width / 2,
+            right: p.x + p.width / 2};
+  });
+  return {id: c.id, min: y.min, ticks: y.ticks.map(t => t.value), bars: bars,
+          left: area.left, right: area.right};
+})"""
 
 
 def test_memory_home_draws_its_charts_and_fits_a_phone(page, reviewer, memory, agent):
@@ -45,3 +58,29 @@ def test_the_entry_browser_never_breaks_a_kind_or_tier_inside_a_word(page, revie
             " return new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top))).size; }"
         )
         assert lines == 1, f"the {label} cell wraps onto {lines} lines"
+
+
+def test_memory_home_charts_count_from_zero_and_bars_sit_on_their_ticks(
+    page, reviewer, memory, agent
+):
+    for i in range(3):
+        remember(memory, agent.actor, f"Chart fact number {i} about the deploy window")
+    remember(
+        memory, agent.actor, "Use pnpm here", kind="working_note", tier="session", session_id="s1"
+    )
+    actions.end_session(memory, actor=agent.actor, session_id="s1")  # one auto-deactivation
+    login(page, "rita", "pw-rita-123", next_path="/memories/acme/")
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto("/memories/acme/")
+        page.wait_for_function("typeof Chart !== 'undefined'")
+        charts = page.evaluate(CHART_GEOMETRY)
+        assert len(charts) == 5
+        for chart in charts:
+            where = f"{chart['id']} at {width} px"
+            assert chart["min"] == 0, where
+            assert all(float(t).is_integer() for t in chart["ticks"]), (where, chart["ticks"])
+            for bar in chart["bars"]:
+                assert abs(bar["centre"] - bar["tick"]) < 1, (where, bar)
+                assert chart["left"] <= bar["left"] and bar["right"] <= chart["right"], (where, bar)
+        assert any(c["id"] == "chart-auto" and len(c["bars"]) == 1 for c in charts)
