@@ -73,11 +73,12 @@
     return !!(dialog && dialog.open);
   }
 
+  // What the confirmation names: "proposal #12 — consolidation" for an inbox row.
   function labelOf(button, row) {
     if (button.dataset.confirmLabel) return button.dataset.confirmLabel;
-    var title = row && row.querySelector(".item-title");
+    var kind = row && row.querySelector(".item-title .kind");
     var id = row && row.id ? "#" + row.id.replace(/^proposal-/, "") : "";
-    return ("proposal " + id + (title ? " — " + title.textContent.trim() : "")).trim();
+    return ("proposal " + id + (kind ? " — " + kind.textContent.trim() : "")).trim();
   }
 
   function askToApprove(button, row) {

@@ -355,7 +355,8 @@ def test_keyboard_approval_asks_first_enter_confirms_and_esc_cancels(page, memor
     page.keyboard.press("j")
     page.keyboard.press("a")
     confirm.wait_for(state="visible")
-    assert f"#{first.pk}" in confirm.inner_text()
+    what = confirm.locator("[data-confirm-what]")
+    assert what.inner_text() == f"Approve proposal #{first.pk} — consolidation?"
     page.wait_for_timeout(300)
     assert fresh(first).status == ProposalStatus.PENDING, "a alone must not approve"
     page.keyboard.press("Escape")
@@ -384,6 +385,7 @@ def test_keyboard_approval_asks_first_enter_confirms_and_esc_cancels(page, memor
     page.goto(url(second.pk))
     page.keyboard.press("a")
     confirm.wait_for(state="visible")
+    assert what.inner_text() == f"Approve proposal #{second.pk} (Consolidation, revision 1)?"
     page.keyboard.press("Escape")
     confirm.wait_for(state="hidden")
     page.keyboard.press("r")
