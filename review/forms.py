@@ -16,13 +16,19 @@ from django.utils.html import format_html_join
 
 from proposals.models import RejectionReason
 
-REASON_LABELS = {
+REASON_LABELS: dict[str, str] = {
     RejectionReason.DUPLICATE_OF_OTHER: "Duplicate of another proposal",
     RejectionReason.WRONG: "Wrong",
     RejectionReason.INSUFFICIENT_EVIDENCE: "Insufficient evidence",
     RejectionReason.LOSES_DETAIL: "Loses a detail",
     RejectionReason.OTHER: "Other",
 }
+
+
+def reason_label(reason: str) -> str:
+    """A rejection reason as the reject forms name it (the discussion and the decision say it
+    the same way)."""
+    return REASON_LABELS.get(reason, reason)
 
 
 def _comment(required: bool, label: str = "Comment") -> forms.CharField:

@@ -22,7 +22,7 @@ from django.db.models import Prefetch, QuerySet
 from memory.actors import Actor
 from memory.models import Evidence, Relation, RelationKind
 from proposals.evidence import parse_time, union
-from proposals.kinds import ROLE_LABELS, ResultPane, kind_of
+from proposals.kinds import ResultPane, kind_of
 from proposals.models import (
     Proposal,
     ProposalAmendment,
@@ -36,6 +36,7 @@ from proposals.selectors import get_proposal, visible_proposals
 
 from . import compare
 from .actions import approvals_required, lost_detail_names
+from .forms import reason_label
 from .governance_card import Governance, governance
 from .inbox import ProposalFlags, moved_entries, result_text, targets_with_heads
 from .links import entry_href
@@ -138,6 +139,7 @@ class Panes:
 def _input_pane(
     t: ProposalTarget,
     *,
+    title: str,
     slug: str,
     diff: bool,
     result: str,
@@ -145,11 +147,11 @@ def _input_pane(
     evidence: dict[int, list[EvidenceView]],
     moved: set[str],
 ) -> Pane:
-    """The pane of one affected entry: its text (highlighted against the result when ``diff``),
-    its evidence, whether its head moved on, and which of the lost details ``lost`` occur in
-    it."""
+    """The pane of one affected entry, headed ``title``: its text (highlighted against the result
+    when ``diff``), its evidence, whether its head moved on, and which of the lost details
+    ``lost`` occur in it."""
     return Pane(
-        title=ROLE_LABELS.get(t.role, t.role),
+        title=title,
         segments=(
             compare.annotate_input(t.version.body, result, lost)
             if diff
@@ -212,6 +214,7 @@ def build_panes(
     inputs = [
         _input_pane(
             t,
+            title=spec.role_label(t.role, proposal.status),
             slug=slug,
             diff=spec.diff_inputs,
             result=result,
@@ -365,7 +368,7 @@ def thread(proposal: Proposal) -> list[ThreadItem]:
             revision=d.proposal_revision,
             body=d.comment,
             verdict=d.verdict,
-            reason=d.get_reason_display() if d.reason else "",
+            reason=reason_label(d.reason) if d.reason else "",
             acknowledged=list(d.acknowledged_lost_details or []),
         )
         for d in proposal.decisions.all()
@@ -443,12 +446,24 @@ class ProposalPage(ProposalFlags):
     def lost_names(self) -> list[str]:
         return [str(d["detail"]) for d in self.lost_details]
 
+    @property
+    def rejection_reason_label(self) -> str:
+        """Why the proposal was rejected, in the words of the reject form's reasons."""
+        reason = self.proposal.rejection_reason
+        return reason_label(reason) if reason else ""
+
 
 def page_checks(proposal: Proposal, targets: Sequence[ProposalTarget]) -> list[dict[str, Any]]:
-    """The verification checks as stored at submission, except that the head check reads as it
-    is now: once an affected entry moved on (stale, or about to be), "every referenced version
-    is its entry's head" is no longer true and is shown as failing, naming the entries."""
-    checks = [dict(c) for c in (proposal.verification or {}).get("checks") or []]
+    """The verification checks as stored at submission, except that a check saying what
+    approval would do reads as what it did once decided (the kind's ``check_message``), and the
+    head check reads as it is now: once an affected entry moved on (stale, or about to be),
+    "every referenced version is its entry's head" is no longer true and is shown as failing,
+    naming the entries."""
+    spec = kind_of(proposal.kind)
+    checks = [
+        {**c, "message": spec.check_message(c, proposal.status)}
+        for c in (proposal.verification or {}).get("checks") or []
+    ]
     if proposal.status not in (ProposalStatus.PENDING, ProposalStatus.STALE):
         return checks
     moved = moved_entries(targets)

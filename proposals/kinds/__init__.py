@@ -20,6 +20,7 @@ from .base import (
     Resolved,
     ResultPane,
     Submission,
+    Wording,
     request_hash,
 )
 
@@ -35,11 +36,6 @@ KINDS: dict[str, ProposalKindSpec] = {
     )
 }
 
-#: Every role's label on the proposal page.
-ROLE_LABELS: dict[str, str] = {
-    role: label for spec in KINDS.values() for role, label in spec.role_labels.items()
-}
-
 
 def kind_of(name: str) -> ProposalKindSpec:
     """The spec of kind ``name`` (a stored proposal's kind is always registered)."""
@@ -48,7 +44,6 @@ def kind_of(name: str) -> ProposalKindSpec:
 
 __all__ = [
     "KINDS",
-    "ROLE_LABELS",
     "ApprovalPlan",
     "ByRole",
     "Draft",
@@ -59,6 +54,7 @@ __all__ = [
     "Resolved",
     "ResultPane",
     "Submission",
+    "Wording",
     "kind_of",
     "request_hash",
 ]

@@ -42,7 +42,14 @@ class Admission(base.ProposalKindSpec):
     revision_kind = RevisionKind.ADMIT
     serializer = AdmissionIn
     input_roles = (TargetRole.CANDIDATE,)
-    role_labels = {TargetRole.CANDIDATE: "Candidate (admitted on approval)"}
+    role_labels = {
+        TargetRole.CANDIDATE: base.Wording(
+            open="Candidate (admitted on approval)",
+            done="Candidate (admitted)",
+            closed="Candidate",
+            rejected="Candidate (forgotten on rejection)",
+        )
+    }
     lasting_effect = (
         "From approval, {candidate} is returned by current recall and Context Packs; compensation "
         "withholds it again as a candidate but cannot take back what agents read."

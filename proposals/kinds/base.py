@@ -23,7 +23,7 @@ from memory.models import Entry, Head, HeadState, Memory
 from memory.plans import Plan
 from memory.text import content_hash
 
-from ..models import Proposal, ProposalTarget, TargetRole
+from ..models import OPEN_STATUSES, Proposal, ProposalStatus, ProposalTarget, TargetRole
 from ..verify import Report
 
 # --- Intake -----------------------------------------------------------------------------------
@@ -194,6 +194,30 @@ Payload = dict[str, Any]
 # --- The proposal page ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Wording:
+    """What the proposal page says about an effect of approval, by what became of the proposal:
+    ``open`` says what approval will do (pending, changes requested); ``done`` what it did
+    (approved, and compensated: it happened before it was undone); ``closed`` claims nothing
+    (rejected, withdrawn, stale: approval never happened); ``rejected`` is what a rejection
+    itself did, for a kind whose rejection writes (admission), else ``closed``."""
+
+    open: str
+    done: str
+    closed: str
+    rejected: str = ""
+
+    def for_status(self, status: str) -> str:
+        """The wording for a proposal in ``status``."""
+        if status in OPEN_STATUSES:
+            return self.open
+        if status in (ProposalStatus.APPROVED, ProposalStatus.COMPENSATED):
+            return self.done
+        if status == ProposalStatus.REJECTED and self.rejected:
+            return self.rejected
+        return self.closed
+
+
 @dataclass
 class ResultPane:
     """The result side of the proposal page, described by the kind and rendered by review.
@@ -236,8 +260,8 @@ class ProposalKindSpec:
     serializer: ClassVar[type]
     #: Roles shown as inputs in an inbox row.
     input_roles: ClassVar[tuple[str, ...]]
-    #: How the page names each role of this kind.
-    role_labels: ClassVar[dict[str, str]]
+    #: How the page names each role of this kind (:meth:`role_label`).
+    role_labels: ClassVar[dict[str, Wording]]
     #: Whether input panes mark the words the result drops.
     diff_inputs: ClassVar[bool] = True
     #: Roles whose entries may already be inactive at submission.
@@ -328,6 +352,22 @@ class ProposalKindSpec:
         return [self.lasting_effect.format(**{r: role_ids(by_role, r) for r in TargetRole.values})]
 
     # Pages
+
+    def role_label(self, role: str, status: str) -> str:
+        """How the page names an entry in ``role`` of this kind's proposal in ``status``: the
+        kind's own label (two kinds may share a role and say different things of it)."""
+        wording = self.role_labels.get(role)
+        return wording.for_status(status) if wording else role
+
+    #: Checks whose stored message says what approval would do, by check code: how the page
+    #: words each once the proposal is decided (:meth:`check_message`).
+    check_wording: ClassVar[dict[str, Wording]] = {}
+
+    def check_message(self, check: Mapping[str, Any], status: str) -> str:
+        """The message of a stored verification check as the page shows it for a proposal in
+        ``status`` (the stored message, unless :attr:`check_wording` words the check)."""
+        wording = self.check_wording.get(str(check.get("code", "")))
+        return wording.for_status(status) if wording else str(check.get("message", ""))
 
     def result_text(self, proposal: Proposal) -> str:
         """What the proposal would write, in words. Default: nothing."""

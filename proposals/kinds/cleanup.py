@@ -28,7 +28,13 @@ class Cleanup(base.EntryListKind):
     name = ProposalKind.CLEANUP
     revision_kind = RevisionKind.CLEANUP
     serializer = CleanupIn
-    role_labels = {TargetRole.ENTRY: "Forgotten (cleanup:v1)"}
+    role_labels = {
+        TargetRole.ENTRY: base.Wording(
+            open="Forgotten on approval (cleanup:v1)",
+            done="Forgotten (cleanup:v1)",
+            closed="Entry",
+        )
+    }
     lasting_effect = (
         "While it is in force, current recall and Context Packs leave out {entry}; reads served "
         "in that time are not repeated when compensation restores what it retired."

@@ -50,8 +50,16 @@ class Consolidation(base.BodyKind):
     serializer = ConsolidationIn
     input_roles = (TargetRole.TARGET, TargetRole.REDUNDANT)
     role_labels = {
-        TargetRole.TARGET: "Target (receives the merged body)",
-        TargetRole.REDUNDANT: "Redundant (forgotten into the target)",
+        TargetRole.TARGET: base.Wording(
+            open="Target (receives the merged body on approval)",
+            done="Target (received the merged body)",
+            closed="Target",
+        ),
+        TargetRole.REDUNDANT: base.Wording(
+            open="Redundant (forgotten into the target on approval)",
+            done="Redundant (forgotten into the target)",
+            closed="Redundant",
+        ),
     }
     text_label = "Proposed merged text"
     lasting_effect = (
@@ -158,8 +166,8 @@ def _check_kinds_and_sensitivity(
         report.check(
             "sensitivity",
             "warn",
-            "Redundant entries are more sensitive than the target; their text would become "
-            f"{target.entry.sensitivity}.",
+            "Redundant entries are more sensitive than the target; the merged text has the "
+            f"target's sensitivity, {target.entry.sensitivity}.",
             entries=higher,
         )
 

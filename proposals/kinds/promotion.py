@@ -53,7 +53,13 @@ class Promotion(base.BodyKind):
     revision_kind = RevisionKind.PROMOTE
     serializer = PromotionIn
     input_roles = (TargetRole.NOTE,)
-    role_labels = {TargetRole.NOTE: "Working note (forgotten, promoted)"}
+    role_labels = {
+        TargetRole.NOTE: base.Wording(
+            open="Working note (forgotten and promoted on approval)",
+            done="Working note (forgotten, promoted)",
+            closed="Working note",
+        )
+    }
     text_label = "Proposed promoted text"
     lasting_effect = (
         "While it is in force, the promoted entry is recalled as durable memory in place of the "

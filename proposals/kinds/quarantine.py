@@ -37,7 +37,11 @@ class Quarantine(base.EntryListKind):
     revision_kind = RevisionKind.QUARANTINE
     serializer = QuarantineIn
     amendable_fields = ("reason",)
-    role_labels = {TargetRole.ENTRY: "Quarantined on approval"}
+    role_labels = {
+        TargetRole.ENTRY: base.Wording(
+            open="Quarantined on approval", done="Quarantined", closed="Entry"
+        )
+    }
     lasting_effect = (
         "While it is in force, every recall view and Context Pack withholds {entry}; reads served "
         "in that time did not include what it withheld, and compensation does not repeat them."

@@ -50,8 +50,19 @@ class Supersession(base.ProposalKindSpec):
     amendable_fields = ("successor",)
     input_roles = (TargetRole.OLD,)
     role_labels = {
-        TargetRole.OLD: "Old (becomes superseded)",
-        TargetRole.SUCCESSOR: "Successor",
+        TargetRole.OLD: base.Wording(
+            open="Old (becomes superseded)",
+            done="Old (became superseded)",
+            closed="Old",
+        ),
+        TargetRole.SUCCESSOR: base.Wording(open="Successor", done="Successor", closed="Successor"),
+    }
+    check_wording = {
+        "changes_something": base.Wording(
+            open="The old entry would become superseded.",
+            done="The old entry became superseded.",
+            closed="The successor differs from the old entry.",
+        )
     }
     text_label = "Proposed successor text"
     lasting_effect = (

@@ -47,7 +47,7 @@ def test_two_input_consolidation_shows_three_panes_with_highlights(rita, lossy):
     # the two buttons with their exact names.
     assert html.count('name="acknowledge"') == 3
     assert '<label for="approve-comment">Approval comment</label>' in html
-    assert '<label for="reject-comment">Rejection comment</label>' in html
+    assert '<label for="reject-comment">Rejection comment (required)</label>' in html
     assert re.search(r"<button[^>]*>Approve</button>", html)
     assert re.search(r"<button[^>]*>Reject</button>", html)
     assert 'hx-disabled-elt="find button"' in html
