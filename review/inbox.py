@@ -67,6 +67,8 @@ KINDS = list(PROPOSAL_KINDS)
 LOST_CHOICES = ("yes", "no")
 #: Longest free-text filter value (q, submitter, entry) taken from the URL.
 MAX_TEXT = 200
+#: Parameters that order or page the queue without narrowing it.
+ORDER_PARAMS = frozenset({"sort", "limit"})
 
 
 # --- Filters -----------------------------------------------------------------------------------
@@ -101,6 +103,16 @@ class InboxFilter(UrlFilter):
     @property
     def descending(self) -> bool:
         return self.sort == "newest"
+
+    @property
+    def filter_count(self) -> int:
+        """How many filters narrow the queue (any status but the default "pending" counts; the
+        order and the page size do not)."""
+        return len(self.params().keys() - ORDER_PARAMS)
+
+    def cleared_query(self) -> str:
+        """The query string of the same order and page size with every filter cleared."""
+        return self.query(**dict.fromkeys(self.params().keys() - ORDER_PARAMS, ""))
 
     def selector_filters(self) -> dict[str, Any]:
         """The filters :func:`proposals.selectors.filter_proposals` applies."""
