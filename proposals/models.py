@@ -103,11 +103,13 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 
 
 class RejectionReason(models.TextChoices):
-    DUPLICATE_OF_OTHER = "duplicate_of_other"
-    WRONG = "wrong"
-    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
-    LOSES_DETAIL = "loses_detail"
-    OTHER = "other"
+    """Why a reviewer rejected: the labels are what the reject forms, pages and exports say."""
+
+    DUPLICATE_OF_OTHER = "duplicate_of_other", "Duplicate of another proposal"
+    WRONG = "wrong", "Wrong"
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence", "Insufficient evidence"
+    LOSES_DETAIL = "loses_detail", "Loses a detail"
+    OTHER = "other", "Other"
 
 
 class TargetRole(models.TextChoices):

@@ -16,19 +16,11 @@ from django.utils.html import format_html_join
 
 from proposals.models import RejectionReason
 
-REASON_LABELS: dict[str, str] = {
-    RejectionReason.DUPLICATE_OF_OTHER: "Duplicate of another proposal",
-    RejectionReason.WRONG: "Wrong",
-    RejectionReason.INSUFFICIENT_EVIDENCE: "Insufficient evidence",
-    RejectionReason.LOSES_DETAIL: "Loses a detail",
-    RejectionReason.OTHER: "Other",
-}
-
 
 def reason_label(reason: str) -> str:
     """A rejection reason as the reject forms name it (the discussion and the decision say it
     the same way)."""
-    return REASON_LABELS.get(reason, reason)
+    return str(RejectionReason(reason).label) if reason in RejectionReason.values else reason
 
 
 def _comment(required: bool, label: str = "Comment") -> forms.CharField:
@@ -46,7 +38,7 @@ def reason_options() -> str:
     return format_html_join(
         "",
         '<option value="{}">{}</option>',
-        [("", "Choose a reason…"), *((k, REASON_LABELS[k]) for k in RejectionReason)],
+        [("", "Choose a reason…"), *RejectionReason.choices],
     )
 
 
@@ -68,7 +60,7 @@ class ApproveForm(forms.Form):
 class RejectForm(forms.Form):
     reason = forms.ChoiceField(
         label="Reason",
-        choices=[("", "Choose a reason…"), *((k, REASON_LABELS[k]) for k in RejectionReason)],
+        choices=[("", "Choose a reason…"), *RejectionReason.choices],
     )
     comment = _comment(required=True)
 
@@ -136,7 +128,7 @@ class BulkDecideForm(forms.Form):
     reason = forms.ChoiceField(
         label="Reason",
         required=False,
-        choices=[("", "Choose a reason…"), *((k, REASON_LABELS[k]) for k in RejectionReason)],
+        choices=[("", "Choose a reason…"), *RejectionReason.choices],
     )
     comment = _comment(required=False)
 

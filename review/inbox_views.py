@@ -24,13 +24,14 @@ from lib.pagination import keyset_page
 from memory.actors import Actor
 from memory.models import Memory
 from proposals.actions.discussion import assign_proposal
+from proposals.models import RejectionReason
 from proposals.selectors import visible_proposals
 
 from . import claims, inbox, web
 from .actions.bulk import MAX_BULK, BulkOutcome, bulk_decide
 from .actions.saved_views import delete_view, save_view
 from .exceptions import ValidationFailed
-from .forms import REASON_LABELS, AssignForm, BulkDecideForm, SavedViewForm, reason_options
+from .forms import AssignForm, BulkDecideForm, SavedViewForm, reason_options
 from .models import SavedView
 from .permissions import may_decide
 
@@ -82,7 +83,7 @@ def inbox_page(request: HttpRequest, actor: Actor) -> HttpResponse:
         "actor_id": actor.id,
         "my_claim": mine,
         "here": request.get_full_path(),
-        "reasons": list(REASON_LABELS.items()),
+        "reasons": RejectionReason.choices,
         "reason_options": reason_options(),
         "now": now,
         "filter_params": list(f.params(cursor="").items()),
@@ -98,7 +99,7 @@ def _row_context(request: HttpRequest, actor: Actor) -> dict[str, Any]:
         "can_decide": may_decide(actor),
         "actor_id": actor.id,
         "here": web.next_url(request, reverse("review-inbox")),
-        "reasons": list(REASON_LABELS.items()),
+        "reasons": RejectionReason.choices,
         "reason_options": reason_options(),
         "now": timezone.now(),
     }

@@ -34,7 +34,7 @@ from memory.actors import Actor
 from proposals.actions.discussion import add_comment, amend_proposal
 from proposals.exceptions import IllegalTransition
 from proposals.kinds import kind_of
-from proposals.models import Proposal
+from proposals.models import Proposal, RejectionReason
 
 from . import actions, inbox, pages, web
 from .exceptions import (
@@ -47,7 +47,6 @@ from .exceptions import (
     StaleProposal,
 )
 from .forms import (
-    REASON_LABELS,
     AmendForm,
     ApproveForm,
     CommentForm,
@@ -135,7 +134,7 @@ def _page_context(
         "comment_value": _data(comment_form, "body"),
         "amend_text": _data(amend_form, "text", page.editable_text or ""),
         "amend_note": _data(amend_form, "note"),
-        "reasons": list(REASON_LABELS.items()),
+        "reasons": RejectionReason.choices,
         "notice": notice,
         "notice_kind": notice_kind,
         "here": request.get_full_path(),
@@ -205,7 +204,7 @@ def _fragment(
             "can_decide": may_decide(actor),
             "actor_id": actor.id,
             "here": web.next_url(request, reverse("review-inbox")),
-            "reasons": list(REASON_LABELS.items()),
+            "reasons": RejectionReason.choices,
             "reason_options": reason_options(),
             "notice": notice,
             "notice_kind": notice_kind,

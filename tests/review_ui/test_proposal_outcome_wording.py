@@ -245,3 +245,17 @@ def test_the_rejection_comment_is_marked_required(rita, proposal):
     html = page_of(rita, proposal.pk)
     assert '<label for="reject-comment">Rejection comment (required)</label>' in html
     assert re.search(r'<textarea id="reject-comment"[^>]* required', html)
+
+
+def test_the_inbox_and_the_dashboard_name_a_rejection_reason_as_the_reject_form_does(
+    rita, reviewer, proposal
+):
+    actions.reject_proposal(
+        proposal.pk, actor=reviewer.actor, reason="insufficient_evidence", comment="Cite it."
+    )
+    inbox = rita.get("/review/?status=rejected").content.decode()
+    assert "Reason: <strong>Insufficient evidence</strong>" in inbox
+    dashboard = rita.get("/").content.decode()
+    assert "Reason: Insufficient evidence" in dashboard
+    for html in (inbox, dashboard):
+        assert "Insufficient Evidence" not in html
