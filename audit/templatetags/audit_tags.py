@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 
 from audit import links as audit_links
 
@@ -43,3 +45,10 @@ def page_url(kind: str, pk: Any) -> str | None:
 @register.simple_tag
 def log_url(**params: Any) -> str:
     return audit_links.log_url(**params)
+
+
+@register.filter
+def breakable(code: str) -> SafeString:
+    """A dotted code (``proposal.changes_requested``) that may wrap after each dot in a narrow
+    column rather than widen it."""
+    return format_html_join(SafeString(".<wbr>"), "{}", ((part,) for part in str(code).split(".")))
