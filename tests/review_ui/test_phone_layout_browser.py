@@ -133,3 +133,12 @@ def test_at_1280_px_the_decision_card_stays_inside_its_column(page, queue):
     card = page.locator("#decision").evaluate(BOX)
     assert card["right"] <= column["right"] + 0.5
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_on_a_phone_each_notification_choice_is_tall_enough_to_tap(page, queue):
+    page.set_viewport_size(PHONE)
+    login(page, "rita", "pw-rita-123", next_path="/notifications/")
+    choices = page.locator("label.choice").all()
+    assert choices
+    for choice in choices:
+        assert choice.evaluate(BOX)["height"] >= TAP
