@@ -43,14 +43,14 @@ class FirstRenderer(BaseContentNegotiation):
 
 @extend_schema(exclude=True)
 class McpApi(ActorApiView):
+    """POST carries every exchange; no GET: the server is stateless and opens no stream of its
+    own, so a GET is answered 405 at once (as Streamable HTTP asks) rather than held open."""
+
     authentication_classes = [ApiKeyAuthentication]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = FirstRenderer
 
     def post(self, request: Request) -> HttpResponse:
-        return self._exchange(request)
-
-    def get(self, request: Request) -> HttpResponse:
         return self._exchange(request)
 
     def delete(self, request: Request) -> HttpResponse:

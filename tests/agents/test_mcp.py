@@ -304,6 +304,19 @@ def test_a_browser_origin_must_be_listed(live_server, agent, transactional_db):
     assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
 
 
+def test_a_get_is_refused_at_once_rather_than_held_open_as_a_stream(
+    live_server, agent, transactional_db
+):
+    r = requests.get(
+        f"{live_server.url}/mcp",
+        headers={"Accept": "text/event-stream", "Authorization": f"Bearer {agent.secret}"},
+        timeout=10,
+    )
+    assert r.status_code == 405
+    assert "GET" not in r.headers["Allow"] and "POST" in r.headers["Allow"]
+    assert r.json()["error"]["code"] == "method_not_allowed"
+
+
 def test_the_2026_stateless_protocol_is_served_too(live_server, agent, transactional_db):
     import anyio
     import httpx2
