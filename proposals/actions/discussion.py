@@ -116,14 +116,14 @@ def _fields_after(proposal: Proposal, changes: Mapping[str, Any]) -> dict[str, A
     }
     if refused:
         raise ValidationFailed("Those fields cannot be amended.", details=refused)
-    return {
+    fields = {
         "memory": proposal.memory.slug,
         "kind": proposal.kind,
         "rationale": proposal.rationale,
         "evidence": _evidence_inputs(proposal.evidence),
         **spec.resubmission(proposal),
-        **changes,
     }
+    return spec.amended(fields, changes)
 
 
 def amend_proposal(

@@ -290,6 +290,11 @@ class ProposalKindSpec:
         fields = self.serializer().fields
         return {k: v for k, v in (proposal.payload or {}).items() if k in fields}
 
+    def amended(self, fields: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+        """The submission an amendment makes of ``fields`` (:meth:`resubmission` and the common
+        fields): each field named in ``changes`` is replaced. Default: as given."""
+        return {**fields, **changes}
+
     def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
         """Kind fields of the draft (bodies cleaned, evidence resolved). Default: none."""
 

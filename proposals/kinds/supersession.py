@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from memory.actions import NewRelation, clean_evidence, resolve_evidence
@@ -129,6 +130,21 @@ class Supersession(base.ProposalKindSpec):
                 ],
             }
         return {**payload, "successor": successor}
+
+    def amended(self, fields: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+        """A new successor amended with some of its keys (``{"body": …}``) keeps the others: an
+        amendment that rewords the text does not drop its kind or its evidence. Naming an
+        existing entry (``entry_id``) replaces the successor whole."""
+        out = super().amended(fields, changes)
+        current, new = fields.get("successor"), changes.get("successor")
+        if (
+            isinstance(current, dict)
+            and isinstance(new, dict)
+            and "body" in current
+            and "entry_id" not in new
+        ):
+            out["successor"] = {**current, **new}
+        return out
 
     def plan(
         self, memory: Memory, proposal: Proposal, by_role: base.ByRole, heads: base.Heads

@@ -247,3 +247,31 @@ def test_bulk_decisions_report_each_outcome(ag, rv, consolidation, lossy):
         },
     ).json()["results"]
     assert rejected == [{"id": lossy["proposal"]["id"], "status": "rejected"}]
+
+
+def test_amending_a_new_successors_text_keeps_its_kind_and_evidence(ag, rv):
+    old = add_via_api(ag, "The on-call rotation changes every Monday", current_state=True)
+    p = submit(
+        ag,
+        {
+            "kind": "supersession",
+            "old": {"entry_id": old["entry_id"], "version": 1},
+            "successor": {
+                "body": "The on-call rotation changes every Wednesday",
+                "kind": "decision",
+                "evidence": [{"source": "chat", "ref": "msg-22305"}],
+            },
+            "rationale": "Rotation day moved",
+        },
+    )
+    reworded = "The on-call rotation changes every Wednesday at 09:00 UTC"
+    r = ag.post(f"{P}/{p['id']}/amend", {"successor": {"body": reworded}})
+    assert r.status_code == 200, r.text
+    successor = detail(rv, p["id"])["payload"]["successor"]
+    assert successor["body"] == reworded and successor["kind"] == "decision"
+    assert [e["ref"] for e in successor["evidence"]] == ["msg-22305"]
+    # A key given is replaced: evidence named empty is dropped, on purpose.
+    r = ag.post(f"{P}/{p['id']}/amend", {"successor": {"evidence": []}})
+    assert r.status_code == 200, r.text
+    successor = detail(rv, p["id"])["payload"]["successor"]
+    assert successor["body"] == reworded and successor["evidence"] == []
