@@ -22,6 +22,17 @@ class StrictSerializer(serializers.Serializer):
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
             raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        # A number or a boolean where text is expected is refused too (DRF's CharField would
+        # store ``123`` as ``"123"``).
+        not_text = {
+            name: ["Not a valid string."]
+            for name, field in self.fields.items()
+            if isinstance(field, serializers.CharField)
+            and data.get(name) is not None
+            and not isinstance(data.get(name), str)
+        }
+        if not_text:
+            raise serializers.ValidationError(not_text)
         return super().to_internal_value(data)
 
 

@@ -281,6 +281,8 @@ def test_invalid_arguments_name_the_field(mcp, agent):
     assert error["details"] == {"colour": ["Unknown field."]}
     error = refused(client.call("recall", query="x"))
     assert error["code"] == "invalid" and "memory" in error["details"]
+    error = refused(client.call("remember", memory="acme", body=123, kind="fact"))
+    assert error["code"] == "invalid" and error["details"] == {"body": ["Not a valid string."]}
 
 
 def test_results_carry_text_for_clients_without_structured_content(mcp, agent):

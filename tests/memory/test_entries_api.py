@@ -230,6 +230,18 @@ def test_body_over_the_byte_limit_is_refused_and_nothing_stored(a):
     assert a.post(E, {"body": "🧠" * 2048, "kind": "fact"}).status_code == 201
 
 
+def test_a_number_or_a_boolean_where_text_is_expected_is_refused(a):
+    r = a.post(E, {"body": 123, "kind": "fact"})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "invalid"
+    assert r.json()["error"]["details"] == {"body": ["Not a valid string."]}
+    cited = {"body": "Cited", "kind": "fact", "evidence": [{"source": "repo", "ref": True}]}
+    r = a.post(E, cited)
+    assert r.status_code == 400, r.text
+    assert "ref" in str(r.json()["error"]["details"])
+    assert Revision.objects.count() == 0
+
+
 def test_too_many_evidence_references_is_refused(a):
     refs = [{"source": "repo", "ref": f"file{i}.py"} for i in range(33)]
     r = a.post(E, {"body": "Many refs", "kind": "fact", "evidence": refs})
