@@ -31,6 +31,7 @@ from memory.actors import Actor
 
 from . import notifications, web
 from .models import EmailMode, Notification
+from .permissions import may_decide
 
 #: Mails the outbox lists (newest first).
 OUTBOX_ROWS = 100
@@ -104,7 +105,13 @@ def outbox(request: HttpRequest, actor: Actor) -> HttpResponse:
     waiting = Notification.objects.filter(
         channel=notifications.DIGEST, sent_at__isnull=True
     ).count()
-    context = {"nav": "notifications", "mails": mails, "waiting": waiting}
+    context = {
+        "nav": "notifications",
+        "mails": mails,
+        "waiting": waiting,
+        # Sending is a reviewer's action (auditors change nothing): no button they cannot use.
+        "may_send": may_decide(actor),
+    }
     return render(request, "review/outbox.html", context)
 
 

@@ -239,7 +239,10 @@ def test_the_outbox_lists_the_mails_when_on(
     assert "To <strong>rita@example.com</strong>" in html
     assert f"New consolidation proposal #{proposal.pk}" in html
     assert "1 notification waits for a daily digest." in html
-    assert ada.post("/outbox/digests/").status_code == 403  # auditors change nothing
+    # Auditors change nothing: no button, and a post is refused.
+    assert "Send the daily digests now" not in html
+    assert "Send the daily digests now" in rita.get("/outbox/").content.decode()
+    assert ada.post("/outbox/digests/").status_code == 403
     with django_capture_on_commit_callbacks(execute=True):
         r = rita.post("/outbox/digests/", follow=True)
     assert "Queued 1 digest(s)." in r.content.decode()
