@@ -198,7 +198,7 @@ Payload = dict[str, Any]
 class Wording:
     """What the proposal page says about an effect of approval, by what became of the proposal:
     ``open`` says what approval will do (pending, changes requested); ``done`` what it did
-    (approved, and compensated: it happened before it was undone); ``closed`` claims nothing
+    (approved; compensated adds that it was undone); ``closed`` claims nothing
     (rejected, withdrawn, stale: approval never happened); ``rejected`` is what a rejection
     itself did, for a kind whose rejection writes (admission), else ``closed``."""
 
@@ -211,8 +211,10 @@ class Wording:
         """The wording for a proposal in ``status``."""
         if status in OPEN_STATUSES:
             return self.open
-        if status in (ProposalStatus.APPROVED, ProposalStatus.COMPENSATED):
+        if status == ProposalStatus.APPROVED:
             return self.done
+        if status == ProposalStatus.COMPENSATED:
+            return f"{self.done}, undone by compensation"
         if status == ProposalStatus.REJECTED and self.rejected:
             return self.rejected
         return self.closed

@@ -283,6 +283,9 @@ def test_compensate_without_javascript(rita, proposal):
     assert Compensation.objects.get().comment == "Merged too eagerly"
     page = rita.get(r["Location"]).content.decode()
     assert "compensated" in page and "Operation #" in page
+    # The inbox row names the approval (its time is the approval's) and what became of it.
+    row = rita.get("/review/?status=compensated").content.decode()
+    assert "Approved by <strong>" in row and "UTC</time>, then compensated" in row
 
 
 def test_compensate_needs_a_reason(rita, proposal):

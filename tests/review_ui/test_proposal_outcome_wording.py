@@ -169,6 +169,16 @@ def test_a_cleanup_page_says_its_entries_are_forgotten_never_quarantined(rita, m
     assert "Quarantined" not in html
 
 
+def test_a_compensated_cleanup_says_its_forgetting_was_undone(rita, reviewer, memory, agent):
+    ids = [add(memory, agent.actor, f"Scratch note {i} on the build cache") for i in range(2)]
+    p = submit(agent.actor, kind="cleanup", rationale="Low value", entries=[ref(i) for i in ids])
+    operation = actions.approve_proposal(p.pk, actor=reviewer.actor).operation
+    assert operation is not None
+    actions.compensate_operation(operation.pk, actor=reviewer.actor, comment="Still needed")
+    html = page_of(rita, p.pk)
+    assert html.count("<h3>Forgotten (cleanup:v1), undone by compensation</h3>") == 2
+
+
 def supersession(memory: Memory, agent: Any) -> Proposal:
     old = add(memory, agent.actor, "Logs are kept 30 days in Loki.")
     return submit(
