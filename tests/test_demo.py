@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from memory.models import ApiKey, Head, Memory, Revision
+from memory.models import ApiKey, Entry, Head, Memory, Revision
 from proposals.models import Proposal, ProposalComment
 
 
@@ -19,6 +19,8 @@ def test_load_demo_is_idempotent_and_has_work_waiting():
     text = out.getvalue()
     assert "rita / steward-demo" in text and "agent " in text
     memory = Memory.objects.get(slug="acme-platform")
+    # The summary counts every entry the Memory's pages show, the proposals' own included.
+    assert f"  {Entry.objects.filter(memory=memory).count()} entries written," in text
     assert Head.objects.filter(memory=memory).count() >= 30
     assert Head.objects.filter(memory=memory, state="inactive").exists()
     kinds = set(Revision.objects.filter(memory=memory).values_list("kind", flat=True))

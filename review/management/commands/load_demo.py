@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 
 from memory.actors import Actor
 from memory.demo import DEMO_PASSWORD, DEMO_SLUG, load_demo
+from memory.models import Entry
 from proposals.demo import load_demo_governance, load_demo_proposals
 from review.demo import load_demo_discussion
 
@@ -50,7 +51,9 @@ class Command(BaseCommand):
         w("")
         w(self.style.SUCCESS(f"Demo Memory '{DEMO_SLUG}' is ready."))
         if result.entries:
-            w(f"  {len(result.entries)} entries written, {proposals} proposals filed.")
+            # Every entry of the Memory, the proposals' own included (what its page counts).
+            written = Entry.objects.filter(memory=result.memory).count()
+            w(f"  {written} entries written, {proposals} proposals filed.")
         w("")
         w(f"Browser ({base}/accounts/login/):")
         w(f"  reviewer  rita / {DEMO_PASSWORD}     (second reviewer: ravi / {DEMO_PASSWORD})")
