@@ -108,8 +108,30 @@ def render_timeline(
         page = pages.entry_timeline(actor, pages.get_visible_memory(actor, slug), entry_id)
     except DomainError as exc:
         return _not_found(request, exc)
-    context = {"nav": "audit", "t": page, "can_govern": actor.is_reviewer, "govern": govern or {}}
+    context = {
+        "nav": "audit",
+        "t": page,
+        "revisions": [(r, c, readable_attributes(c.attributes)) for r, c in page.revisions],
+        "can_govern": actor.is_reviewer,
+        "govern": govern or {},
+    }
     return render(request, "audit/timeline.html", context, status=status)
+
+
+def readable_attributes(attributes: dict[str, Any]) -> str:
+    """A revision's attribute changes in words — ``pinned: yes · pin category: durable
+    decision`` — so the page never shows a stored dict as it is kept."""
+    return " · ".join(
+        f"{name.replace('_', ' ')}: {_readable_value(value)}" for name, value in attributes.items()
+    )
+
+
+def _readable_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None or value == "":
+        return "none"
+    return str(value).replace("_", " ")
 
 
 @audit_page
