@@ -30,6 +30,7 @@ from memory.models import Memory
 
 from . import events, pages
 from .events import AuditFilter
+from .templatetags.audit_tags import readable_attributes
 
 AuditPage = Callable[..., HttpResponse]
 
@@ -116,22 +117,6 @@ def render_timeline(
         "govern": govern or {},
     }
     return render(request, "audit/timeline.html", context, status=status)
-
-
-def readable_attributes(attributes: dict[str, Any]) -> str:
-    """A revision's attribute changes in words — ``pinned: yes · pin category: durable
-    decision`` — so the page never shows a stored dict as it is kept."""
-    return " · ".join(
-        f"{name.replace('_', ' ')}: {_readable_value(value)}" for name, value in attributes.items()
-    )
-
-
-def _readable_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if value is None or value == "":
-        return "none"
-    return str(value).replace("_", " ")
 
 
 @audit_page

@@ -52,3 +52,20 @@ def breakable(code: str) -> SafeString:
     """A dotted code (``proposal.changes_requested``) that may wrap after each dot in a narrow
     column rather than widen it."""
     return format_html_join(SafeString(".<wbr>"), "{}", ((part,) for part in str(code).split(".")))
+
+
+@register.filter
+def readable_attributes(attributes: dict[str, Any]) -> str:
+    """A revision's attribute changes in words — ``pinned: yes · pin category: durable
+    decision`` — so the page never shows a stored dict as it is kept."""
+    return " · ".join(
+        f"{name.replace('_', ' ')}: {_readable_value(value)}" for name, value in attributes.items()
+    )
+
+
+def _readable_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None or value == "":
+        return "none"
+    return str(value).replace("_", " ")

@@ -66,3 +66,20 @@ def test_a_pin_revision_names_its_attributes_in_words(memory, agent, reviewer, r
     revisions = section(html, "revisions")
     assert "(pinned: yes · pin category: durable decision)" in revisions
     assert "{" not in revisions and "'pinned'" not in html and "True" not in revisions
+
+
+def test_the_revision_page_names_a_pins_settings_in_words(memory, agent, reviewer, rita):
+    uid = remember(memory, agent.actor, "Keep the audit log for seven years").entry.uid
+    pinned = actions.pin_entry(
+        memory,
+        actor=reviewer.actor,
+        entry_uid=uid,
+        pinned=True,
+        category="durable_decision",
+        reason="Legal asked",
+    )
+    r = rita.get(f"/memories/acme/revisions/{pinned.revision.number}/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "Settings: pinned: yes · pin category: durable decision" in text_of(html)
+    assert "'pinned'" not in html
