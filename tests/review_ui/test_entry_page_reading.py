@@ -5,6 +5,7 @@ Quarantine / Pin / Forget forms, and a revision's attribute changes read as word
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -31,6 +32,20 @@ def section(html: str, id_: str) -> str:
     return text_of(html[start:].split("</section>")[0])
 
 
+def pin(memory: Any, reviewer: Any, uid: str) -> int:
+    """Pin ``uid`` as a durable decision; the pin revision's number."""
+    result = actions.pin_entry(
+        memory,
+        actor=reviewer.actor,
+        entry_uid=uid,
+        pinned=True,
+        category="durable_decision",
+        reason="Legal asked",
+    )
+    assert result.revision is not None
+    return result.revision.number
+
+
 def test_the_current_text_and_state_come_before_the_action_forms(memory, agent, rita):
     uid = remember(memory, agent.actor, "Deploys run at 02:00 UTC via deploy.sh").entry.uid
     html = html_of(rita, uid)
@@ -54,14 +69,7 @@ def test_the_current_text_is_shown_to_a_reader_without_forms(memory, agent, ada)
 
 def test_a_pin_revision_names_its_attributes_in_words(memory, agent, reviewer, rita):
     uid = remember(memory, agent.actor, "Keep the audit log for seven years").entry.uid
-    actions.pin_entry(
-        memory,
-        actor=reviewer.actor,
-        entry_uid=uid,
-        pinned=True,
-        category="durable_decision",
-        reason="Legal asked",
-    )
+    pin(memory, reviewer, uid)
     html = html_of(rita, uid)
     revisions = section(html, "revisions")
     assert "(pinned: yes · pin category: durable decision)" in revisions
@@ -70,15 +78,8 @@ def test_a_pin_revision_names_its_attributes_in_words(memory, agent, reviewer, r
 
 def test_the_revision_page_names_a_pins_settings_in_words(memory, agent, reviewer, rita):
     uid = remember(memory, agent.actor, "Keep the audit log for seven years").entry.uid
-    pinned = actions.pin_entry(
-        memory,
-        actor=reviewer.actor,
-        entry_uid=uid,
-        pinned=True,
-        category="durable_decision",
-        reason="Legal asked",
-    )
-    r = rita.get(f"/memories/acme/revisions/{pinned.revision.number}/")
+    number = pin(memory, reviewer, uid)
+    r = rita.get(f"/memories/acme/revisions/{number}/")
     assert r.status_code == 200
     html = r.content.decode()
     assert "Settings: pinned: yes · pin category: durable decision" in text_of(html)
