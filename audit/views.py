@@ -30,7 +30,6 @@ from memory.models import Memory
 
 from . import events, pages
 from .events import AuditFilter
-from .templatetags.audit_tags import readable_attributes
 
 AuditPage = Callable[..., HttpResponse]
 
@@ -112,7 +111,6 @@ def render_timeline(
     context = {
         "nav": "audit",
         "t": page,
-        "revisions": [(r, c, readable_attributes(c.attributes)) for r, c in page.revisions],
         "can_govern": actor.is_reviewer,
         "govern": govern or {},
     }

@@ -23,6 +23,14 @@ class Verdict(models.TextChoices):
     REQUEST_CHANGES = "request_changes"
 
 
+#: A decision as a past event ("Approved by rita"), for the pages that list decisions.
+VERDICT_OUTCOMES = {
+    Verdict.APPROVE: "Approved",
+    Verdict.REJECT: "Rejected",
+    Verdict.REQUEST_CHANGES: "Changes requested",
+}
+
+
 class Decision(AppendOnlyModel):
     """One reviewer's verdict on a proposal, with the comment the submitter can read."""
 
@@ -59,6 +67,11 @@ class Decision(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.verdict} #{self.proposal_id} by {self.actor_label}"
+
+    @property
+    def outcome(self) -> str:
+        """The decision as a past event: "Approved", "Rejected", "Changes requested"."""
+        return VERDICT_OUTCOMES[Verdict(self.verdict)]
 
 
 class MaintenanceOperation(AppendOnlyModel):
