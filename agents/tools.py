@@ -35,7 +35,7 @@ from memory.visibility import scrub
 from proposals import actions as proposal_actions
 from proposals.kinds import KINDS
 from proposals.models import Proposal
-from proposals.permissions import require_submitter
+from proposals.permissions import require_submitter_of
 from proposals.selectors import get_proposal, proposal_json
 from proposals.serializers import KIND_SERIALIZERS, parse_submission
 
@@ -142,7 +142,7 @@ def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
-    require_submitter(actor)
+    require_submitter_of(actor, data)
     submission = dict(data)
     idempotency_key = submission.pop("idempotency_key", None)
     if not submission.get("memory"):

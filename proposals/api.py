@@ -17,7 +17,7 @@ from memory.actions import get_memory
 
 from . import actions
 from .models import Proposal
-from .permissions import require_reader, require_submitter
+from .permissions import require_reader, require_submitter_of
 from .selectors import filter_proposals, get_proposal, proposal_json, visible_proposals
 from .serializers import (
     AmendIn,
@@ -120,7 +120,7 @@ class ProposalListSubmitApi(ActorApiView):
     )
     def post(self, request: Request) -> Response:
         actor = self.actor(request)
-        require_submitter(actor)
+        require_submitter_of(actor, request.data)
         result = actions.submit_proposal(
             actor=actor,
             submission=parse_submission(request.data),

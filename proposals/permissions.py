@@ -7,8 +7,10 @@ a role is refused (403) before its request body is even parsed, and again inside
 from __future__ import annotations
 
 from memory.actors import Actor
+from memory.models import ActorType
 
 from .exceptions import Forbidden
+from .kinds import KINDS
 
 
 def require_reader(actor: Actor) -> None:
@@ -21,3 +23,19 @@ def require_submitter(actor: Actor) -> None:
     """Agents, staff and the system submit proposals; reviewers and auditors do not."""
     if not actor.can_write_entries:
         raise Forbidden("Your role may not submit proposals.")
+
+
+def require_may_file(actor: Actor, kind: str) -> None:
+    """A kind the server files itself (``admission``) is filed by the system only."""
+    if kind in KINDS and KINDS[kind].server_filed and actor.type != ActorType.SYSTEM:
+        raise Forbidden(f"'{kind}' proposals are filed by the server only.")
+
+
+def require_submitter_of(actor: Actor, data: object) -> None:
+    """:func:`require_submitter` and :func:`require_may_file` for a submission as sent: 403
+    before its shape is checked, so a caller who may never file that kind is told so, not
+    which of its fields are missing."""
+    require_submitter(actor)
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str):
+        require_may_file(actor, kind)

@@ -12,13 +12,13 @@ from typing import Any
 from memory.actors import Actor
 
 from .actions import SubmitResult, submit_proposal
-from .permissions import require_submitter
+from .permissions import require_submitter_of
 from .serializers import parse_submission
 
 
 def submit_request(*, actor: Actor, data: Any, idempotency_key: str | None = None) -> SubmitResult:
     """Parse ``data`` (400 ``invalid`` on a wrong shape) and submit it (see ``submit_proposal``)."""
-    require_submitter(actor)
+    require_submitter_of(actor, data)
     return submit_proposal(
         actor=actor, submission=parse_submission(data), idempotency_key=idempotency_key
     )

@@ -31,9 +31,8 @@ from memory.exceptions import (
     EntryInactive,
     EntryQuarantined,
     EntryStateConflict,
-    Forbidden,
 )
-from memory.models import ActorType, Entry, Head, HeadState, Memory
+from memory.models import Entry, Head, HeadState, Memory
 
 from .. import hooks, verify
 from ..evidence import evidence_json
@@ -55,7 +54,7 @@ from ..models import (
     ProposalTarget,
     affected_key,
 )
-from ..permissions import require_submitter
+from ..permissions import require_may_file, require_submitter
 
 log = logging.getLogger(__name__)
 
@@ -298,8 +297,7 @@ def submit_in_transaction(
     check during an add, which holds the Memory lock). :func:`submit_proposal` is the entry
     point for everyone else."""
     require_submitter(actor)
-    if kind_of(submission.kind).server_filed and actor.type != ActorType.SYSTEM:
-        raise Forbidden(f"'{submission.kind}' proposals are filed by the server only.")
+    require_may_file(actor, submission.kind)
     key = _clean_idempotency_key(idempotency_key)
     request_hash = submission.request_hash
     if key is not None:

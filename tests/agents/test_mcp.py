@@ -238,6 +238,23 @@ def test_an_auditors_writes_are_refused_with_the_rest_code(mcp, api, agent, audi
     assert api.as_(agent).get(f"{E}/{entry['entry_id']}").json()["state"] == "active"
 
 
+def test_an_admission_proposal_is_refused_before_its_shape_as_over_rest(mcp, api, agent):
+    """``admission`` is filed by the server only: an agent is told so (403 ``forbidden``)
+    whatever arguments it sent, not which fields that kind would need."""
+    refusal = {
+        "code": "forbidden",
+        "message": "'admission' proposals are filed by the server only.",
+        "details": {},
+    }
+    for args in [
+        {"memory": "acme", "kind": "admission", "rationale": "admit it"},
+        {"memory": "acme", "kind": "admission", "rationale": "admit it", "entries": []},
+    ]:
+        assert refused(mcp.as_(agent).call("propose", **args)) == refusal, args
+        r = api.as_(agent).post("/api/v1/proposals", args)
+        assert r.status_code == 403 and r.json()["error"] == refusal, r.text
+
+
 def test_no_key_or_a_bad_key_is_refused_before_any_tool_runs(mcp, live_server):
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}

@@ -79,6 +79,24 @@ def test_an_agent_cannot_file_an_admission_proposal(gated, agent):
     assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden", r.text
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": "admission"},
+        {"kind": "admission", "memory": "acme", "rationale": "admit me", "entries": []},
+    ],
+    ids=["fields-missing", "fields-of-another-kind"],
+)
+def test_an_agent_filing_an_admission_proposal_is_refused_before_its_shape(gated, agent, body):
+    r = gated.as_(agent).post("/api/v1/proposals", body)
+    assert r.status_code == 403, r.text
+    assert r.json()["error"] == {
+        "code": "forbidden",
+        "message": "'admission' proposals are filed by the server only.",
+        "details": {},
+    }
+
+
 def test_quarantine_and_release_over_http(api, agent, reviewer):
     a, rita = api.as_(agent), api.as_(reviewer)
     written = a.post(E, {"body": BODY, "kind": "fact"}).json()
