@@ -49,3 +49,21 @@ def test_the_swagger_ui_renders_under_the_policy(page, staff):
     expect(page.locator(".swagger-ui .opblock").first).to_be_visible(timeout=20_000)
     assert page.locator(".swagger-ui .opblock").count() >= 20
     assert violations == []
+
+
+def test_an_htmx_swap_sets_no_style_attribute(page, auditor, history):  # noqa: F811
+    """An element may carry a style attribute the page never served: the CSSOM leaves one behind
+    (a textarea the user resized, an extension, a cleared ``el.style``). htmx's settle copied it
+    onto the swapped-in element with setAttribute, which the policy refuses."""
+    violations = watch_violations(page)
+    login(page, "ada", "pw-ada-123")
+    page.evaluate(
+        "() => { const r = document.getElementById('audit-results');"
+        " r.style.minHeight = '1px'; r.style.minHeight = ''; }"
+    )
+    assert page.locator("#audit-results").get_attribute("style") == ""
+    page.get_by_label("Action").select_option("entry.revised")
+    page.wait_for_url(re.compile(r"/audit/\?.*action=entry\.revised"))
+    expect(page.locator("#audit-rows tr[id^=event-]")).to_have_count(2)
+    page.wait_for_timeout(100)  # htmx settles 20 ms after the swap
+    assert violations == []
