@@ -123,7 +123,7 @@ def run_tool(spec: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None
     """Parse, act, present; a refusal becomes a tool error carrying the REST error body."""
     with correlation_scope(caller.correlation_id):
         try:
-            body = spec.run(caller.actor, spec.parse(dict(arguments or {})))
+            body = spec.run(caller.actor, spec.parse(caller.actor, dict(arguments or {})))
         except (DomainError, APIException, Http404, PermissionDenied, RequestDataTooBig) as exc:
             response = api_exception_handler(exc, {})
             assert response is not None

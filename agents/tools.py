@@ -226,6 +226,8 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     schema_override: Callable[[], dict[str, Any]] | None = None
+    require: Callable[[Actor], None] | None = None
+    """The caller's role, checked before the arguments are parsed (as the REST view does)."""
 
     @cached_property
     def input_schema(self) -> Mapping[str, Any]:
@@ -236,7 +238,14 @@ class ToolSpec:
         assert self.serializer is not None
         return serializer_schema(self.serializer())
 
-    def parse(self, arguments: Any) -> dict[str, Any]:
+    def parse(self, actor: Actor, arguments: Any) -> dict[str, Any]:
+        if self.require is not None:
+            # As over REST: a Memory outside the key's scope (404), then the role (403),
+            # then the arguments' shape (400).
+            slug = arguments.get("memory") if isinstance(arguments, dict) else None
+            if isinstance(slug, str) and slug:
+                memory_of(actor, slug)
+            self.require(actor)
         if self.serializer is None:
             if not isinstance(arguments, dict):
                 raise ValidationFailed(details={"non_field_errors": ["Expected an object."]})
@@ -267,6 +276,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=remember,
         serializer=RememberIn,
         read_only=False,
+        require=actions.require_writer,
     ),
     ToolSpec(
         name="revise",
@@ -281,6 +291,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=revise,
         serializer=ReviseIn,
         read_only=False,
+        require=actions.require_writer,
     ),
     ToolSpec(
         name="forget",
@@ -294,6 +305,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=forget,
         serializer=ForgetIn,
         read_only=False,
+        require=actions.require_writer,
         destructive=True,
     ),
     ToolSpec(

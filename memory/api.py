@@ -16,6 +16,7 @@ from lib.errors import NotFound, ValidationFailed
 from lib.pagination import keyset_page
 
 from . import actions
+from .actors import Actor
 from .api_base import MemoryApiView
 from .models import (
     Entry,
@@ -189,6 +190,7 @@ class EntryListCreateApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=EntryCreateIn, summary="Remember (add an entry)")
     def post(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug)
+        actions.require_writer(actor)
         data = parse(EntryCreateIn, request)
         result = actions.add_entry(memory, actor=actor, **data)
         return Response(entry_added_out(result), status=201 if result.created else 200)
@@ -220,6 +222,10 @@ class EntryReviseApi(MemoryApiView):
         return Response(write_result_out(result), status=201 if changed else 200)
 
 
+def _reviewers(what: str) -> Callable[[Actor], None]:
+    return lambda actor: actions.require_reviewer(actor, what)
+
+
 class EntryStateApi(MemoryApiView):
     """The endpoints that change one entry's state (forget, reactivate, quarantine, release,
     pin): each parses its body and calls its action on the entry named in the URL."""
@@ -231,8 +237,12 @@ class EntryStateApi(MemoryApiView):
         entry_id: str,
         body: type[Any],
         action: Callable[..., actions.WriteResult],
+        require: Callable[[Actor], None],
     ) -> tuple[actions.WriteResult, dict[str, Any]]:
+        """The Memory's scope (404), then the caller's role, before the body is parsed: a
+        request the role may never make is 403, whatever fields it sent."""
         actor, memory = self.scope(request, slug)
+        require(actor)
         data = parse(body, request)
         return action(memory, actor=actor, entry_uid=entry_id, **data), data
 
@@ -240,14 +250,23 @@ class EntryStateApi(MemoryApiView):
 class EntryForgetApi(EntryStateApi):
     @extend_schema(tags=TAG_ENTRIES, request=ReasonIn, summary="Forget (retire) an entry")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        result, _ = self.write(request, slug, entry_id, ReasonIn, actions.forget_entry)
+        result, _ = self.write(
+            request, slug, entry_id, ReasonIn, actions.forget_entry, actions.require_writer
+        )
         return Response(write_result_out(result) | {"state": "inactive"})
 
 
 class EntryReactivateApi(EntryStateApi):
     @extend_schema(tags=TAG_ENTRIES, request=OptionalReasonIn, summary="Reactivate an entry")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        result, _ = self.write(request, slug, entry_id, OptionalReasonIn, actions.reactivate_entry)
+        result, _ = self.write(
+            request,
+            slug,
+            entry_id,
+            OptionalReasonIn,
+            actions.reactivate_entry,
+            actions.require_writer,
+        )
         return Response(write_result_out(result) | {"state": "active"})
 
 
@@ -258,7 +277,9 @@ class EntryQuarantineApi(EntryStateApi):
         summary="Quarantine an entry (reviewers): withheld from every recall view",
     )
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        result, _ = self.write(request, slug, entry_id, ReasonIn, actions.quarantine_entry)
+        result, _ = self.write(
+            request, slug, entry_id, ReasonIn, actions.quarantine_entry, _reviewers("quarantine")
+        )
         return Response(write_result_out(result))
 
 
@@ -269,7 +290,9 @@ class EntryReleaseApi(EntryStateApi):
         summary="Release a quarantined entry (reviewers) to the state it had before",
     )
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        result, _ = self.write(request, slug, entry_id, ReasonIn, actions.release_entry)
+        result, _ = self.write(
+            request, slug, entry_id, ReasonIn, actions.release_entry, _reviewers("release")
+        )
         body = write_result_out(result)
         if result.proposal_id is not None:
             body["proposal"] = result.proposal_id
@@ -279,7 +302,9 @@ class EntryReleaseApi(EntryStateApi):
 class EntryPinApi(EntryStateApi):
     @extend_schema(tags=TAG_ENTRIES, request=PinIn, summary="Pin or unpin an entry (reviewers)")
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
-        result, data = self.write(request, slug, entry_id, PinIn, actions.pin_entry)
+        result, data = self.write(
+            request, slug, entry_id, PinIn, actions.pin_entry, _reviewers("pin")
+        )
         return Response(write_result_out(result) | {"pinned": data["pinned"]})
 
 

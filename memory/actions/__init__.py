@@ -6,7 +6,15 @@ heads. Every public action is ``@transaction.atomic(durable=True)``, validates a
 input *before* taking the lock, and re-checks state after taking it.
 """
 
-from .common import WriteResult, get_entry, get_memory, head_of, label_of
+from .common import (
+    WriteResult,
+    get_entry,
+    get_memory,
+    head_of,
+    label_of,
+    require_reviewer,
+    require_writer,
+)
 from .entries import add_entry, forget_entry, pin_entry, reactivate_entry, revise_entry
 from .evidence import (
     EvidenceArg,
@@ -60,6 +68,8 @@ __all__ = [
     "record_conflict",
     "register_source",
     "release_entry",
+    "require_reviewer",
+    "require_writer",
     "resolve_evidence",
     "revise_entry",
     "state_before_quarantine",

@@ -56,6 +56,12 @@ def require_writer(actor: Actor) -> None:
         raise Forbidden("Your role may not write entries.")
 
 
+def require_reviewer(actor: Actor, what: str) -> None:
+    """Reviewers only: ``what`` names the decision (pin, quarantine, release)."""
+    if not actor.is_reviewer:
+        raise Forbidden(f"Only reviewers may {what} entries.")
+
+
 @dataclass
 class WriteResult:
     entry: Entry

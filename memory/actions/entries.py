@@ -38,6 +38,7 @@ from .common import (
     WriteResult,
     label_of,
     lock_entry,
+    require_reviewer,
     require_writer,
     write_entry_change,
 )
@@ -467,8 +468,7 @@ def pin_entry(
     reason: Any,
 ) -> WriteResult:
     """Pin or unpin an entry with a category. Pinning is a human decision: reviewers only."""
-    if not actor.is_reviewer:
-        raise Forbidden("Only reviewers may pin entries.")
+    require_reviewer(actor, "pin")
     if not isinstance(pinned, bool):
         raise ValidationFailed(details={"pinned": ["Must be true or false."]})
     if pinned and category not in PinCategory.values:

@@ -15,15 +15,10 @@ from django.db import transaction
 from .. import audit, hooks
 from ..actors import Actor
 from ..admission import clean_text
-from ..exceptions import EntryQuarantined, EntryStateConflict, Forbidden
+from ..exceptions import EntryQuarantined, EntryStateConflict
 from ..models import Entry, HeadState, Memory, RevisionChange, RevisionKind
-from .common import WriteResult, label_of, lock_entry, write_entry_change
+from .common import WriteResult, label_of, lock_entry, require_reviewer, write_entry_change
 from .writer import Change, write_revision
-
-
-def _require_reviewer(actor: Actor, what: str) -> None:
-    if not actor.is_reviewer:
-        raise Forbidden(f"Only reviewers may {what} entries.")
 
 
 def state_before_quarantine(entry: Entry) -> tuple[str, str]:
@@ -50,7 +45,7 @@ def state_before_quarantine(entry: Entry) -> tuple[str, str]:
 def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -> WriteResult:
     """Withhold an entry from every recall view (reviewers). 409 ``entry_quarantined`` when it
     already is. Pending proposals touching the entry become stale. Locks: the Memory row."""
-    _require_reviewer(actor, "quarantine")
+    require_reviewer(actor, "quarantine")
     why = clean_text(reason, field="reason", required=True)
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     if head.state == HeadState.QUARANTINED:
@@ -78,7 +73,7 @@ def release_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) 
     """Release a quarantined entry back to the state it had before (reviewers). 409
     ``state_conflict`` when it is not quarantined. A released candidate gets a new admission
     proposal in the same transaction. Locks: the Memory row."""
-    _require_reviewer(actor, "release")
+    require_reviewer(actor, "release")
     why = clean_text(reason, field="reason", required=True)
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     if head.state != HeadState.QUARANTINED:

@@ -255,6 +255,19 @@ def test_an_admission_proposal_is_refused_before_its_shape_as_over_rest(mcp, api
         assert r.status_code == 403 and r.json()["error"] == refusal, r.text
 
 
+def test_an_auditors_writes_are_refused_before_their_arguments(mcp, auditor):
+    forbidden = {"code": "forbidden", "message": "Your role may not write entries.", "details": {}}
+    client = mcp.as_(auditor)
+    for name, args in [
+        ("remember", {"memory": "acme"}),
+        ("revise", {"memory": "acme", "colour": "blue"}),
+        ("forget", {"memory": "acme", "entry_id": "e_unknown"}),
+    ]:
+        assert refused(client.call(name, **args)) == forbidden, name
+    # A Memory outside the key's scope is still not found first, as over REST.
+    assert refused(client.call("remember", memory="nope"))["code"] == "not_found"
+
+
 def test_no_key_or_a_bad_key_is_refused_before_any_tool_runs(mcp, live_server):
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}

@@ -97,6 +97,23 @@ def test_an_agent_filing_an_admission_proposal_is_refused_before_its_shape(gated
     }
 
 
+def test_a_role_that_may_never_make_an_entry_write_is_refused_before_its_body(api, agent, auditor):
+    """403 ``forbidden`` names the role, not the fields a request it may never make lacks."""
+    uid = api.as_(agent).post(E, {"body": BODY, "kind": "fact"}).json()["entry_id"]
+    refusals = [
+        (auditor, E, "Your role may not write entries."),
+        (auditor, f"{E}/{uid}/forget", "Your role may not write entries."),
+        (auditor, f"{E}/{uid}/reactivate", "Your role may not write entries."),
+        (agent, f"{E}/{uid}/pin", "Only reviewers may pin entries."),
+        (agent, f"{E}/{uid}/quarantine", "Only reviewers may quarantine entries."),
+        (agent, f"{E}/{uid}/release", "Only reviewers may release entries."),
+    ]
+    for key, path, message in refusals:
+        r = api.as_(key).post(path, {"colour": "blue"})
+        assert r.status_code == 403, (path, r.text)
+        assert r.json()["error"] == {"code": "forbidden", "message": message, "details": {}}
+
+
 def test_quarantine_and_release_over_http(api, agent, reviewer):
     a, rita = api.as_(agent), api.as_(reviewer)
     written = a.post(E, {"body": BODY, "kind": "fact"}).json()
