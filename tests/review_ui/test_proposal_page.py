@@ -296,3 +296,29 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
 @pytest.fixture(autouse=True)
 def _cast(reviewer) -> None:
     """rita exists in every test here."""
+
+
+def test_the_page_names_one_policy_the_one_the_current_revision_was_verified_under(
+    rita, memory, proposal
+):
+    from django.contrib.auth.models import User
+
+    from proposals.actions import amend_proposal
+    from proposals.models import Proposal
+    from proposals.verify import policy_version
+
+    filed_under = policy_version(memory)
+    reviewer = Actor.for_user(User.objects.get(username="rita"))
+    memory_actions.update_memory_policy(
+        memory, actor=reviewer, policy={"approvals_required": {"consolidation": 2}}
+    )
+    memory.refresh_from_db()
+    in_force = policy_version(memory)
+    assert in_force != filed_under
+    # The amendment is verified again, under the policy in force now.
+    fresh = Proposal.objects.get(pk=proposal.pk)
+    amend_proposal(fresh, actor=reviewer, changes={"body": f"{fresh.payload['body']} (ok)"})
+    html = page_of(rita, proposal.pk)
+    assert filed_under not in html
+    assert html.count(in_force) == 1
+    assert f"Verified under policy {in_force}." in html
