@@ -222,7 +222,7 @@ def replay(
             raise ValidationFailed(
                 "This Memory has no recorded queries (recall events keep no query text); "
                 "give a query list.",
-                details={"queries": ["No recorded queries; pass a query file."]},
+                details={"queries": ["No recorded queries; give the queries to replay."]},
             )
     candidate = under_policy(memory, merged)
     results = [replay_query(memory, candidate, actor=actor, query=q, limit=limit) for q in queries]

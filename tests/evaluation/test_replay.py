@@ -148,3 +148,22 @@ def test_replay_page_is_for_reviewers_auditors_and_staff(client, replay_memory):
     User.objects.create_user("nobody", password="pw-nobody-1")
     client.login(username="nobody", password="pw-nobody-1")
     assert client.get(url).status_code == 403
+
+
+def test_replay_page_speaks_to_a_browser_user(client, reviewer, replay_memory):
+    """The page names the shell command as an aside, says where the queries came from in words
+    (not the report's source code), and its refusals name no command-line option."""
+    memory, _ = replay_memory
+    client.login(username="rita", password="pw-rita-123")
+    url = f"/memories/{memory.slug}/replay/"
+    blank = client.get(url).content.decode()
+    assert "The same as <code>manage.py replay</code>" not in blank
+    assert f"From a shell on the server, <code>manage.py replay --memory {memory.slug}</code>" in (
+        blank
+    )
+    ran = client.get(url, {"run": "1", "queries": f"{QUERY}\nsigning keys"}).content.decode()
+    assert "query_file" not in ran
+    assert "2 queries typed in, top 10:" in ran
+    none = client.get(url, {"run": "1", "queries": ""})
+    assert none.status_code == 422
+    assert "query file" not in none.content.decode()
