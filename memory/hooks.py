@@ -21,7 +21,8 @@ Read-only providers (queried by L1 maintenance and the inventory, no writes):
 
 - ``entries_with_pending_proposals(memory, entry_pks) -> set[int]``: which of ``entry_pks`` a
   pending proposal touches (the decay scan must leave those to the reviewer).
-- ``pending_proposals_by_kind(memory) -> dict[str, int]``: pending proposal counts per kind.
+- ``pending_proposals_by_kind(memory, reader) -> dict[str, int]``: pending proposal counts per kind
+  (with a reader, only the proposals it may see).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ _heads_changed: list[HeadsChanged] = []
 _entry_admitted: list[EntryAdmitted] = []
 _candidate_written: list[CandidateWritten] = []
 PendingEntries = Callable[[Any, list[int]], set[int]]
-PendingByKind = Callable[[Any], dict[str, int]]
+PendingByKind = Callable[[Any, Any], dict[str, int]]
 _pending_entries: list[PendingEntries] = []
 _pending_by_kind: list[PendingByKind] = []
 
@@ -106,9 +107,11 @@ def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int
     return out
 
 
-def pending_proposals_by_kind(memory: Any) -> dict[str, int]:
+def pending_proposals_by_kind(memory: Any, reader: Any = None) -> dict[str, int]:
+    """Pending proposals of ``memory`` per kind; with a ``reader`` (an ``Actor``), only those it
+    may see."""
     out: dict[str, int] = {}
     for fn in _pending_by_kind:
-        for kind, n in fn(memory).items():
+        for kind, n in fn(memory, reader).items():
             out[kind] = out.get(kind, 0) + n
     return out

@@ -11,13 +11,14 @@ queries only, so the cost does not grow with the Memory.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db.models import Count, F, Func, IntegerField, Sum
+from django.db.models import Count, F, Func, IntegerField, Model, QuerySet, Sum
 
 from . import hooks
 from .actions import get_memory
 from .actors import Actor
+from .choices import Sensitivity, sensitivities_up_to
 from .exceptions import Forbidden
 from .models import (
     EntryVersion,
@@ -28,6 +29,8 @@ from .models import (
     RelationKind,
     RevisionChange,
 )
+
+M = TypeVar("M", bound=Model)
 
 #: State reasons set by the system itself (not by a person's forget).
 AUTO_REASONS = ("auto_decay:v1", "session_end")
@@ -45,14 +48,38 @@ class _ByteLength(Func):
         )
 
 
-def manifest_bytes(memory: Memory) -> int:
+Allowed = list[str] | None
+"""The sensitivities a reader may see, or None when nothing is hidden from it (top clearance)."""
+
+
+def allowed_for(actor: Actor | None) -> Allowed:
+    """What ``actor``'s clearance lets it count: None (everything) for the system and for top
+    clearance, so that the figures a reviewer sees cost no join."""
+    if actor is None:
+        return None
+    allowed = sensitivities_up_to(actor.clearance)
+    return None if len(allowed) == len(Sensitivity.values) else allowed
+
+
+def _within(qs: QuerySet[M], allowed: Allowed, *paths: str) -> QuerySet[M]:
+    """``qs`` limited to rows whose entries (at ``paths``) are all within ``allowed``."""
+    if allowed is None:
+        return qs
+    return qs.filter(**{f"{path}__sensitivity__in": allowed for path in paths})
+
+
+def manifest_bytes(memory: Memory, allowed: Allowed = None) -> int:
     """Bytes of what the Memory holds now: the UTF-8 bodies of its active entries' head
     versions (one aggregate query)."""
     total = (
-        EntryVersion.objects.filter(
-            memory_id=memory.pk,
-            entry__head__version_id=F("pk"),
-            entry__head__state=HeadState.ACTIVE,
+        _within(
+            EntryVersion.objects.filter(
+                memory_id=memory.pk,
+                entry__head__version_id=F("pk"),
+                entry__head__state=HeadState.ACTIVE,
+            ),
+            allowed,
+            "entry",
         )
         .aggregate(n=Sum(_ByteLength("body")))
         .get("n")
@@ -60,14 +87,18 @@ def manifest_bytes(memory: Memory) -> int:
     return int(total or 0)
 
 
-def auto_deactivations(memory: Memory) -> dict[str, int]:
+def auto_deactivations(memory: Memory, allowed: Allowed = None) -> dict[str, int]:
     """Every automatic retirement ever recorded, by reason, counted from the revisions (so a
     later reactivation does not make it disappear): one aggregate query."""
     rows = (
-        RevisionChange.objects.filter(
-            revision__memory_id=memory.pk,
-            to_state=HeadState.INACTIVE,
-            state_reason__in=AUTO_REASONS,
+        _within(
+            RevisionChange.objects.filter(
+                revision__memory_id=memory.pk,
+                to_state=HeadState.INACTIVE,
+                state_reason__in=AUTO_REASONS,
+            ),
+            allowed,
+            "entry",
         )
         .values("state_reason")
         .annotate(n=Count("pk"))
@@ -80,33 +111,34 @@ INACTIVE_ALERT_SHARE = 0.6
 INACTIVE_ALERT_MIN_ENTRIES = 1000
 
 
-def inventory(memory: Memory) -> dict[str, Any]:
-    """Health figures of one Memory in three aggregate queries (plus the proposals provider):
+def inventory(memory: Memory, actor: Actor | None = None) -> dict[str, Any]:
+    """Health figures of one Memory in aggregate queries (plus the proposals provider):
     active / inactive / candidate / quarantined counts, the inactive share, the importance
     distribution of active entries, auto-deactivations by reason, live near-duplicate findings,
     pending proposals by kind, and an alert when the inactive share is over 60 % with more than
-    1,000 entries."""
-    auto = auto_deactivations(memory)
-    counts = _state_counts(memory)
+    1,000 entries.
+
+    With an ``actor`` below top clearance every figure counts only what that actor may see:
+    entries within its clearance, relations whose two entries are, proposals it may read. An
+    entry above a key's clearance is invisible to it, in counts as well as in lists."""
+    allowed = allowed_for(actor)
+    auto = auto_deactivations(memory, allowed)
+    counts = _state_counts(memory, allowed)
     active, inactive = counts.active, counts.inactive
     candidates, quarantined = counts.candidates, counts.quarantined
-    conflicts = Relation.objects.filter(
-        memory_id=memory.pk, kind=RelationKind.CONFLICTS_WITH, retired_by__isnull=True
-    ).count()
+    live = Relation.objects.filter(memory_id=memory.pk, retired_by__isnull=True)
+    live = _within(live, allowed, "from_entry", "to_entry")
+    conflicts = live.filter(kind=RelationKind.CONFLICTS_WITH).count()
     duplicates = {
         r["kind"]: r["n"]
-        for r in Relation.objects.filter(
-            memory_id=memory.pk,
-            kind__in=[RelationKind.DUPLICATE_OF, RelationKind.NEAR_DUPLICATE_OF],
-            retired_by__isnull=True,
-        )
+        for r in live.filter(kind__in=[RelationKind.DUPLICATE_OF, RelationKind.NEAR_DUPLICATE_OF])
         .values("kind")
         .annotate(n=Count("pk"))
         .order_by()
     }
     total = active + inactive + candidates + quarantined
     share = inactive / total if total else 0.0
-    pending = dict(sorted(hooks.pending_proposals_by_kind(memory).items()))
+    pending = dict(sorted(hooks.pending_proposals_by_kind(memory, actor).items()))
     return {
         "memory": memory.slug,
         "entries": total,
@@ -117,7 +149,7 @@ def inventory(memory: Memory) -> dict[str, Any]:
         "candidate_count": candidates,
         "quarantined_count": quarantined,
         "inactive_share": round(share, 4),
-        "manifest_bytes": manifest_bytes(memory),
+        "manifest_bytes": manifest_bytes(memory, allowed),
         "importance": dict(sorted(counts.importance.items())),
         "auto_deactivations": dict(sorted(auto.items())),
         "near_duplicates": {
@@ -142,12 +174,12 @@ class _StateCounts:
     importance: dict[str, int] = field(default_factory=lambda: {str(i): 0 for i in range(4)})
 
 
-def _state_counts(memory: Memory) -> _StateCounts:
+def _state_counts(memory: Memory, allowed: Allowed = None) -> _StateCounts:
     """One aggregate query over the Memory's projection rows (inactive: every state not
     named)."""
     counts = _StateCounts()
     rows = (
-        LifecycleProjection.objects.filter(memory_id=memory.pk)
+        _within(LifecycleProjection.objects.filter(memory_id=memory.pk), allowed, "entry")
         .values("state", "importance")
         .annotate(n=Count("pk"))
         .order_by()
@@ -198,4 +230,4 @@ def inventory_for(actor: Actor, slug: str) -> dict[str, Any]:
     """The inventory of a Memory the actor may see (404 otherwise)."""
     if not actor.can_read:
         raise Forbidden("Your role may not read the inventory.")
-    return inventory(get_memory(actor, slug))
+    return inventory(get_memory(actor, slug), actor)

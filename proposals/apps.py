@@ -34,16 +34,16 @@ def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int
     )
 
 
-def pending_proposals_by_kind(memory: Any) -> dict[str, int]:
-    """Pending proposals of ``memory`` per kind (one query)."""
+def pending_proposals_by_kind(memory: Any, reader: Any = None) -> dict[str, int]:
+    """Pending proposals of ``memory`` per kind (one query); with a ``reader``, only those it
+    may see."""
     from .models import Proposal
 
+    pending = Proposal.objects.pending()
+    if reader is not None:
+        pending = pending.visible_to(reader)
     rows = (
-        Proposal.objects.pending()
-        .filter(memory_id=memory.pk)
-        .values("kind")
-        .annotate(n=Count("pk"))
-        .order_by("kind")
+        pending.filter(memory_id=memory.pk).values("kind").annotate(n=Count("pk")).order_by("kind")
     )
     return {r["kind"]: r["n"] for r in rows}
 

@@ -36,6 +36,7 @@ from memory.models import (
     RevisionKind,
 )
 from proposals.requests import submit_request
+from tests.conftest import make_key
 from tests.factories import add_via_api, remember
 
 LATER = timedelta(days=200)  # past the seed long-tier window (180 days)
@@ -438,6 +439,23 @@ def test_inventory_figures(memory, agent, system):
     assert LifecycleProjection.objects.get(entry=decision).importance == 1
 
 
+@pytest.mark.parametrize("clearance", ["public", "restricted"])
+def test_the_inventory_takes_a_fixed_number_of_queries_at_any_clearance(
+    memory, agent, clearance, django_assert_num_queries
+):
+    reader = make_key(f"reader-{clearance}", "agent", clearance=clearance).actor
+    for i in range(3):
+        note(memory, agent.actor, f"Counted note {i}")
+    with django_assert_num_queries(6):
+        small = inventory.inventory(memory, reader)
+    for i in range(3, 12):
+        note(memory, agent.actor, f"Counted note {i}")
+    with django_assert_num_queries(6):
+        large = inventory.inventory(memory, reader)
+    # Internal notes: the public reader counts none of them, the restricted one every one.
+    assert (small["entries"], large["entries"]) == ((0, 0) if clearance == "public" else (3, 12))
+
+
 def test_inventory_counts_live_near_duplicate_findings(memory, agent):
     remember(memory, agent.actor, "The deploy target is the eu-2 region cluster", kind="fact")
     r = remember(
@@ -559,8 +577,6 @@ def test_the_database_refuses_to_update_a_run(memory, system):
 
 
 def test_run_items_never_name_entries_above_the_readers_clearance(memory, agent, system):
-    from tests.conftest import make_key
-
     secret = note(memory, system, "Confidential old note", sensitivity="confidential")
     plain = note(memory, agent.actor, "Internal old note")
     run = maintenance.run_decay_scan(memory, actor=system, now=timezone.now() + LATER)

@@ -167,3 +167,38 @@ def test_the_context_pack_never_names_a_hidden_entry_in_a_conflict_reason(
     assert visible_uid in r.text and hidden_uid not in r.text
     assert "conflicts_with:(hidden)" in data["text"]
     assert data["bytes"] == len(data["text"].encode("utf-8"))
+
+
+def test_the_inventory_counts_only_what_the_key_may_see(api, memory, agent, other_reviewer):
+    (hidden_uid, _), _, _, _ = _scene(memory, agent)
+    high = make_key("high-reader", "agent", clearance="restricted")
+    # A pending proposal that touches only the hidden entry: it does not exist for the agent.
+    submit_request(
+        actor=high.actor,
+        data={
+            "memory": "acme",
+            "kind": "cleanup",
+            "rationale": "stale",
+            "entries": [{"entry_id": hidden_uid, "version": 1}],
+        },
+    )
+
+    low = api.as_(agent).get("/api/v1/memories/acme/inventory")
+    top = api.as_(high).get("/api/v1/memories/acme/inventory")
+    assert low.status_code == top.status_code == 200, (low.text, top.text)
+    low_figures, top_figures = low.json(), top.json()
+
+    # The top-clearance key sees the Memory whole: two restricted entries (one retired by the
+    # approved cleanup), the conflict between the visible and the hidden entry, the proposal.
+    assert (top_figures["entries"], top_figures["active"], top_figures["inactive"]) == (3, 2, 1)
+    assert top_figures["conflicts"] == 1
+    assert top_figures["pending_proposals"] == {"cleanup": 1}
+    # The internal key sees only its own entry: no hidden entry, conflict or proposal is counted.
+    assert (low_figures["entries"], low_figures["active"], low_figures["inactive"]) == (1, 1, 0)
+    assert sum(low_figures["importance"].values()) == 1
+    assert low_figures["conflicts"] == 0
+    assert low_figures["pending_proposals"] == {}
+    assert low_figures["auto_deactivations"] == {}
+    visible_bytes = len(b"Payroll export runs from host pr-7")
+    assert low_figures["manifest_bytes"] == visible_bytes
+    assert top_figures["manifest_bytes"] == visible_bytes + len(SECRET.encode())
