@@ -142,3 +142,35 @@ def test_on_a_phone_each_notification_choice_is_tall_enough_to_tap(page, queue):
     assert choices
     for choice in choices:
         assert choice.evaluate(BOX)["height"] >= TAP
+
+
+# The space between a link's words and its badge or number: the gap from the end of the link's
+# first text to the start of the element after it.
+WORD_GAP = """(a) => {
+  const range = document.createRange();
+  range.selectNodeContents(a.firstChild);
+  return a.firstElementChild.getBoundingClientRect().left - range.getBoundingClientRect().right;
+}"""
+# Where the text of each of the element's children sits (its middle, rounded).
+MIDDLES = """(nav) => [...nav.children].map((c) => {
+  const range = document.createRange();
+  range.selectNodeContents(c);
+  const r = range.getBoundingClientRect();
+  return Math.round(r.top + r.height / 2);
+})"""
+
+
+def test_on_a_phone_tall_links_keep_the_space_between_their_words(page, queue):
+    """A 44 px link is a flex box, which drops the spaces around its children: "#1consolidation",
+    "Next#2→". The queue's links, and the plain "← Previous" beside them, share one line."""
+    page.set_viewport_size(PHONE)
+    login(page, "rita", "pw-rita-123", next_path="/review/")
+    title = page.locator(".item-title").first
+    assert title.evaluate(WORD_GAP) >= 3
+    title.click()
+    page.wait_for_url(f"**/review/proposals/{queue[0].pk}/**")
+    nav = page.locator("nav.queue-nav")
+    assert nav.locator("span.muted", has_text="Previous").count() == 1  # the first: no link
+    assert nav.locator("[data-queue-next]").evaluate(WORD_GAP) >= 3
+    middles = nav.evaluate(MIDDLES)
+    assert max(middles) - min(middles) <= 2, middles
