@@ -35,7 +35,7 @@ from memory.visibility import scrub
 from proposals import actions as proposal_actions
 from proposals.kinds import KINDS
 from proposals.models import Proposal
-from proposals.permissions import require_submitter_of
+from proposals.permissions import kinds_filed_by, require_submitter_of
 from proposals.selectors import get_proposal, proposal_json
 from proposals.serializers import KIND_SERIALIZERS, parse_submission
 
@@ -62,8 +62,7 @@ def memory_of(actor: Actor, slug: str | None) -> Memory:
         if found is not None:
             return actions.get_memory(actor, found)
     raise ValidationFailed(
-        "The request has invalid fields.",
-        details={"memory": ["Required: your key is not limited to exactly one Memory."]},
+        details={"memory": ["Required: your key is not limited to exactly one Memory."]}
     )
 
 
@@ -148,7 +147,9 @@ def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     if not submission.get("memory"):
         submission["memory"] = memory_of(actor, None).slug
     result = proposal_actions.submit_proposal(
-        actor=actor, submission=parse_submission(submission), idempotency_key=idempotency_key
+        actor=actor,
+        submission=parse_submission(submission, kinds_filed_by(actor)),
+        idempotency_key=idempotency_key,
     )
     proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
     return proposal_json(actor, proposal) | {"created": result.created}

@@ -23,17 +23,28 @@ class StrictSerializer(serializers.Serializer):
         if unknown:
             raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
         # A number or a boolean where text is expected is refused too (DRF's CharField would
-        # store ``123`` as ``"123"``).
+        # store ``123`` as ``"123"``, and a ChoiceField would match ``5`` against ``"5"``).
         not_text = {
             name: ["Not a valid string."]
             for name, field in self.fields.items()
-            if isinstance(field, serializers.CharField)
+            if _takes_text(field)
             and data.get(name) is not None
             and not isinstance(data.get(name), str)
         }
         if not_text:
             raise serializers.ValidationError(not_text)
         return super().to_internal_value(data)
+
+
+def _takes_text(field: serializers.Field) -> bool:
+    """A field whose value is one string: text, or one of a set of string choices."""
+    if isinstance(field, serializers.CharField):
+        return True
+    return (
+        isinstance(field, serializers.ChoiceField)
+        and not isinstance(field, serializers.MultipleChoiceField)
+        and all(isinstance(choice, str) for choice in field.choices)
+    )
 
 
 def parse(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -54,9 +65,7 @@ def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict
     (the one place DRF's errors become the envelope's ``details``)."""
     serializer = serializer_class(data=data)
     if not serializer.is_valid():
-        raise ValidationFailed(
-            "The request has invalid fields.", details=error_details(serializer.errors)
-        )
+        raise ValidationFailed(details=error_details(serializer.errors))
     return dict(serializer.validated_data)
 
 

@@ -35,6 +35,7 @@ class ValidationFailed(DomainError):
 
     code = "invalid"
     http_status = 400
+    default_message = "The request has invalid fields."
 
 
 class TooLarge(DomainError):
@@ -121,7 +122,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     details: dict[str, Any] = {}
     if isinstance(exc, drf_exceptions.ValidationError):
         details = _flatten_validation(exc.detail)
-        message = "The request has invalid fields."
+        message = ValidationFailed.default_message
     elif isinstance(exc, drf_exceptions.ParseError):
         message = str(exc.detail)
     if response.status_code == 401:

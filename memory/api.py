@@ -11,7 +11,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lib.api import parse
+from lib.api import parse, parse_query
 from lib.errors import NotFound, ValidationFailed
 from lib.pagination import keyset_page
 
@@ -168,12 +168,7 @@ class EntryListCreateApi(MemoryApiView):
     )
     def get(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug)
-        query = EntryListQuery(data=request.query_params.dict())
-        if not query.is_valid():
-            raise ValidationFailed(
-                details={k: [str(x) for x in v] for k, v in query.errors.items()}
-            )
-        filters = query.validated_data
+        filters = parse_query(EntryListQuery, request)
         qs = Entry.objects.for_memory(memory).visible_to(actor).with_detail()
         if "state" in filters:
             qs = qs.filter(head__state=filters["state"])
@@ -420,13 +415,9 @@ class RevisionListApi(MemoryApiView):
     )
     def get(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug)
-        query = RevisionListQuery(data=request.query_params.dict())
-        if not query.is_valid():
-            raise ValidationFailed(
-                details={k: [str(x) for x in v] for k, v in query.errors.items()}
-            )
-        since = query.validated_data["since_revision"]
-        limit = query.validated_data.get("limit") or 100
+        query = parse_query(RevisionListQuery, request)
+        since = query["since_revision"]
+        limit = query.get("limit") or 100
         if since > memory.head:
             raise UnprocessableRevision(
                 f"since_revision {since} is above the memory's head ({memory.head}).",

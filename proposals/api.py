@@ -17,7 +17,7 @@ from memory.actions import get_memory
 
 from . import actions
 from .models import Proposal
-from .permissions import require_reader, require_submitter_of
+from .permissions import kinds_filed_by, require_reader, require_submitter_of
 from .selectors import filter_proposals, get_proposal, proposal_json, visible_proposals
 from .serializers import (
     AmendIn,
@@ -123,7 +123,7 @@ class ProposalListSubmitApi(ActorApiView):
         require_submitter_of(actor, request.data)
         result = actions.submit_proposal(
             actor=actor,
-            submission=parse_submission(request.data),
+            submission=parse_submission(request.data, kinds_filed_by(actor)),
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
         proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)

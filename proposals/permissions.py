@@ -25,9 +25,16 @@ def require_submitter(actor: Actor) -> None:
         raise Forbidden("Your role may not submit proposals.")
 
 
+def kinds_filed_by(actor: Actor) -> list[str]:
+    """The proposal kinds ``actor`` may file: a kind the server files itself (``admission``)
+    is filed by the system only."""
+    system = actor.type == ActorType.SYSTEM
+    return [str(name) for name, spec in KINDS.items() if system or not spec.server_filed]
+
+
 def require_may_file(actor: Actor, kind: str) -> None:
-    """A kind the server files itself (``admission``) is filed by the system only."""
-    if kind in KINDS and KINDS[kind].server_filed and actor.type != ActorType.SYSTEM:
+    """403 for a known kind ``actor`` may not file (see :func:`kinds_filed_by`)."""
+    if kind in KINDS and kind not in kinds_filed_by(actor):
         raise Forbidden(f"'{kind}' proposals are filed by the server only.")
 
 

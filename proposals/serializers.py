@@ -10,6 +10,7 @@ rules (entries, heads, bodies, sessions) live in ``proposals.actions`` and ``pro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from drf_spectacular.utils import PolymorphicProxySerializer
@@ -41,18 +42,20 @@ ProposalSubmitIn = PolymorphicProxySerializer(
 )
 
 
-def parse_submission(data: Any) -> Submission:
+def parse_submission(data: Any, kinds: Sequence[str] | None = None) -> Submission:
     """Check the shape of a submission for its ``kind``; 400 ``invalid`` with field details
-    (unknown fields, fields of another kind, wrong types) otherwise. The request hash is taken
-    over the request as sent (an ``Idempotency-Key`` names that exact request)."""
+    (unknown fields, fields of another kind, wrong types) otherwise. An unknown kind is answered
+    with ``kinds``, the kinds the caller may file (``permissions.kinds_filed_by``; every kind
+    when not given). The request hash is taken over the request as sent (an
+    ``Idempotency-Key`` names that exact request)."""
     if not isinstance(data, dict):
         raise ValidationFailed(details={"non_field_errors": ["Expected a JSON object."]})
     kind = data.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        raise ValidationFailed(details={"kind": ["Not a valid string."]})
     if kind not in ProposalKind.values:
-        raise ValidationFailed(
-            "The request has invalid fields.",
-            details={"kind": [f"One of {list(ProposalKind.values)}."]},
-        )
+        offered = list(ProposalKind.values) if kinds is None else list(kinds)
+        raise ValidationFailed(details={"kind": [f"One of {offered}."]})
     fields = validated(KIND_SERIALIZERS[kind], data)
     return Submission(str(kind), fields, request_hash(data))
 

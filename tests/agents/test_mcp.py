@@ -255,6 +255,22 @@ def test_an_admission_proposal_is_refused_before_its_shape_as_over_rest(mcp, api
         assert r.status_code == 403 and r.json()["error"] == refusal, r.text
 
 
+def test_an_unknown_kind_is_answered_with_the_kinds_the_caller_may_file(mcp, api, agent):
+    """The kinds offered are the ones an agent may file: never ``admission``, which it would
+    be refused (403); over REST and MCP alike. A kind that is not text is refused as text."""
+    filed = ["consolidation", "supersession", "promotion", "cleanup", "quarantine"]
+    args = {"memory": "acme", "kind": "merge", "rationale": "one is enough"}
+    expected = {"kind": [f"One of {filed}."]}
+    error = refused(mcp.as_(agent).call("propose", **args))
+    assert (error["code"], error["details"]) == ("invalid", expected), error
+    r = api.as_(agent).post("/api/v1/proposals", args)
+    assert r.status_code == 400 and r.json()["error"]["details"] == expected, r.text
+    not_text = {"kind": ["Not a valid string."]}
+    assert refused(mcp.as_(agent).call("propose", **args | {"kind": 5}))["details"] == not_text
+    r = api.as_(agent).post("/api/v1/proposals", args | {"kind": 5})
+    assert r.status_code == 400 and r.json()["error"]["details"] == not_text, r.text
+
+
 def test_an_auditors_writes_are_refused_before_their_arguments(mcp, auditor):
     forbidden = {"code": "forbidden", "message": "Your role may not write entries.", "details": {}}
     client = mcp.as_(auditor)
@@ -313,6 +329,8 @@ def test_invalid_arguments_name_the_field(mcp, agent):
     assert error["code"] == "invalid" and "memory" in error["details"]
     error = refused(client.call("remember", memory="acme", body=123, kind="fact"))
     assert error["code"] == "invalid" and error["details"] == {"body": ["Not a valid string."]}
+    error = refused(client.call("remember", memory="acme", body="Hi there", kind=5))
+    assert error["code"] == "invalid" and error["details"] == {"kind": ["Not a valid string."]}
 
 
 def test_results_carry_text_for_clients_without_structured_content(mcp, agent):

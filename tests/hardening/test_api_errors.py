@@ -66,3 +66,24 @@ def test_every_request_gets_its_own_correlation_id(api, agent):
     a = api.as_(agent).get("/api/v1/memories/acme", headers={"X-Request-ID": "same"})
     b = api.as_(agent).get("/api/v1/memories/acme", headers={"X-Request-ID": "same"})
     assert a.headers["X-Request-ID"] != b.headers["X-Request-ID"]
+
+
+def test_every_invalid_input_answer_reads_the_same(api, agent):
+    """A 400 ``invalid`` says the same thing whether the body, the query string, a cursor or an
+    action's own check refused it; only the details differ."""
+    client = api.as_(agent)
+    refusals = {
+        "body field": client.post("/api/v1/memories/acme/entries", {"body": "x", "kind": "?"}),
+        "entry list filter": client.get("/api/v1/memories/acme/entries?state=bogus"),
+        "revision list query": client.get("/api/v1/memories/acme/revisions?since_revision=-1"),
+        "page limit": client.get("/api/v1/memories/acme/entries?limit=0"),
+        "cursor": client.get("/api/v1/proposals?cursor=not-a-cursor"),
+        "evidence list": client.post(
+            "/api/v1/memories/acme/entries", {"body": "x", "kind": "fact", "evidence": {}}
+        ),
+    }
+    for what, r in refusals.items():
+        assert r.status_code == 400, (what, r.text)
+        error = r.json()["error"]
+        assert error["code"] == "invalid" and error["details"], (what, r.text)
+        assert error["message"] == "The request has invalid fields.", (what, r.text)

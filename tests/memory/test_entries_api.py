@@ -235,6 +235,11 @@ def test_a_number_or_a_boolean_where_text_is_expected_is_refused(a):
     assert r.status_code == 400, r.text
     assert r.json()["error"]["code"] == "invalid"
     assert r.json()["error"]["details"] == {"body": ["Not a valid string."]}
+    # A choice is text too: 5 is not matched against "5".
+    r = a.post(E, {"body": "Timeout is 30s", "kind": 5, "sensitivity": True})
+    assert r.status_code == 400, r.text
+    not_text = ["Not a valid string."]
+    assert r.json()["error"]["details"] == {"kind": not_text, "sensitivity": not_text}
     cited = {"body": "Cited", "kind": "fact", "evidence": [{"source": "repo", "ref": True}]}
     r = a.post(E, cited)
     assert r.status_code == 400, r.text
