@@ -10,6 +10,7 @@ the API (``api_maintenance.run_out``). Charts are drawn by the vendored Chart.js
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -194,14 +195,33 @@ def maintenance_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     run = MaintenanceRun.objects.for_memory(memory).select_related("memory").filter(pk=pk).first()
     if run is None:
         raise Http404(f"No maintenance run {pk} in this Memory.")
+    out = run_out(run, actor)
     return render(
         request,
         "memory/run.html",
         {
             "memory": memory,
             "run": run,
-            "out": run_out(run, actor),
+            "out": out,
+            "parameters": _figures(out["parameters"]),
+            # The filed proposals have a section of their own.
+            "counts": _figures({k: v for k, v in out["counts"].items() if k != "proposals"}),
+            "items": [{**i, "inputs": _as_json(i.get("inputs"))} for i in out["items"]],
             "can_run": actor.is_reviewer,
             "nav": "memory",
         },
     )
+
+
+def _figures(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """A run's receipts or counts as (name, value) rows, the values as JSON writes them."""
+    return [(name, _as_json(value)) for name, value in sorted(values.items())]
+
+
+def _as_json(value: Any) -> str:
+    """Text as it is; anything else as JSON (true, not Python's True); nothing as ''."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)

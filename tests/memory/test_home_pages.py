@@ -68,3 +68,25 @@ def test_auditors_read_but_cannot_run(auditor_browser, memory):
     r = auditor_browser.post("/memories/acme/maintenance/", {"job": "capacity", "mode": "dry_run"})
     assert r.status_code == 403
     assert not MaintenanceRun.objects.exists()
+
+
+def test_the_maintenance_pages_read_as_pages_not_as_python(browser, memory, agent):
+    """Each control has its own label; a run's receipts and counts are rows, its values and
+    inputs read as JSON writes them (true, not Python's True), and each candidate links to its
+    entry."""
+    listing = browser.get("/memories/acme/maintenance/").content.decode()
+    assert '<label for="job">Job to run</label>' in listing
+    assert '<label for="f-job">Show runs of</label>' in listing
+    remember(memory, agent.actor, "The deploy runs nightly at 02:00 UTC via deploy.sh")
+    remember(memory, agent.actor, "The deploy runs nightly at 02:00 UTC via deploy.sh script")
+    r = browser.post("/memories/acme/maintenance/", {"job": "near_duplicates", "mode": "dry_run"})
+    run = MaintenanceRun.objects.get()
+    assert run.items and run.items[0]["inputs"]
+    html = browser.get(r["Location"]).content.decode()
+    assert "{&#x27;" not in html and "True" not in html and "False" not in html
+    assert '<th scope="row"><code>threshold</code></th>' in html
+    assert '<th scope="row"><code>wrapped</code></th><td><code>true</code></td>' in html
+    assert "&quot;pairs&quot;: [[" in html
+    uid = run.items[0]["entry_id"]
+    assert f'<a href="/memories/acme/entries/{uid}/">{uid}</a>' in html
+    assert "Run <code>near_duplicates</code> again:" in html
