@@ -17,7 +17,12 @@ from memory.actions import get_memory
 
 from . import actions
 from .models import Proposal
-from .permissions import kinds_filed_by, require_reader, require_submitter_of
+from .permissions import (
+    kinds_filed_by,
+    require_assigner,
+    require_reader,
+    require_submitter_of,
+)
 from .selectors import filter_proposals, get_proposal, proposal_json, visible_proposals
 from .serializers import (
     AmendIn,
@@ -183,6 +188,9 @@ class ProposalAssignApi(ProposalChangeApi):
         request=AssignIn,
     )
     def post(self, request: Request, proposal_id: int) -> Response:
-        actor, data, proposal = self.parse_for(request, proposal_id, AssignIn)
+        actor = self.actor(request)
+        proposal = get_proposal(actor, proposal_id)  # a proposal the key may not see: 404 first
+        require_assigner(actor)  # then refused before the body is read
+        data = parse(AssignIn, request)
         actions.assign_proposal(proposal, actor=actor, reviewer=data["reviewer"])
         return proposal_response(actor, proposal_id)

@@ -25,6 +25,12 @@ def require_submitter(actor: Actor) -> None:
         raise Forbidden("Your role may not submit proposals.")
 
 
+def require_assigner(actor: Actor) -> None:
+    """Reviewers (and staff) assign proposals."""
+    if not actor.is_reviewer:
+        raise Forbidden("Only reviewers may assign proposals.")
+
+
 def kinds_filed_by(actor: Actor) -> list[str]:
     """The proposal kinds ``actor`` may file: a kind the server files itself (``admission``)
     is filed by the system only."""

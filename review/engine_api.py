@@ -58,10 +58,12 @@ def decision_out(result: actions.DecisionResult) -> dict[str, Any]:
 class ProposalApproveApi(ActorApiView):
     @proposal_schema("Approve a proposal (reviewers)", request=ApproveIn)
     def post(self, request: Request, proposal_id: int) -> Response:
+        actor = self.actor(request)
+        require_reviewer(actor)  # refused before the body is read
         data = parse(ApproveIn, request)
         result = actions.approve_proposal(
             proposal_id,
-            actor=self.actor(request),
+            actor=actor,
             comment=data.get("comment", ""),
             acknowledge_lost_details=data.get("acknowledge_lost_details"),
             revision=data.get("revision"),
@@ -72,9 +74,11 @@ class ProposalApproveApi(ActorApiView):
 class ProposalRejectApi(ActorApiView):
     @proposal_schema("Reject a proposal (reviewers)", request=RejectIn)
     def post(self, request: Request, proposal_id: int) -> Response:
+        actor = self.actor(request)
+        require_reviewer(actor)  # refused before the body is read
         data = parse(RejectIn, request)
         result = actions.reject_proposal(
-            proposal_id, actor=self.actor(request), reason=data["reason"], comment=data["comment"]
+            proposal_id, actor=actor, reason=data["reason"], comment=data["comment"]
         )
         return Response(
             decision_out(result)
@@ -85,10 +89,10 @@ class ProposalRejectApi(ActorApiView):
 class ProposalRequestChangesApi(ActorApiView):
     @proposal_schema("Ask the submitter for changes (reviewers)", request=RequestChangesIn)
     def post(self, request: Request, proposal_id: int) -> Response:
+        actor = self.actor(request)
+        require_reviewer(actor)  # refused before the body is read
         data = parse(RequestChangesIn, request)
-        result = actions.request_changes(
-            proposal_id, actor=self.actor(request), comment=data["comment"]
-        )
+        result = actions.request_changes(proposal_id, actor=actor, comment=data["comment"])
         return Response(
             {"id": result.proposal.pk, "status": result.proposal.status, "comment": data["comment"]}
         )
@@ -123,7 +127,8 @@ class OperationCompensateApi(ActorApiView):
     @extend_schema(tags=["operations"], request=CompensateIn, summary="Undo an operation")
     def post(self, request: Request, operation_id: int) -> Response:
         actor = self.actor(request)
-        get_operation(actor, operation_id)
+        get_operation(actor, operation_id)  # an operation the key may not see: 404 first
+        require_reviewer(actor)  # then refused before the body is read
         data = parse(CompensateIn, request)
         result = actions.compensate_operation(operation_id, actor=actor, comment=data["comment"])
         return Response(

@@ -36,6 +36,7 @@ from ..models import (
     ProposalComment,
     ProposalStatus,
 )
+from ..permissions import require_assigner
 from .intake import check_submission, recheck_heads_locked
 
 #: What an amendment replaces, besides the kind's own fields (``amendable_fields``).
@@ -221,8 +222,7 @@ def assign_proposal(proposal: Proposal, *, actor: Actor, reviewer: str | None) -
     assignment with ``None``. 403 unless a reviewer; 400 ``invalid`` when the user does not
     exist or may not review; 409 ``already_decided`` once the proposal is closed.
     Locks: the proposal row."""
-    if not actor.is_reviewer:
-        raise Forbidden("Only reviewers may assign proposals.")
+    require_assigner(actor)
     user = None
     if reviewer:
         user = get_user_model().objects.filter(username=reviewer, is_active=True).first()

@@ -516,3 +516,29 @@ def test_a_compensation_needs_a_reason(ag, rv, consolidation):
     assert not Compensation.objects.exists()
     assert rv.post(f"/api/v1/operations/{op_id}/compensate", {"comment": "Wrong merge"}).ok
     assert Compensation.objects.get().comment == "Wrong merge"
+
+
+def test_a_role_that_may_never_decide_is_refused_before_its_body(
+    api, ag, rv, consolidation, auditor
+):
+    """An agent or auditor deciding, assigning or compensating is told 403 ``forbidden``, not
+    which fields such a request would need (as bulk decisions and entry writes do)."""
+    pid = consolidation["proposal"]["id"]
+    op_id = approve(rv, pid).json()["operation"]
+    forbidden = {"code": "forbidden"}
+    for client in (ag, api.as_(auditor)):
+        for path, body in [
+            (f"/api/v1/proposals/{pid}/approve", {"colour": "blue"}),
+            (f"/api/v1/proposals/{pid}/reject", {}),
+            (f"/api/v1/proposals/{pid}/request-changes", {}),
+            (f"/api/v1/proposals/{pid}/assign", {}),
+            (f"/api/v1/operations/{op_id}/compensate", {}),
+        ]:
+            r = client.post(path, body)
+            assert r.status_code == 403, (path, r.text)
+            assert {"code": r.json()["error"]["code"]} == forbidden, (path, r.text)
+            assert r.json()["error"]["details"] == {}, (path, r.text)
+    assert Compensation.objects.count() == 0
+    # An operation outside the key's view is still not found first.
+    r = ag.post("/api/v1/operations/999999/compensate", {})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", r.text
