@@ -38,6 +38,7 @@ from ..exceptions import (
     ProposalAmended,
     SelfApproval,
     StaleProposal,
+    ValidationFailed,
 )
 from ..models import Decision, MaintenanceOperation, Verdict
 from ..permissions import has_approved, require_reviewer
@@ -226,6 +227,15 @@ def _refuse_unapprovable(
 ) -> None:
     """Refuse to approve a proposal amended since the reviewer read it (``read``), one the
     actor submitted or amended, or one whose lost details are not all acknowledged."""
+    if read is not None and read > proposal.revision:
+        raise ValidationFailed(
+            details={
+                "revision": [
+                    f"Proposal #{proposal.pk} has no revision {read}; it is at revision "
+                    f"{proposal.revision}."
+                ]
+            }
+        )
     if read is not None and read != proposal.revision:
         raise ProposalAmended(
             f"Proposal #{proposal.pk} was amended since you read it: it is now at revision "

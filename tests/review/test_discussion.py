@@ -109,6 +109,11 @@ def test_an_approval_names_the_revision_it_was_read_at(ag, rv, consolidation):
     assert refused.json()["error"]["code"] == "proposal_amended"
     assert refused.json()["error"]["details"] == {"proposal": pid, "revision": 2, "read": 1}
     assert not Decision.objects.filter(proposal_id=pid).exists()
+    # A revision the proposal never had was not read: 400 invalid, not "amended since".
+    future = rv.post(f"{P}/{pid}/approve", {"revision": 3})
+    assert future.status_code == 400 and future.json()["error"]["code"] == "invalid", future.text
+    assert list(future.json()["error"]["details"]) == ["revision"]
+    assert not Decision.objects.filter(proposal_id=pid).exists()
     done = rv.post(f"{P}/{pid}/approve", {"revision": 2})
     assert done.status_code == 200 and done.json()["status"] == "approved", done.text
 
