@@ -20,8 +20,9 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 ## Migrate the SQLite database, load the demo Memory and serve it on http://127.0.0.1:8000
-## (with the outbox on: the mail the demo sends is listed at /outbox/)
+## (with the outbox on: the mail the demo sends is listed at /outbox/, its links to this server)
 demo: export STEWARD_OUTBOX ?= true
+demo: export STEWARD_PUBLIC_URL ?= http://$(HOST):$(PORT)
 demo: install
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py load_demo --base-url http://$(HOST):$(PORT)

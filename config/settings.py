@@ -17,6 +17,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from lib.public_url import clean_public_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -298,6 +300,11 @@ EMAIL_BACKEND = os.environ.get(
     else "django.core.mail.backends.console.EmailBackend",
 )
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "memory-steward@localhost")
+# The address people reach the server at, e.g. https://steward.example.com (a scheme and host,
+# nothing after): the links in notification mail are built on it (lib/public_url.py). Unset, mail
+# carries site-relative paths and `manage.py check` warns (review.W001); a malformed value stops
+# every process at start-up.
+STEWARD_PUBLIC_URL = clean_public_url(os.environ.get("STEWARD_PUBLIC_URL", ""))
 EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "sent-mail"))
 # Signs outgoing webhooks (HMAC-SHA256); falls back to SECRET_KEY.
 WEBHOOK_SIGNING_KEY = os.environ.get("WEBHOOK_SIGNING_KEY", "")

@@ -1,4 +1,5 @@
-"""App config for review: registers the reviewer notification on new proposals."""
+"""App config for review: registers the reviewer notification on new proposals and the
+app's system checks."""
 
 from django.apps import AppConfig
 
@@ -10,6 +11,6 @@ class ReviewConfig(AppConfig):
     def ready(self) -> None:
         from proposals import hooks
 
-        from . import notifications
+        from . import checks, notifications  # noqa: F401 - checks registers itself
 
         hooks.on_submitted(notifications.proposal_submitted)

@@ -10,6 +10,10 @@ Each user chooses how email reaches them (:class:`review.models.NotificationPref
 ``digest`` channel and ``review.send_digests`` — daily in the beat schedule — sends one mail
 listing everything since the last digest) or ``off``.
 
+Every mail ends with the link to what it is about — the proposal's page; for a digest, the
+notifications page — absolute on ``STEWARD_PUBLIC_URL`` (``lib.public_url.absolute``), the
+site-relative path when that is unset.
+
 The in-app list (:func:`needs`) is computed at read time from existing records, through
 ``proposals.selectors.visible_proposals`` (nothing above the reader's scope or clearance):
 open proposals assigned to them, proposals they are involved in (submitted, amended, decided,
@@ -32,6 +36,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from lib.errors import Forbidden, ValidationFailed
+from lib.public_url import absolute
 from memory import inventory
 from memory.actors import Actor
 from memory.models import Memory
@@ -113,6 +118,12 @@ def _webhook(proposal: Proposal, event: str, body: str) -> list[Notification]:
     ]
 
 
+def proposal_link(proposal: Proposal) -> str:
+    """The last line of a mail about ``proposal``: its page, absolute when
+    ``STEWARD_PUBLIC_URL`` is set (else the site-relative path)."""
+    return f"Open the proposal: {absolute(reverse('review-proposal', args=[proposal.pk]))}"
+
+
 def decision_made(proposal: Proposal, *, actor: Actor) -> None:
     """Tell the submitter (the key's owner) what was decided; never the decider."""
     owner = proposal.submitted_by_owner
@@ -125,6 +136,7 @@ def decision_made(proposal: Proposal, *, actor: Actor) -> None:
         )
     if proposal.rejection_reason:
         body += f"\nReason: {proposal.rejection_reason}\nComment: {proposal.decision_comment}"
+    body += f"\n{proposal_link(proposal)}"
     rows: list[Notification] = []
     if owner is not None and owner.email and owner.pk != actor.user_pk:
         mode = email_modes([owner.pk]).get(owner.pk, EmailMode.IMMEDIATE)
@@ -158,7 +170,8 @@ def proposal_submitted(proposal: Proposal, *, actor: Actor) -> None:
     body = (
         f"{'An' if proposal.kind[:1] in 'aeiou' else 'A'} {proposal.kind} proposal "
         f"(#{proposal.pk}) is waiting in {proposal.memory.slug}.\n"
-        f"Rationale: {proposal.rationale[:500]}"
+        f"Rationale: {proposal.rationale[:500]}\n"
+        f"{proposal_link(proposal)}"
     )
     recipients = list(users[:200])
     modes = email_modes([u.pk for u in recipients])
@@ -404,11 +417,13 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
 
 
 def digest_body(rows: list[Notification]) -> str:
+    """The digest: each row's mail (with its own link), then the notifications page."""
     lines = [f"{len(rows)} review notification(s) since your last digest:", ""]
     for row in rows:
         lines.append(f"* {row.subject} ({row.created_at:%Y-%m-%d %H:%M} UTC)")
         lines.extend("  " + line for line in row.body.splitlines())
         lines.append("")
+    lines.append(f"What needs you now: {absolute(reverse('review-notifications'))}")
     return "\n".join(lines)
 
 

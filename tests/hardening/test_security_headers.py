@@ -62,6 +62,7 @@ def _deploy_env(**extra: str) -> dict[str, str]:
         SECRET_KEY="x" * 20 + "-production-secret-for-the-deploy-check-0123456789-abcdefghij",
         ALLOWED_HOSTS="steward.example.org",
         HTTPS="true",
+        STEWARD_PUBLIC_URL="https://steward.example.org",
     )
     env.update(extra)
     return env

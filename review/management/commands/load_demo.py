@@ -1,12 +1,20 @@
 """``manage.py load_demo``: the demo Memory, its history, pending proposals and credentials.
 
 Lives in ``review`` (the top of the dependency chain) because it composes every app.
+
+``--base-url`` is where the demo server will listen: the printed links name it, and so do the
+links in the mail the demo sends while loading (it stands in for ``STEWARD_PUBLIC_URL``, which
+gives the default when set).
 """
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError
+from django.test.utils import override_settings
 
+from lib.public_url import clean_public_url
 from memory.actors import Actor
 from memory.demo import DEMO_PASSWORD, DEMO_SLUG, load_demo
 from memory.models import Entry
@@ -27,11 +35,25 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="print only the agent key")
         parser.add_argument(
             "--base-url",
-            default="http://127.0.0.1:8000",
-            help="where the server will listen, for the printed links (make demo passes its own)",
+            default=None,
+            help="where the server will listen, for the printed links and the links in the "
+            "demo's mail (default: STEWARD_PUBLIC_URL, else http://127.0.0.1:8000; make demo "
+            "passes its own)",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            given = clean_public_url(opts["base_url"] or "", name="--base-url")
+        except ImproperlyConfigured as exc:
+            raise CommandError(str(exc)) from exc
+        base = given or settings.STEWARD_PUBLIC_URL or "http://127.0.0.1:8000"
+        if not given:
+            self.load(base, quiet=opts["quiet"])
+            return
+        with override_settings(STEWARD_PUBLIC_URL=given):  # the demo's mail links to it too
+            self.load(base, quiet=opts["quiet"])
+
+    def load(self, base: str, *, quiet: bool) -> None:
         result = load_demo()
         proposals = 0
         if result.entries:
@@ -43,11 +65,10 @@ class Command(BaseCommand):
             proposals += len(
                 load_demo_governance(result.memory, agent_actor=result.agent, staff_actor=_staff())
             )
-        if opts["quiet"]:
+        if quiet:
             self.stdout.write(result.agent_key)
             return
         w = self.stdout.write
-        base = opts["base_url"].rstrip("/")
         w("")
         w(self.style.SUCCESS(f"Demo Memory '{DEMO_SLUG}' is ready."))
         if result.entries:
