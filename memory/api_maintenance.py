@@ -6,7 +6,8 @@ carries the finished run (``{run: id, job, dry_run, status: "finished", counts}`
 the run is recorded when the worker finishes, and the response says ``{run: null, task_id,
 status: "queued"}``. A real run of a job its Memory's policy does not enable (``l1_enabled``,
 ``jobs.<job>.enabled``) answers 409 ``maintenance_disabled`` and writes nothing; a run while
-another of the same job is going on that Memory answers 409 ``maintenance_running``.
+another of the same job is going on that Memory answers 409 ``maintenance_running``. Both are
+checked before the job is queued (``maintenance.check_start``), with a broker as without one.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ class MaintenanceStartApi(MemoryApiView):
         if not actor.is_reviewer:
             raise Forbidden("Only reviewers and staff may run maintenance.")
         data = parse(MaintenanceRunIn, request)
-        spec = maintenance.check_job(job)
+        # Refused here rather than in a worker, where nobody would hear of it.
+        spec = maintenance.check_start(memory, job, dry_run=data["dry_run"])
         result = spec.task.delay(
             memory.pk,
             dry_run=data["dry_run"],

@@ -12,5 +12,5 @@ class MemoryConfig(AppConfig):
 
         maintenance.register_job("l1", maintenance._run_decay, tasks.l1_decay_scan)
         maintenance.register_job(
-            "rebuild", maintenance.run_projection_rebuild, tasks.rebuild_projection
+            "rebuild", maintenance.run_projection_rebuild, tasks.rebuild_projection, gated=False
         )

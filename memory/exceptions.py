@@ -97,12 +97,15 @@ class MemoryExists(DomainError):
 
 class MaintenanceDisabled(DomainError):
     """A real (mutating) L1 run was requested while the Memory's policy has ``l1_enabled``
-    off — the default, so no job mutates anything unless a reviewer turned it on (DESIGN §4
-    invariant 7). Nothing was written; a dry run is always allowed."""
+    (and ``jobs.l1.enabled``) off — the default, so no job mutates anything unless a reviewer
+    turned it on (DESIGN §4 invariant 7). Nothing was written; a dry run is always allowed."""
 
     code = "maintenance_disabled"
     http_status = 409
-    default_message = "L1 maintenance is disabled for this Memory (policy l1_enabled is off)."
+    default_message = (
+        "L1 maintenance is disabled for this Memory "
+        "(policy l1_enabled and jobs.l1.enabled are off)."
+    )
 
 
 class JobNotAvailable(DomainError):

@@ -25,7 +25,7 @@ from lib.correlation import correlation_scope
 
 from . import maintenance
 from .actors import Actor
-from .exceptions import MaintenanceRunning
+from .exceptions import MaintenanceDisabled, MaintenanceRunning
 from .models import Memory
 
 log = logging.getLogger(__name__)
@@ -83,12 +83,30 @@ def run_task(
                 holder=getattr(task.request, "id", None),
             )
         except MaintenanceRunning:
-            if actor is not None:
+            if actor is not None and _in_process(task):
                 raise
             # A scheduled run while another one of the same job is still going: nothing to do.
-            log.info("%s on memory %s is already running; skipped", job, memory_id)
+            # A requested one was checked when it was queued (``maintenance.check_start``); in
+            # a worker nobody waits for the 409, so it is a line in the log, not a traceback.
+            log.log(
+                logging.INFO if actor is None else logging.WARNING,
+                "%s on memory %s is already running; skipped",
+                job,
+                memory_id,
+            )
+            return 0
+        except MaintenanceDisabled:
+            if _in_process(task):
+                raise
+            # The policy turned the job off after the run was queued.
+            log.warning("%s on memory %s is disabled by its policy; skipped", job, memory_id)
             return 0
     return run.pk
+
+
+def _in_process(task: Any) -> bool:
+    """Whether the task runs eagerly, inside the caller, who hears its exceptions."""
+    return bool(getattr(task.request, "is_eager", False))
 
 
 # acks_late + reject_on_worker_lost: a worker killed mid-run leaves its message unacknowledged,

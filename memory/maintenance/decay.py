@@ -39,6 +39,7 @@ from ..models import (
     Tier,
     Validity,
 )
+from .registry import job_enabled
 from .retention import (
     AUTO_DECAY_REASON,
     RETIRE_BATCH,
@@ -245,7 +246,8 @@ def run_decay_scan(
     """The L1 decay scan of one Memory. Returns the recorded :class:`MaintenanceRun`.
 
     Preconditions: reviewer, staff or the system actor; not inside a transaction (each batch
-    commits on its own). A real run needs policy ``l1_enabled`` (else ``MaintenanceDisabled``,
+    commits on its own). A real run needs policy ``l1_enabled`` or ``jobs.l1.enabled`` — the
+    switch the beat reads — (else ``MaintenanceDisabled``,
     nothing written). Effects: dry run — only the run row and its audit event; real run — per
     batch of at most ``batch_size`` entries, under the Memory lock, one ``forget`` revision with
     state reason ``auto_decay:v1`` and one ``entry.forgotten`` audit event. ``now`` is the
@@ -254,7 +256,7 @@ def run_decay_scan(
     memory = Memory.objects.get(pk=memory.pk)
     require_maintainer(actor, memory)
     policy = dict(memory.policy or {})
-    if not dry_run and not policy.get("l1_enabled", False):
+    if not dry_run and not job_enabled(policy, "l1"):
         raise MaintenanceDisabled()
     started_at = timezone.now()
     now = now or started_at
@@ -306,14 +308,14 @@ def _retire(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """A real run's writes: per batch, under the Memory lock, the candidates still eligible are
     retired by one ``forget`` revision. Returns the receipts and the retired entry ids; updates
-    ``counts``. Stops before the next batch when ``l1_enabled`` was turned off meanwhile."""
+    ``counts``. Stops before the next batch when l1 was turned off meanwhile."""
     items: list[dict[str, Any]] = []
     retired: list[str] = []
     for i in range(0, len(candidates), max(1, batch_size)):
         batch = candidates[i : i + max(1, batch_size)]
         with transaction.atomic(durable=True):
             locked = lock_memory(memory.pk)
-            if not (locked.policy or {}).get("l1_enabled", False):
+            if not job_enabled(locked.policy or {}, "l1"):
                 # Turned off mid-run: stop before the next mutation.
                 items += [c.item("skipped_disabled") for c in batch]
                 counts["stopped"] = "l1_disabled"

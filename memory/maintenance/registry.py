@@ -38,14 +38,19 @@ class Job:
     name: str
     run: Callable[..., MaintenanceRun]
     task: Any
+    #: A real run needs the job enabled in the Memory's policy (:func:`require_enabled`); off
+    #: for ``rebuild``, which rewrites derived rows only.
+    gated: bool = True
 
 
 _JOBS: dict[str, Job] = {}
 
 
-def register_job(name: str, run: Callable[..., MaintenanceRun], task: Any) -> None:
+def register_job(
+    name: str, run: Callable[..., MaintenanceRun], task: Any, *, gated: bool = True
+) -> None:
     """Make a job available (called from an ``AppConfig.ready``)."""
-    _JOBS[name] = Job(name, run, task)
+    _JOBS[name] = Job(name, run, task, gated)
 
 
 def jobs() -> dict[str, Job]:
@@ -89,6 +94,28 @@ def require_enabled(memory: Memory, job: str) -> None:
             f"The maintenance job '{job}' is disabled for this Memory "
             f"(policy jobs.{job}.enabled is off)."
         )
+
+
+def check_start(memory: Memory, job: str, *, dry_run: bool) -> Job:
+    """What a request to run ``job`` checks before handing it to a worker, so the caller hears
+    the refusal the run itself would meet: 422 for an unknown job, 409 ``maintenance_disabled``
+    for a real run of a gated job its policy does not enable, 409 ``maintenance_running`` while
+    a live lock holds the (Memory, job) pair. With a broker the run happens later, in a worker
+    that checks all of it again."""
+    spec = check_job(job)
+    if not dry_run and spec.gated:
+        require_enabled(memory, job)
+    held = (
+        MaintenanceLock.objects.filter(memory_id=memory.pk, job=job, expires_at__gt=timezone.now())
+        .only("acquired_at")
+        .first()
+    )
+    if held is not None:
+        raise MaintenanceRunning(
+            f"A '{job}' run is already in progress on this Memory.",
+            details={"job": job, "since": held.acquired_at.isoformat()},
+        )
+    return spec
 
 
 @contextmanager

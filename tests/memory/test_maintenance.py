@@ -521,6 +521,82 @@ def test_a_real_l1_run_over_http_is_refused_while_disabled(api, memory, reviewer
     assert not MaintenanceRun.objects.exists()
 
 
+@pytest.fixture
+def broker() -> Any:
+    """Tasks are queued as with ``CELERY_BROKER_URL`` (on kombu's in-process transport, where no
+    worker takes them): the API answers before any run exists."""
+    from config.celery import app
+
+    saved = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    yield app
+    app.conf.task_always_eager = saved
+
+
+def test_with_a_broker_a_real_run_of_a_disabled_job_is_refused_before_it_is_queued(
+    api, memory, reviewer, broker
+):
+    r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/l1", {"dry_run": False})
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["code"] == "maintenance_disabled"
+    r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/l1", {"dry_run": True})
+    assert r.status_code == 202, r.text
+    assert r.json()["status"] == "queued" and r.json()["run"] is None
+    # rebuild rewrites derived rows only: a real run needs no switch
+    r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/rebuild", {"dry_run": False})
+    assert r.status_code == 202, r.text
+
+
+def test_with_a_broker_a_run_while_the_job_holds_its_lock_is_refused(api, memory, reviewer, broker):
+    with maintenance.job_lock(memory, "near_duplicates"):
+        r = api.as_(reviewer).post(
+            "/api/v1/memories/acme/maintenance/near_duplicates", {"dry_run": True}
+        )
+        assert r.status_code == 409, r.text
+        assert r.json()["error"]["code"] == "maintenance_running"
+        r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/l1", {"dry_run": True})
+        assert r.status_code == 202, r.text  # another job is free
+
+
+def test_a_worker_refused_by_the_lock_or_the_policy_logs_one_line_instead_of_raising(
+    memory, reviewer, caplog
+):
+    """A run queued before another started, or before the policy turned the job off: in a
+    worker nobody waits for the 409, so it is skipped with a warning, not a traceback."""
+    from types import SimpleNamespace
+
+    worker = SimpleNamespace(request=SimpleNamespace(id="task-2", is_eager=False))
+    asked = tasks.actor_to_primitive(reviewer.actor)
+    kwargs: dict[str, Any] = {"actor": asked, "correlation_id": None}
+    with caplog.at_level("WARNING", logger="memory.tasks"):
+        assert tasks.run_task(worker, "l1", memory.pk, dry_run=False, **kwargs) == 0
+        with maintenance.job_lock(memory, "rebuild", "task-1"):
+            assert tasks.run_task(worker, "rebuild", memory.pk, dry_run=True, **kwargs) == 0
+    assert [r.getMessage() for r in caplog.records] == [
+        f"l1 on memory {memory.pk} is disabled by its policy; skipped",
+        f"rebuild on memory {memory.pk} is already running; skipped",
+    ]
+    assert not MaintenanceRun.objects.exists()
+    eager = SimpleNamespace(request=SimpleNamespace(id="task-3", is_eager=True))
+    with pytest.raises(MaintenanceDisabled):  # in-process the caller hears it
+        tasks.run_task(eager, "l1", memory.pk, dry_run=False, **kwargs)
+
+
+def test_jobs_l1_enabled_is_the_switch_the_beat_reads_and_the_scan_obeys(memory, control):
+    """``jobs.l1.enabled`` makes the beat queue l1 (``due_jobs``): the scan must honour it, or the
+    beat queues a refused run every tick."""
+    founder = Actor.for_user(User.objects.get(username="founder"))
+    actions.update_memory_policy(memory, actor=founder, policy={"jobs": {"l1": {"enabled": True}}})
+    assert tasks.schedule_maintenance.delay().get() == [["acme", "l1"]]
+    run = MaintenanceRun.objects.get(job="l1")
+    assert run.dry_run is False and run.actor_type == "system"
+    assert maintenance.due_jobs(memory, timezone.now()) == []  # recorded, so not due every tick
+    later = decay.run_decay_scan(
+        memory, actor=Actor.system("test"), dry_run=False, now=timezone.now() + LATER
+    )
+    assert later.counts["retired"] == 1
+
+
 def test_unknown_jobs_answer_422_and_the_injection_scan_runs(api, memory, reviewer):
     r = api.as_(reviewer).post("/api/v1/memories/acme/maintenance/unknown", {})
     assert r.status_code == 422, r.text
