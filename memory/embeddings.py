@@ -141,8 +141,14 @@ class MiniLMProvider:
                 self._recent.move_to_end(t)
         todo = list(dict.fromkeys(t for t in texts if t not in found))
         if todo:
+            # No progress bar: sentence-transformers shows one whenever logging is at INFO
+            # (``celery worker -l info``), a line in the worker's log for every write.
             vectors = self._model.encode(
-                todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+                todo,
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
             fresh = {t: v.tolist() for t, v in zip(todo, vectors.astype("float32"), strict=True)}
             found.update(fresh)
