@@ -4,6 +4,9 @@
   PostgreSQL via psycopg 3.
 - ``CELERY_BROKER_URL``: unset means tasks run eagerly in-process (no broker is contacted).
 - ``SECRET_KEY``, ``DEBUG``, ``ALLOWED_HOSTS``.
+- ``EMAIL_BACKEND`` and, for SMTP, ``EMAIL_HOST``, ``EMAIL_PORT``, ``EMAIL_HOST_USER``,
+  ``EMAIL_HOST_PASSWORD``, ``EMAIL_USE_TLS`` / ``EMAIL_USE_SSL``, ``EMAIL_TIMEOUT``;
+  ``DEFAULT_FROM_EMAIL``.
 - ``HTTPS=true`` behind TLS: HSTS, secure cookies and the SSL redirect (each also switchable on its
   own: ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SESSION_COOKIE_SECURE``, …).
 - ``CACHE_URL`` (``redis://…``): a shared cache, so throttling counts across processes.
@@ -31,7 +34,9 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 # --- Core -----------------------------------------------------------------------------------
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY") or "dev-only-insecure-key-set-SECRET_KEY-in-production"
+# Unset, a key everyone can read: Django's "django-insecure-" prefix makes `manage.py check
+# --deploy` say so (security.W009) instead of passing it as a real one.
+SECRET_KEY = os.environ.get("SECRET_KEY") or "django-insecure-dev-only-set-SECRET_KEY-in-production"
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
 if env_bool("TESTING_ALLOW_ALL_HOSTS"):
     ALLOWED_HOSTS = ["*"]
@@ -137,7 +142,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES",
 AXES_USE_ATTEMPT_EXPIRATION = True  # a failure counts for the cool-off window, then expires
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_LOCKOUT_CALLABLE = "lib.lockout.lockout_response"  # the wait in words, and Retry-After
 AXES_CLIENT_IP_CALLABLE = "lib.throttling.client_address"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -300,6 +305,14 @@ EMAIL_BACKEND = os.environ.get(
     else "django.core.mail.backends.console.EmailBackend",
 )
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "memory-steward@localhost")
+# The SMTP server, for EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)  # STARTTLS, usually port 587
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)  # TLS from the start, usually port 465
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "30"))
 # The address people reach the server at, e.g. https://steward.example.com (a scheme and host,
 # nothing after): the links in notification mail are built on it (lib/public_url.py). Unset, mail
 # carries site-relative paths and `manage.py check` warns (review.W001); a malformed value stops

@@ -111,3 +111,28 @@ def test_nine_failures_then_the_right_password_logs_in(reviewer):
         _fail_login(client, "rita")
     r = client.post("/accounts/login/", {"username": "rita", "password": "pw-rita-123"})
     assert r.status_code == 302
+
+
+def test_the_lockout_page_says_how_long_to_wait_in_words_and_in_retry_after(reviewer):
+    client = Client()
+    for _ in range(10):
+        _fail_login(client, "rita")
+    r = client.post("/accounts/login/", {"username": "rita", "password": "pw-rita-123"})
+    assert r.status_code == 429
+    page = r.content.decode()
+    assert "Try again in 15 minutes." in page, page
+    assert "PT15M" not in page  # axes' ISO 8601 duration is no sentence
+    assert r["Retry-After"] == "900"
+    assert "script-src 'self'" in r["Content-Security-Policy"]
+    assert r["X-Frame-Options"] == "DENY"
+
+
+def test_the_lockout_wait_reads_in_minutes_or_whole_hours():
+    from lib.lockout import _in_words
+
+    assert _in_words(900) == "15 minutes"
+    assert _in_words(60) == "1 minute"
+    assert _in_words(30) == "1 minute"
+    assert _in_words(3600) == "1 hour"
+    assert _in_words(7200) == "2 hours"
+    assert _in_words(5400) == "90 minutes"
