@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import template
-from django.utils.html import format_html_join
-from django.utils.safestring import SafeString
+from django.utils.html import escape, format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from audit import links as audit_links
 
@@ -52,6 +53,29 @@ def breakable(code: str) -> SafeString:
     """A dotted code (``proposal.changes_requested``) that may wrap after each dot in a narrow
     column rather than widen it."""
     return format_html_join(SafeString(".<wbr>"), "{}", ((part,) for part in str(code).split(".")))
+
+
+#: An id or a code in running text that a browser would break at its hyphen: letters, digits
+#: and underscores joined by ``-``, with a digit somewhere (``p1-a154faad011c``, ``PLAT-4711``,
+#: ``2026-12-05``). A hyphenated word ("Instruction-like") is left to wrap as words do; an
+#: underscore is no place to break a line anyway.
+_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)\w+(?:-\w+)+(?![\w-])", re.ASCII)
+
+
+@register.filter
+def unbreakable_codes(text: str) -> SafeString:
+    """A sentence whose ids and codes never break inside (a policy id at its hyphen): each is
+    kept whole in a ``span.code`` (app.css); the rest wraps between words as usual."""
+    text = str(text)
+    parts: list[str] = []
+    last = 0
+    for match in _CODE.finditer(text):
+        parts.append(escape(text[last : match.start()]))
+        parts.append(format_html('<span class="code">{}</span>', match.group()))
+        last = match.end()
+    parts.append(escape(text[last:]))
+    # Every part is escaped above.
+    return mark_safe("".join(parts))
 
 
 @register.filter

@@ -321,4 +321,4 @@ def test_the_page_names_one_policy_the_one_the_current_revision_was_verified_und
     html = page_of(rita, proposal.pk)
     assert filed_under not in html
     assert html.count(in_force) == 1
-    assert f"Verified under policy {in_force}." in html
+    assert f'Verified under policy <span class="code">{in_force}</span>.' in html
