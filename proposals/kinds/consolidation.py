@@ -140,8 +140,9 @@ class Consolidation(base.BodyKind):
         target = by_role[TargetRole.TARGET][0]
         inputs = [*by_role.get(TargetRole.TARGET, []), *by_role.get(TargetRole.REDUNDANT, [])]
         return base.ResultPane(
-            title=f"Result: {target.entry.uid}, version {target.version_number + 1}",
+            title="Result",
             entry_id=target.entry.uid,
+            version=target.version_number + 1,
             evidence_versions=[t.version_id for t in sorted(inputs, key=lambda t: t.position)],
             evidence_json=[proposal.evidence or []],
             inline_from=target.version.body,

@@ -206,7 +206,7 @@ class Supersession(base.ProposalKindSpec):
         if existing:
             successor = existing[0]
             return base.ResultPane(
-                title=f"Successor: {successor.entry.uid}, version {successor.version_number}",
+                title="Successor",
                 entry_id=successor.entry.uid,
                 version=successor.version_number,
                 role=TargetRole.SUCCESSOR,
