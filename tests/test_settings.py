@@ -53,3 +53,63 @@ def test_tasks_run_in_process_without_a_broker_and_without_looking_for_one():
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "memory://localhost/", "7"]
     assert "hostname" not in out.stderr, out.stderr
+
+
+def run_fresh(code: str, *, unset: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env}
+    for name in unset:
+        environ.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environ, capture_output=True, text=True
+    )
+
+
+def test_the_deploy_check_says_so_when_no_secret_key_was_set():
+    """Without SECRET_KEY the key is one anyone can read in this repository; `check --deploy`
+    must not pass it as a real one."""
+    code = (
+        "import django\n"
+        "django.setup()\n"
+        "from django.core import checks\n"
+        "found = checks.run_checks(include_deployment_checks=True, tags=['security'])\n"
+        "print(' '.join(sorted(m.id for m in found)))\n"
+    )
+    out = run_fresh(code, unset=("SECRET_KEY",), HTTPS="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["security.W009"]
+    out = run_fresh(code, SECRET_KEY="k" * 20 + "-Zq8vR2mN7xL4pT9wB3sF6hJ1cD5gK0aE", HTTPS="true")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == []
+
+
+def test_mail_reaches_the_smtp_server_the_environment_names():
+    code = (
+        "import json, django\n"
+        "django.setup()\n"
+        "from django.core.mail import get_connection\n"
+        "c = get_connection()\n"
+        "print(json.dumps([type(c).__name__, c.host, c.port, c.username, c.password,\n"
+        "                  c.use_tls, c.use_ssl, c.timeout]))\n"
+    )
+    out = run_fresh(
+        code,
+        unset=("STEWARD_OUTBOX", "DEBUG"),
+        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
+        EMAIL_HOST="smtp.example.com",
+        EMAIL_PORT="587",
+        EMAIL_HOST_USER="steward",
+        EMAIL_HOST_PASSWORD="pw",
+        EMAIL_USE_TLS="true",
+        EMAIL_TIMEOUT="12",
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [
+        "EmailBackend",
+        "smtp.example.com",
+        587,
+        "steward",
+        "pw",
+        True,
+        False,
+        12,
+    ]
