@@ -42,7 +42,8 @@ def target(request: HttpRequest) -> str:
 def login(request: HttpRequest) -> HttpResponse:
     if is_htmx(request):
         page = request.htmx.current_url_abs_path or request.get_full_path()  # type: ignore[attr-defined]
-        return HttpResponseClientRedirect(f"{reverse('login')}?next={page}")
+        # ``next`` encoded, as for a plain request: the page's own query keeps all its filters.
+        return HttpResponseClientRedirect(redirect_to_login(page).url)
     return redirect_to_login(request.get_full_path())
 
 
