@@ -1,4 +1,5 @@
-"""System checks of the review app: the public address notification mail links to.
+"""System checks of the review app: the public address notification mail links to, and (with
+``--deploy``) the collected static files the pages load.
 
 Unset, mail still names each page by its site-relative path, so it is a warning; a malformed
 address set by other means than the environment (which settings refuse at start-up) is an
@@ -7,9 +8,10 @@ error.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Warning, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
 from lib.public_url import public_url_problem
 
@@ -41,3 +43,37 @@ def public_url(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         ]
     return []
+
+
+@register(Tags.staticfiles, deploy=True)
+def static_files_collected(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """With DEBUG off nothing serves ``STATIC_URL`` from the source folders: the files must be
+    collected into ``STATIC_ROOT`` (and served from there by the web server in front). Missing
+    or stale copies (an upgrade without ``collectstatic``) leave the pages without their style
+    sheets and scripts."""
+    from django.conf import settings
+    from django.contrib.staticfiles.finders import get_finders
+
+    if settings.DEBUG:
+        return []
+    root = Path(settings.STATIC_ROOT)
+    missing = stale = 0
+    for finder in get_finders():
+        for path, storage in finder.list([]):
+            copy = root / (getattr(storage, "prefix", None) or "") / path
+            if not copy.is_file():
+                missing += 1
+            elif copy.stat().st_size != storage.size(path):
+                stale += 1
+    if not missing and not stale:
+        return []
+    return [
+        Warning(
+            f"Static files are not collected in STATIC_ROOT ({root}): {missing} missing, "
+            f"{stale} out of date. With DEBUG off the pages would load without their style "
+            "sheets and scripts.",
+            hint="Run manage.py collectstatic --noinput after each install or upgrade, and "
+            f"serve {root} at {settings.STATIC_URL} from the web server in front of gunicorn.",
+            id="review.W002",
+        )
+    ]
