@@ -18,21 +18,12 @@ from lib.public_url import public_url_problem
 
 @register()
 def public_url(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A malformed ``STEWARD_PUBLIC_URL`` set by other means than the environment: an error on
+    every command."""
     from django.conf import settings
 
     value = getattr(settings, "STEWARD_PUBLIC_URL", "")
-    if not value:
-        return [
-            Warning(
-                "STEWARD_PUBLIC_URL is not set: the links in notification mail are "
-                "site-relative paths (/review/proposals/1/), not addresses a mail reader "
-                "can open.",
-                hint="Set STEWARD_PUBLIC_URL to the address people reach the server at, "
-                "e.g. https://steward.example.com.",
-                id="review.W001",
-            )
-        ]
-    problem = public_url_problem(value)
+    problem = public_url_problem(value) if value else None
     if problem:
         return [
             Error(
@@ -43,6 +34,27 @@ def public_url(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
             )
         ]
     return []
+
+
+@register(deploy=True)
+def public_url_set(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """An unset ``STEWARD_PUBLIC_URL`` is a deployment matter (``check --deploy``): on a
+    laptop the site-relative links are what a developer expects, and a warning on every
+    ``manage.py`` command would only be noise."""
+    from django.conf import settings
+
+    if getattr(settings, "STEWARD_PUBLIC_URL", ""):
+        return []
+    return [
+        Warning(
+            "STEWARD_PUBLIC_URL is not set: the links in notification mail are "
+            "site-relative paths (/review/proposals/1/), not addresses a mail reader "
+            "can open.",
+            hint="Set STEWARD_PUBLIC_URL to the address people reach the server at, "
+            "e.g. https://steward.example.com.",
+            id="review.W001",
+        )
+    ]
 
 
 @register(Tags.staticfiles, deploy=True)

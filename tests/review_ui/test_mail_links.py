@@ -20,7 +20,7 @@ from django.core.management import CommandError, call_command
 from lib.public_url import clean_public_url
 from memory.actors import Actor
 from review.actions import approve_proposal, reject_proposal, request_changes
-from review.checks import public_url
+from review.checks import public_url, public_url_set
 from review.models import EmailMode, Notification
 from review.notifications import set_email_mode
 from review.tasks import send_digests
@@ -185,17 +185,29 @@ def test_the_server_refuses_to_start_with_a_malformed_public_address():
     )
 
 
-def test_the_check_warns_once_without_the_setting_and_errors_on_a_malformed_one(settings):
+def test_the_deploy_check_warns_without_the_setting_and_every_check_errors_on_a_malformed_one(
+    settings,
+):
     settings.STEWARD_PUBLIC_URL = ""
-    (warning,) = public_url()
+    (warning,) = public_url_set()
     assert isinstance(warning, Warning) and warning.id == "review.W001"
     assert "site-relative" in warning.msg
-    settings.STEWARD_PUBLIC_URL = PUBLIC
     assert public_url() == []
+    settings.STEWARD_PUBLIC_URL = PUBLIC
+    assert public_url() == public_url_set() == []
     settings.STEWARD_PUBLIC_URL = "https://steward.example.com/app"
     (error,) = public_url()
     assert isinstance(error, Error) and error.id == "review.E001"
     assert "no path" in error.msg
+
+
+def test_an_unset_public_address_is_a_deployment_warning_only(settings):
+    """``manage.py migrate`` or ``check`` on a laptop says nothing; ``check --deploy`` warns."""
+    from django.core.checks import run_checks
+
+    settings.STEWARD_PUBLIC_URL = ""
+    assert "review.W001" not in {m.id for m in run_checks(include_deployment_checks=False)}
+    assert "review.W001" in {m.id for m in run_checks(include_deployment_checks=True)}
 
 
 # --- The demo ----------------------------------------------------------------------------------
