@@ -24,7 +24,9 @@ The only stored state is the preference row's ``seen_at``: items after it are "n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -66,11 +68,29 @@ ALERT_MEMORIES = 10
 DIGEST_BATCH = 2000
 
 
+_muted: ContextVar[bool] = ContextVar("review_notifications_muted", default=False)
+
+
+@contextmanager
+def muted() -> Iterator[None]:
+    """Nothing inside stores or sends a notification: ``manage.py evaluate``'s synthetic
+    Memories file proposals nobody is to review, and their reviewers must not be mailed."""
+    token = _muted.set(True)
+    try:
+        yield
+    finally:
+        _muted.reset(token)
+
+
 def _queue(rows: list[Notification]) -> None:
     """Store the rows now (same transaction as the decision) and hand them to Celery after
     commit. ``robust``: a failing send (or broker) is logged and never turns a committed
-    decision into an error for the person who made it; the row keeps the failure."""
+    decision into an error for the person who made it; the row keeps the failure. Nothing
+    inside :func:`muted`."""
     from .tasks import send_notification
+
+    if _muted.get():
+        return
 
     def send_after_commit(pk: int) -> Callable[[], None]:
         def send_notification_after_commit() -> None:
