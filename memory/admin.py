@@ -5,8 +5,15 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import Model
 from django.http import HttpRequest
+from rest_framework_api_key.models import APIKey as LibraryApiKey
 
 from . import models
+
+# djangorestframework-api-key registers its own concrete key model, which authenticates nothing
+# here (keys are ``models.ApiKey``, issued by ``manage.py issue_api_key``): its Add form made
+# keys no request could use, listed as "API keys" beside the real ones.
+if admin.site.is_registered(LibraryApiKey):
+    admin.site.unregister(LibraryApiKey)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
