@@ -19,7 +19,12 @@ rule code              vote   when
 ``stale_held``                protected entry down (see below)
 =====================  =====  ===========================================================
 
-The votes add up to a desired shift, clamped to ±2. Freshness
+The votes add up to a desired shift, clamped to ±2, and act only among members of comparable
+relevance: the baseline is cut into *relevance tiers* — a tier ends where the plain RRF score
+falls below 1/``TIER_RATIO`` (2/3) of the tier's first member's — and each tier is reordered on
+its own. A member both channels ranked near the top (an RRF score about twice a one-channel
+member's) is never passed by a member only one channel found because of its votes; inside a
+tier (near-duplicates, hits of one channel) the votes work as before. Freshness
 ``alpha + (1 − alpha)·2^(−age/half_life)`` applies only to ``current_state`` entries when the
 query has current/temporal intent; unknown time is neutral.
 
@@ -41,9 +46,11 @@ from typing import Any, TypeVar
 from .models import Authority, EvidenceStrength
 
 MAX_SHIFT = 2
+#: A relevance tier ends where the RRF score falls below its first member's divided by this.
+TIER_RATIO = 1.5
 #: The version of the vote rules above, named in every RankingTrace. A change to a rule, a
-#: vote or the protection bumps it.
-RULES_VERSION = "quality:v2"
+#: vote, the tiers or the protection bumps it.
+RULES_VERSION = "quality:v3"
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_ALPHA = 0.5
@@ -106,6 +113,21 @@ def bounded_stable_reorder(baseline: Sequence[K], shifts: Mapping[K, int]) -> li
     result = [baseline[i] for i in out]
     check_reorder(baseline, result)
     return result
+
+
+def relevance_tiers(scores: Sequence[float]) -> list[int]:
+    """The lengths of the relevance tiers of a baseline whose plain RRF ``scores`` are given in
+    baseline order: a tier ends before the first member whose score is below the tier's first
+    member's divided by ``TIER_RATIO``. One tier holds everything when the scores are close."""
+    tiers: list[int] = []
+    top = 0.0
+    for score in scores:
+        if tiers and score * TIER_RATIO >= top:
+            tiers[-1] += 1
+        else:
+            tiers.append(1)
+            top = score
+    return tiers
 
 
 def check_reorder(baseline: Sequence[Any], result: Sequence[Any]) -> None:
@@ -173,12 +195,14 @@ class FreshnessPolicy:
 
 
 def quality_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
-    """What a RankingTrace names about the reorder: the rules' version, the bound and the
-    freshness parameters in force (the Memory's ``policy.freshness`` clamped as applied)."""
+    """What a RankingTrace names about the reorder: the rules' version, the bound, the tier
+    ratio and the freshness parameters in force (the Memory's ``policy.freshness`` clamped as
+    applied)."""
     fresh = FreshnessPolicy.from_policy(policy)
     return {
         "rules_version": RULES_VERSION,
         "max_shift": MAX_SHIFT,
+        "tier_ratio": TIER_RATIO,
         "freshness": {"alpha": fresh.alpha, "half_life_days": fresh.half_life_days},
     }
 
@@ -252,9 +276,29 @@ def quality_votes(
     return votes
 
 
-def quality_order(baseline: Sequence[K], votes: Mapping[K, Votes]) -> list[K]:
-    """The bounded stable reorder of ``baseline`` by ``votes``, with no protected member
-    lower than in the order freshness did not vote on.
+def quality_order(
+    baseline: Sequence[K], votes: Mapping[K, Votes], scores: Sequence[float] | None = None
+) -> list[K]:
+    """The bounded stable reorder of ``baseline`` by ``votes`` inside each relevance tier of
+    its plain RRF ``scores`` (one tier without them), with no protected member lower than in
+    the order freshness did not vote on. Tiers are contiguous runs of the baseline, so the
+    bound and the membership hold for the whole as for each tier (checked again here).
+    """
+    sizes = relevance_tiers(scores) if scores is not None else [len(baseline)]
+    if sum(sizes) != len(baseline):
+        raise ValueError("one score per baseline member")
+    order: list[K] = []
+    start = 0
+    for size in sizes:
+        order += _tier_order(baseline[start : start + size], votes)
+        start += size
+    check_reorder(baseline, order)
+    return order
+
+
+def _tier_order(baseline: Sequence[K], votes: Mapping[K, Votes]) -> list[K]:
+    """The bounded stable reorder of one tier by ``votes``, with no protected member lower than
+    in the order freshness did not vote on.
 
     While some protected member sits lower than without freshness, one freshness vote is
     withdrawn — first a ``fresh`` vote of a member that passed it, then any ``fresh`` vote

@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     injection,
     ledger,
     no_regression,
+    quality_guard,
     recall,
 )
 

@@ -20,6 +20,7 @@ from memory.ranking import (
     quality_order,
     quality_policy,
     quality_votes,
+    relevance_tiers,
 )
 from memory.text import searchable_text, tokenize
 
@@ -206,8 +207,57 @@ def test_freshness_never_lowers_a_protected_member_below_its_place_without_fresh
 
 def test_the_policy_named_in_the_trace_is_the_one_applied():
     assert quality_policy({"freshness": {"alpha": 2, "half_life_days": 7}}) == {
-        "rules_version": "quality:v2",
+        "rules_version": "quality:v3",
         "max_shift": 2,
+        "tier_ratio": 1.5,
         "freshness": {"alpha": 1.0, "half_life_days": 7.0},
     }
     assert quality_policy({})["freshness"] == {"alpha": 0.5, "half_life_days": 30.0}
+
+
+# --- Relevance tiers ---------------------------------------------------------------------------
+
+#: Plain RRF scores (k = 60): ranked first by both channels, then by one channel only.
+BOTH_FIRST = 1 / 61 + 1 / 61
+ONE_SECOND, ONE_THIRD = 1 / 62, 1 / 63
+
+
+def test_a_tier_ends_where_the_score_falls_below_two_thirds_of_its_first():
+    assert relevance_tiers([]) == []
+    assert relevance_tiers([BOTH_FIRST, ONE_SECOND, ONE_THIRD]) == [1, 2]
+    # Hits of one channel (1/61 … 1/90) are one tier; so are near-equal two-channel hits.
+    assert relevance_tiers([1 / (60 + r) for r in range(1, 31)]) == [30]
+    assert relevance_tiers([2 / 61, 1 / 61 + 1 / 63, 2 / 64]) == [3]
+    assert relevance_tiers([0.3, 0.2, 0.19, 0.13]) == [2, 2]  # 0.2·1.5 = 0.3 stays in
+
+
+def test_votes_never_lift_a_one_channel_hit_over_one_both_channels_ranked_first():
+    """The demo's case: "The staging database is db-stage-3." (first in both channels, an
+    uncited fact) sank below two cited decisions only the vector channel found."""
+    answer = votes(inputs(importance=1))
+    cited = {k: votes(inputs(importance=2, evidence_strength="direct")) for k in ("b", "c")}
+    table = {"answer": answer, **cited}
+    pool = ["answer", "b", "c"]
+    assert quality_order(pool, table) == ["b", "c", "answer"]  # without tiers: down 2
+    assert quality_order(pool, table, [BOTH_FIRST, ONE_SECOND, ONE_THIRD]) == pool
+    # Inside a tier the votes act as before: three hits of one channel.
+    assert quality_order(pool, table, [1 / 61, ONE_SECOND, ONE_THIRD]) == ["b", "c", "answer"]
+
+
+@given(st.lists(st.tuples(member_inputs, st.integers(min_value=1, max_value=60)), max_size=30))
+def test_tiers_keep_membership_the_bound_and_their_own_order(members):
+    ranked = sorted(members, key=lambda m: -1 / m[1])
+    scores = [1 / (60 + r) + (1 / 61 if r % 3 == 0 else 0) for _, r in ranked]
+    pool = sorted(range(len(ranked)), key=lambda i: -scores[i])
+    scores = [scores[i] for i in pool]
+    table = {i: votes(ranked[i][0]) for i in pool}
+    out = quality_order(pool, table, scores)
+    check_reorder(pool, out)
+    # Nobody crosses a tier boundary.
+    where = {m: i for i, m in enumerate(out)}
+    start = 0
+    for size in relevance_tiers(scores):
+        assert sorted(where[m] for m in pool[start : start + size]) == list(
+            range(start, start + size)
+        )
+        start += size

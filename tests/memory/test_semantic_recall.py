@@ -170,3 +170,24 @@ def test_without_an_index_the_scan_is_bounded_and_says_so(memory, me, settings, 
         "bounded": True,
         "widened": 0,
     }
+
+
+def test_quality_never_sinks_the_answer_both_channels_ranked_first(memory, me):
+    """Quality votes act inside relevance tiers: the uncited answer both channels put first is
+    not passed by cited decisions only the vector channel found (it sank two ranks before)."""
+    memory.policy = {"quality_ranking": True}
+    memory.save(update_fields=["policy"])
+    answer = remember(memory, me, "The staging database is db-stage-3.").entry
+    for body in (
+        "Database migrations must be backwards compatible for one release.",
+        "The primary database is PostgreSQL 15.6 on db-main-1.",
+    ):
+        remember(memory, me, body, kind="decision", evidence=[{"source": "repo", "ref": "ADR-9"}])
+    result = search(memory, actor=me, query="what database does staging use", trace=True)
+    assert result.trace.quality["enabled"] is True
+    first = result.hits[0]
+    assert first.entry_id == answer.uid
+    assert set(first.channels) == {"lexical", "vector"}
+    # The decisions were voted up (+2 each) but stay in the tier below.
+    assert all("importance_high" in h.rules for h in result.hits[1:])
+    assert [h.baseline_rank for h in result.hits] == sorted(h.baseline_rank for h in result.hits)
