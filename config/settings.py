@@ -206,7 +206,9 @@ USE_TZ = True
 # --- Static ---------------------------------------------------------------------------------
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where `manage.py collectstatic` puts them, for the web server in front to serve at STATIC_URL
+# (with DEBUG off nothing else does; `check --deploy` warns while they are missing, review.W002).
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -68,11 +68,15 @@ def _deploy_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def test_check_deploy_is_clean_with_the_production_environment():
+def test_check_deploy_is_clean_with_the_production_environment(tmp_path):
+    env = _deploy_env(STATIC_ROOT=str(tmp_path / "static"))
+    collect = [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"]
+    done = subprocess.run(collect, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
     out = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
-        env=_deploy_env(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
