@@ -75,6 +75,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A redirect to log in answers an htmx request with HX-Redirect (the whole page, not a swap).
+    "lib.login_redirect.HtmxLoginRedirectMiddleware",
     "lib.correlation.CorrelationIdMiddleware",
     # Last, as django-axes asks: it turns a lockout raised during login into the 429 page.
     "axes.middleware.AxesMiddleware",

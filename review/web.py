@@ -17,7 +17,6 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
-from django_htmx.http import HttpResponseClientRedirect
 
 from lib.auth import actor_from_request
 from memory.actors import Actor
@@ -40,10 +39,7 @@ def target(request: HttpRequest) -> str:
 
 
 def login(request: HttpRequest) -> HttpResponse:
-    if is_htmx(request):
-        page = request.htmx.current_url_abs_path or request.get_full_path()  # type: ignore[attr-defined]
-        # ``next`` encoded, as for a plain request: the page's own query keeps all its filters.
-        return HttpResponseClientRedirect(redirect_to_login(page).url)
+    """To the login page and back; for htmx ``lib.login_redirect`` makes it an ``HX-Redirect``."""
     return redirect_to_login(request.get_full_path())
 
 
