@@ -43,7 +43,10 @@ EXPECTED = {
     "review-outbox",
     "password_change",
 }
+#: A value for each route parameter: by name, else by converter (any value that matches does:
+#: the login check comes before any lookup).
 VALUES = {"slug": "acme", "entry_id": "e_0123456789abcdef", "uidb64": "MQ", "token": "a-b"}
+BY_CONVERTER = {"int": "1", "uuid": "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"}
 
 
 def _routes(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, str | None]]:
@@ -54,12 +57,17 @@ def _routes(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, str | 
             yield prefix + str(p.pattern), p.name
 
 
+def _value(match: re.Match[str]) -> str:
+    converter, name = match.group(1) or "str", match.group(2)
+    return VALUES.get(name) or BY_CONVERTER.get(converter, "x1")
+
+
 def browser_routes() -> list[tuple[str, str | None]]:
     found = []
     for route, name in _routes(get_resolver().url_patterns):
         if route.startswith(("api/", "admin/")) or route == "mcp":
             continue  # keys and JSON errors, or the admin's own login
-        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: VALUES.get(str(m.group(1)), "1"), route)
+        path = "/" + re.sub(r"<(?:(\w+):)?(\w+)>", _value, route)
         found.append((path, name))
     return found
 
