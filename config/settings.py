@@ -11,6 +11,8 @@
   own: ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SESSION_COOKIE_SECURE``, …).
 - ``CACHE_URL`` (``redis://…``): a shared cache, so throttling counts across processes.
 - ``THROTTLE_KEY_RATE`` / ``THROTTLE_ANON_RATE``: API rates (``600/min`` and ``20/min``).
+- ``THROTTLE_PASSWORD_RESET_RATE``: password reset requests per client address and per email
+  address (``5/hour``).
 """
 
 import os
@@ -235,6 +237,8 @@ REST_FRAMEWORK = {
 STEWARD_THROTTLE_RATES = {
     "key": os.environ.get("THROTTLE_KEY_RATE", "600/min"),
     "anon": os.environ.get("THROTTLE_ANON_RATE", "20/min"),
+    # The password reset form (lib.password_reset): each request may mail someone.
+    "password_reset": os.environ.get("THROTTLE_PASSWORD_RESET_RATE", "5/hour"),
 }
 # Trusted proxies in front of us that append to X-Forwarded-For; 0 = the socket address alone, so a
 # client cannot pick its own throttle bucket with a forged header (lib.throttling.client_address).

@@ -33,7 +33,7 @@ class LoginLockoutBackend(AxesStandaloneBackend):
         return super().authenticate(request, username, password, **kwargs)
 
 
-def _in_words(seconds: int) -> str:
+def in_words(seconds: int) -> str:
     """``900`` → ``15 minutes``; whole hours in hours, anything shorter than a minute as one."""
     if seconds >= 3600 and seconds % 3600 == 0:
         hours = seconds // 3600
@@ -51,7 +51,7 @@ def lockout_response(
     response = render(
         request,
         "registration/locked_out.html",
-        {"wait": _in_words(seconds) if seconds else ""},
+        {"wait": in_words(seconds) if seconds else ""},
         status=429,
     )
     if seconds:

@@ -5,14 +5,18 @@
   rate. A bad key is refused with 401 during authentication, before DRF would check throttles,
   so :class:`ThrottleFirstMixin` runs the throttles right after authentication and also when it
   fails: a client guessing keys meets 429 after the ``anon`` budget.
+- :func:`password_reset_wait`: the browser's password reset form, ``password_reset`` rate per
+  client address and per submitted email address (its 429 page: ``lib.password_reset``).
 
-Rates come from ``settings.STEWARD_THROTTLE_RATES`` and are read on every request. The 429 is
+Rates come from ``settings.STEWARD_THROTTLE_RATES`` and are read on every request. An API 429 is
 rendered by ``lib.errors`` as ``throttled`` in the envelope, with ``Retry-After``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+import math
+from typing import Any, cast
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -86,3 +90,41 @@ class ThrottleFirstMixin:
             raise
         view.check_throttles(request)
         view.check_permissions(request)
+
+
+class PasswordResetThrottle(_SettingsRateThrottle):
+    """The ``password_reset`` rate for one bucket of password reset requests: a client address
+    (:meth:`for_address`) or a submitted email address (:meth:`for_email`, counted whether or not
+    an account has it, so being refused says nothing about the address). The email is stored
+    hashed, in lower case: the cache never holds the addresses people typed."""
+
+    def __init__(self, bucket: str, ident: str) -> None:
+        self.scope = f"password_reset_{bucket}"
+        self.ident = ident
+        super().__init__()
+
+    def get_rate(self) -> str | None:
+        return settings.STEWARD_THROTTLE_RATES.get("password_reset")
+
+    def get_cache_key(self, request: Any, view: Any) -> str | None:
+        return self.cache_format % {"scope": self.scope, "ident": self.ident}
+
+    @classmethod
+    def for_address(cls, request: HttpRequest) -> PasswordResetThrottle:
+        return cls("address", client_address(request))
+
+    @classmethod
+    def for_email(cls, email: str) -> PasswordResetThrottle:
+        return cls("email", hashlib.sha256(email.strip().lower().encode()).hexdigest())
+
+
+def password_reset_wait(request: HttpRequest, email: str) -> int:
+    """Seconds until this password reset request may be made, ``0`` when it may be now (and then
+    it is counted, per client address and, when one was given, per email address)."""
+    throttles = [PasswordResetThrottle.for_address(request)]
+    if email.strip():
+        throttles.append(PasswordResetThrottle.for_email(email))
+    for throttle in throttles:  # a refused request spends no further budget
+        if not throttle.allow_request(Request(request), cast(Any, None)):  # no view: not DRF's
+            return max(1, math.ceil(throttle.wait() or 1))
+    return 0

@@ -288,9 +288,10 @@ def test_every_page_fits_a_390_px_phone(
     try:
         anonymous = context.new_page()
         anonymous.set_default_timeout(15_000)
-        anonymous.goto("/accounts/login/")
-        if problem := _width(anonymous, "/accounts/login/"):
-            wide.append(problem)
+        for path in ("/accounts/login/", "/accounts/password_reset/"):
+            anonymous.goto(path)
+            if problem := _width(anonymous, path):
+                wide.append(problem)
         anonymous.close()
 
         for username in ("rita", "ada"):

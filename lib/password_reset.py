@@ -1,0 +1,39 @@
+"""The password reset form, throttled: each request may mail someone, so anyone could otherwise
+make the server mail any address over and over.
+
+:class:`PasswordResetView` is Django's, with the product's templates (``templates/registration/``)
+and the ``password_reset`` rate (``lib.throttling.password_reset_wait``) per client address and per
+submitted email address. Over either, the form comes back with a message saying how long to wait,
+429 and ``Retry-After``, and no mail is sent. Whether an account has the address is never told:
+the email bucket counts every address alike, and the "sent" page reads the same for all.
+
+Mail links use ``STEWARD_PUBLIC_URL`` when it is set (as every other mail does), else the address
+the request came to (one of ``ALLOWED_HOSTS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse
+
+from .lockout import in_words
+from .throttling import password_reset_wait
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        wait = password_reset_wait(request, str(request.POST.get("email", "")))
+        if not wait:
+            return super().post(request, *args, **kwargs)
+        context = self.get_context_data(form=self.get_form())
+        context["throttled"] = in_words(wait)
+        response = self.render_to_response(context, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        self.extra_email_context = {"public_url": settings.STEWARD_PUBLIC_URL}
+        return super().form_valid(form)
