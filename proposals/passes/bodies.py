@@ -34,7 +34,9 @@ FUNCTION_WORDS = frozenset(
     new old now currently today""".split()  # noqa: SIM905
 )
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: Where a sentence ends. Not at ";": a clause cut there and appended to a merge read
+#: "… again;. had to restart …" — a merge appends whole sentences, as written.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @lru_cache(maxsize=8192)

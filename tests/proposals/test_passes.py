@@ -106,6 +106,16 @@ def test_merged_body_keeps_every_detail():
     assert merged.startswith(texts[0])
 
 
+def test_merged_body_appends_whole_sentences_never_a_clause_cut_at_a_semicolon():
+    texts = [
+        "The dev server on port 8000 must be restarted after changing settings.py.",
+        "Autoreload missed a settings.py change again; had to restart the dev server.",
+    ]
+    merged = bodies.merged_body(texts)
+    assert merged == f"{texts[0]} {texts[1]}"
+    assert ";." not in merged
+
+
 # --- near_duplicates ---------------------------------------------------------------------------
 
 
