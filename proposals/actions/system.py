@@ -20,7 +20,7 @@ from django.db import transaction
 from memory.actors import Actor
 from memory.dedupe import thresholds
 from memory.injection import Finding, scan
-from memory.models import Entry, Head, HeadState, Memory
+from memory.models import Entry, Head, HeadState, Kind, Memory
 
 from ..exceptions import DomainError, DuplicateProposal
 from ..kinds import Submission
@@ -40,27 +40,43 @@ def file_duplicate_consolidation(
     **_hook_kwargs: Any,
 ) -> None:
     """After an add: a new entry at or above ``tau_same`` of an existing one gets a consolidation
-    proposal (target: the existing entry with its own body, redundant: the new entry) filed by
-    the ``system`` actor through the same intake. Sets ``result.proposal_id``.
+    proposal (target: the existing entry, redundant: the new entry, body: the extractive merge of
+    the two, the more complete first) filed by the ``system`` actor through the same intake. Sets
+    ``result.proposal_id``. Not for a pair carrying a different value for one slot (a
+    contradiction: the contradiction pass's), nor for working notes (the promotion pass's).
 
     Never fails the write: a refusal (e.g. a proposal already open for the pair) is logged and
     its transaction leaves nothing behind; an open duplicate's id is reported instead.
     """
+    from ..passes import bodies  # the passes' package imports these actions
+
     if not dedupe or not getattr(result, "created", False):
         return
+    if result.entry.kind == Kind.WORKING_NOTE:
+        return  # a note repeated in another session is the promotion pass's signal
     duplicates = [d for d in result.near_duplicates if d.get("relation") == "duplicate_of"]
     if not duplicates:
         return
-    best = duplicates[0]
-    target = (
-        Entry.objects.for_memory(memory)
-        .filter(uid=best["entry_id"])
+    new_body = result.version.body
+    found = {
+        e.uid: e
+        for e in Entry.objects.for_memory(memory)
+        .filter(uid__in=[d["entry_id"] for d in duplicates])
         .select_related("head__version")
-        .first()
-    )
-    if target is None:
+    }
+    # A close score with a different value for one slot ("standup at 9:30" / "at 10:00") is a
+    # contradiction, never a merge: the merge would keep one value and retire the other.
+    candidates = [
+        (d, found[d["entry_id"]])
+        for d in duplicates
+        if d["entry_id"] in found
+        and not bodies.value_differences(found[d["entry_id"]].head.version.body, new_body)
+    ]
+    if not candidates:
         return
+    best, target = candidates[0]
     tau_same, _ = thresholds(memory)
+    texts = sorted([target.head.version.body, new_body], key=bodies.completeness, reverse=True)
     data: dict[str, Any] = {
         "memory": memory.slug,
         "kind": ProposalKind.CONSOLIDATION.value,
@@ -70,7 +86,9 @@ def file_duplicate_consolidation(
         ),
         "target": {"entry_id": target.uid, "version": target.head.version.number},
         "redundant": [{"entry_id": result.entry.uid, "version": result.version.number}],
-        "body": target.head.version.body,
+        # extractive: the more complete text plus every sentence of the other carrying a
+        # detail or word it misses ("… with fixtures in conftest.py" is not dropped)
+        "body": bodies.merged_body(texts),
     }
     try:
         with transaction.atomic():

@@ -78,12 +78,69 @@ def test_thresholds_come_from_the_memory_policy(api, a, reviewer):
         "/api/v1/memories/acme", {"policy": {"tau_same": 0.7, "tau_similar": 0.5}}
     )
     old = add_via_api(a, "The deploy target is eu-2")
-    body = a.post(E, {"body": "The deploy target is eu-3", "kind": "fact"}).json()
-    assert body["near_duplicates"][0]["relation"] == "duplicate_of"
-    assert (
-        a.get(f"{P}/{body['proposal']}").json()["payload"]["target"]["entry_id"]
-        == (old["entry_id"])
+    body = a.post(E, {"body": "The deploy target is eu-2 via ArgoCD", "kind": "fact"}).json()
+    assert body["near_duplicates"] == [
+        {"entry_id": old["entry_id"], "score": 0.75, "relation": "duplicate_of"}
+    ]
+    payload = a.get(f"{P}/{body['proposal']}").json()["payload"]
+    assert payload["target"]["entry_id"] == old["entry_id"]
+    assert payload["body"] == "The deploy target is eu-2 via ArgoCD"
+
+
+def test_a_duplicate_score_with_a_different_value_files_no_consolidation(api, a, reviewer):
+    """ "eu-2" and "eu-3" score as duplicates under a low tau_same, but they are two values of one
+    slot: merging would keep the older value and retire the newer. The relation is recorded;
+    the pair is left to the contradiction pass."""
+    api.as_(reviewer).patch(
+        "/api/v1/memories/acme", {"policy": {"tau_same": 0.7, "tau_similar": 0.5}}
     )
+    old = add_via_api(a, "The deploy target is eu-2")
+    body = a.post(E, {"body": "The deploy target is eu-3", "kind": "fact"}).json()
+    assert body["near_duplicates"] == [
+        {"entry_id": old["entry_id"], "score": 0.7143, "relation": "duplicate_of"}
+    ]
+    assert "proposal" not in body
+    assert Proposal.objects.count() == 0
+
+
+def test_the_consolidation_on_add_keeps_the_details_of_both_texts(api, a, reviewer):
+    """The newer text adds a detail: the proposed body is the merge, not the older text alone
+    (which dropped "conftest.py", flagged only as a lost detail)."""
+    api.as_(reviewer).patch(
+        "/api/v1/memories/acme", {"policy": {"tau_same": 0.7, "tau_similar": 0.5}}
+    )
+    old = add_via_api(a, "Dana prefers pytest over unittest for all new tests of the billing app.")
+    r = a.post(
+        E,
+        {
+            "body": "Dana prefers pytest over unittest for all new tests of the billing app, "
+            "with fixtures in conftest.py.",
+            "kind": "preference",
+        },
+    ).json()
+    assert r["near_duplicates"][0]["relation"] == "duplicate_of", r
+    proposal = a.get(f"{P}/{r['proposal']}").json()
+    assert proposal["payload"]["target"]["entry_id"] == old["entry_id"]
+    assert proposal["payload"]["body"] == (
+        "Dana prefers pytest over unittest for all new tests of the billing app, "
+        "with fixtures in conftest.py."
+    )
+    assert proposal["verification"]["lost_details"] == []
+
+
+def test_a_working_note_repeated_on_add_files_no_consolidation(a):
+    """A note seen again in another session is what the promotion pass looks for: a merge on
+    add would retire the repeat and the recurrence with it."""
+    note = "test_checkout_flow is flaky on CI with a timeout in the Stripe mock"
+    first = add_via_api(a, note, kind="working_note", session_id="s1")
+    r = a.post(E, {"body": note + ".", "kind": "working_note", "session_id": "s2"}).json()
+    assert r["near_duplicates"][0] == {
+        "entry_id": first["entry_id"],
+        "score": 1.0,
+        "relation": "duplicate_of",
+    }
+    assert "proposal" not in r
+    assert Proposal.objects.count() == 0
 
 
 def test_the_check_is_bounded_to_twenty_candidates(a):
