@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from memory.text import words
 
-from ..verify import Detail, extract_details
+from ..verify import Detail, detail_pattern, extract_details
 
 #: Detail kinds that name a slot's value (a difference there is a different value).
 VALUE_KINDS = ("number", "time", "date", "version", "identifier", "name", "url", "path", "email")
@@ -90,15 +90,15 @@ def subject_terms(body: str) -> set[str]:
 
 @lru_cache(maxsize=8192)
 def _subject_terms(body: str) -> frozenset[str]:
-    detail_tokens: set[str] = set()
+    """The words of ``body`` once its values are cut out: a word is dropped where it is part
+    of a value, not everywhere — "staging" stays the subject of "The staging server is
+    staging-1.helios.dev" (dropping it left "server" alone, and "Staging moved to
+    staging-2.helios.dev" no subject at all, so the two never compared)."""
+    text = body
     for d in _details(body):
         if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
-            detail_tokens.update(words(d.text))
-    return frozenset(
-        t
-        for t in words(body)
-        if t not in FUNCTION_WORDS and t not in detail_tokens and not t.isdigit()
-    )
+            text = detail_pattern(d.text, re.IGNORECASE).sub(" ", text)
+    return frozenset(t for t in words(text) if t not in FUNCTION_WORDS and not t.isdigit())
 
 
 def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:

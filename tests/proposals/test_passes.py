@@ -29,6 +29,7 @@ from memory.models import (
 )
 from proposals.models import Proposal, ProposalStatus
 from proposals.passes import bodies
+from proposals.passes.contradictions import is_contradiction
 from proposals.passes.near_duplicates import COSINE_THRESHOLD
 from tests.factories import remember
 
@@ -92,6 +93,18 @@ def test_subject_similarity_ignores_values_and_function_words():
         "Update: the daily standup moved from 9:30 to 10:00", "The daily standup is at 9:30"
     ) == pytest.approx(1.0)
     assert bodies.subject_similarity("The daily standup is at 9:30", "The retro is at 16:00") == 0
+
+
+def test_a_subject_word_inside_a_value_still_names_the_subject():
+    """ "staging" is cut out of "staging-2.helios.dev" only: it stays the subject of both, so the
+    changed host is a contradiction (it was missed: the second body had no subject left)."""
+    old = "The staging server is staging-1.helios.dev."
+    new = "Staging moved to staging-2.helios.dev."
+    assert bodies.subject_terms(old) == {"staging", "server"}
+    assert bodies.subject_terms(new) == {"staging"}
+    found = is_contradiction(new, old, min_similarity=0.2, min_subject=0.75)
+    assert found is not None
+    assert found["values"] == {"identifier": [["staging-2.helios.dev"], ["staging-1.helios.dev"]]}
 
 
 def test_merged_body_keeps_every_detail():
