@@ -11,7 +11,8 @@ How "after" is computed (a deliberate choice)
     analyzer's tokens (``memory.text``), after the same admission floor. With the lexical
     channel alone and quality ranking off (the default) that is exactly the order recall will
     produce; with an embedding provider or quality ranking on, the preview says it is
-    approximate.
+    approximate, and a changed body keeps the rank its entry has now (a new one the best rank
+    of the entries it replaces).
 
     The alternative — running the real approval inside a savepoint and rolling it back — was
     rejected: the approval is a durable transaction that takes the Memory lock (on SQLite the
@@ -163,13 +164,23 @@ def preview_one(
     approximate = bool(result.trace.quality.get("enabled")) or any(
         "vector" in h.channels for h in result.hits
     )
+    # Keys of the kept hits are sorted when the lexical channel alone ordered them; otherwise
+    # (fused with the vector channel, or quality-reordered) a rewritten entry keeps the rank
+    # its current version has now, and a new one takes the best rank of the entries it
+    # replaces — appended after every kept hit, the merged entry fell out of the shown hits
+    # and the page said it would no longer be recalled.
+    lexical_order = keys == sorted(keys)
+    rank_now = {h.entry_pk: float(i) for i, h in enumerate(result.hits)}
+    ranks = [rank_now[h.entry_pk] for h in kept]
+    replaced = [rank_now[pk] for pk in effect.leaving | changed_pks if pk in rank_now]
     for c in [*effect.changed, *effect.joining]:
         key = _lexical_key(terms, c.body, c.entry_pk, c.version_pk)
         if not terms or not _admitted(terms, c.body):
             continue  # not admitted by the lexical channel: it will not be recalled
-        # Keys of the kept hits are sorted when the lexical channel alone ordered them.
-        at = bisect_right(keys, key) if keys == sorted(keys) else len(keys)
+        rank = rank_now.get(c.entry_pk, min(replaced, default=float("inf")))
+        at = bisect_right(keys, key) if lexical_order else bisect_right(ranks, rank)
         keys.insert(at, key)
+        ranks.insert(at, rank)
         after.insert(at, c)
     shown_after = after[:limit]
     after_ids = {x.entry_id for x in shown_after}

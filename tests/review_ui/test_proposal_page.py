@@ -201,6 +201,48 @@ def test_preview_of_a_consolidation_matches_recall_after_approval(memory, agent,
     _after_matches_real_recall(memory, proposal)
 
 
+def test_in_a_fused_order_the_merged_entry_keeps_its_rank_in_the_preview(
+    memory, agent, monkeypatch
+):
+    """With the vector channel (or quality ranking) the hits are not in the lexical channel's
+    order: the consolidation target, recalled first now, was appended after every other hit,
+    fell out of the shown five and the page said it would no longer be recalled."""
+    from review import recall_preview as rp
+
+    target = add(memory, agent.actor, "Commit messages should be short and imperative.")
+    redundant = add(memory, agent.actor, "Dana likes short commit messages, imperative mood.")
+    for i in range(6):
+        add(memory, agent.actor, f"Commit hook number {i} checks the messages of commit {i}.")
+    p = submit_request(
+        actor=agent.actor,
+        data={
+            "memory": "acme",
+            "kind": "consolidation",
+            "rationale": "Same preference",
+            "target": {"entry_id": target, "version": 1},
+            "redundant": [{"entry_id": redundant, "version": 1}],
+            "body": "Commit messages should be short and imperative (Dana likes the "
+            "imperative mood).",
+        },
+    ).proposal
+    real_search = rp.search
+
+    def fused(*args, **kwargs):
+        result = real_search(*args, **kwargs)
+        first = [h for h in result.hits if h.entry_id in (target, redundant)]
+        others = [h for h in result.hits if h.entry_id not in (target, redundant)]
+        result.hits = sorted(first, key=lambda h: h.entry_id != target) + others[::-1]
+        return result
+
+    monkeypatch.setattr(rp, "search", fused)
+    targets = list(p.targets.order_by("position"))
+    item = recall_preview(memory, p, targets, actor=_rita()).items[0]
+    assert [h.entry_id for h in item.before[:2]] == [target, redundant]
+    assert item.after[0].entry_id == target and item.after[0].change == "new_version"
+    assert redundant not in _ids(item.after)
+    assert item.dropped == []
+
+
 def test_preview_of_a_supersession_matches_recall_after_approval(memory, agent):
     old = add(memory, agent.actor, "The staging database is db-stage-3.")
     add(memory, agent.actor, "The staging database has nightly snapshots.")
