@@ -111,6 +111,16 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("version", re.compile(r"\bv?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?![\w.]*\w)|\bv\d+\b")),
     ("number", re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")),
+    # Counts written out ("a sprint of two weeks" / "three weeks" are two values; "three"
+    # dropped by a merge is a lost detail). Not "one", more often a pronoun than a count.
+    (
+        "number",
+        re.compile(
+            r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
+            r"|forty|fifty|sixty|hundred|thousand)\b",
+            re.IGNORECASE,
+        ),
+    ),
 ]
 _NOT_DETAILS = {"e.g", "i.e", "etc", "vs", "a.m", "p.m"}
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")

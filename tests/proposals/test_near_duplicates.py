@@ -103,6 +103,17 @@ def test_a_duplicate_score_with_a_different_value_files_no_consolidation(api, a,
     assert Proposal.objects.count() == 0
 
 
+def test_a_count_written_out_that_changed_files_no_consolidation(api, a, reviewer):
+    api.as_(reviewer).patch(
+        "/api/v1/memories/acme", {"policy": {"tau_same": 0.7, "tau_similar": 0.5}}
+    )
+    add_via_api(a, "The sprint length is two weeks.")
+    body = a.post(E, {"body": "The sprint length is three weeks.", "kind": "fact"}).json()
+    assert body["near_duplicates"][0]["relation"] == "duplicate_of"
+    assert "proposal" not in body
+    assert Proposal.objects.count() == 0
+
+
 def test_the_consolidation_on_add_keeps_the_details_of_both_texts(api, a, reviewer):
     """The newer text adds a detail: the proposed body is the merge, not the older text alone
     (which dropped "conftest.py", flagged only as a lost detail)."""

@@ -107,6 +107,13 @@ def test_a_subject_word_inside_a_value_still_names_the_subject():
     assert found["values"] == {"identifier": [["staging-2.helios.dev"], ["staging-1.helios.dev"]]}
 
 
+def test_counts_written_out_are_two_values_of_one_slot():
+    old, new = "The sprint length is two weeks.", "The sprint length is three weeks."
+    assert bodies.value_differences(new, old) == {"number": [["three"], ["two"]]}
+    found = is_contradiction(new, old, min_similarity=0.2, min_subject=0.75)
+    assert found is not None and found["values"] == {"number": [["three"], ["two"]]}
+
+
 def test_merged_body_keeps_every_detail():
     from proposals.verify import lost_details
 

@@ -50,6 +50,7 @@ from proposals.verify import detail_present, extract_details, lost_details, same
             "Mail ops@acme.io and/or page P7X2K.",
             [("ops@acme.io", "email"), ("P7X2K", "identifier")],
         ),
+        ("The sprint is three weeks, with one review.", [("three", "number")]),
     ],
 )
 def test_details_are_extracted_by_kind(text, expected):
@@ -69,6 +70,14 @@ def test_details_are_extracted_by_kind(text, expected):
 )
 def test_detail_presence_is_whole_token_and_case_insensitive(detail, text, present):
     assert detail_present(detail, text) is present
+
+
+def test_a_count_written_out_is_a_detail_a_merge_can_lose():
+    lost = lost_details(
+        [("e_1", "The sprint length is two weeks."), ("e_2", "The sprint length is three weeks.")],
+        "The sprint length is two weeks.",
+    )
+    assert [(d.text, d.kind, d.entries) for d in lost] == [("three", "number", ["e_2"])]
 
 
 def test_lost_details_name_their_entries_once():
