@@ -4,8 +4,12 @@ the reason.
 
 - *New low entries*: active entries of importance ≤ 1 recorded since the last real capacity run
   that fired on this Memory; the trigger fires at ``capacity_low_entries`` (default 500).
-- *Near-duplicate density*: live ``duplicate_of`` / ``near_duplicate_of`` observations between
-  active entries per active entry; fires at ``jobs.capacity.duplicate_density`` (default 0.2).
+- *Near-duplicate density*: live ``duplicate_of`` observations (restatements: similarity at or
+  above the Memory's ``tau_same``) between active entries per active entry; fires at
+  ``jobs.capacity.duplicate_density`` (default 0.2). ``near_duplicate_of`` observations do not
+  count: with the embedding model they mark entries on the same subject (cosine ≥ 0.35), most
+  of them different facts, and counting them made a Memory of distinct facts look crowded and
+  filed its least-recalled facts for cleanup.
 - The proposal: at most ``jobs.capacity.max_entries`` (default 20, at most 50) active entries
   of importance ≤ 1, validity current, not pinned, protected or session tier, not under a
   pending proposal, ordered by the retention score (``memory.maintenance.retention_score``,
@@ -115,7 +119,7 @@ def _trigger_reasons(
     duplicates = (
         Relation.objects.filter(
             memory_id=memory.pk,
-            kind__in=[RelationKind.DUPLICATE_OF, RelationKind.NEAR_DUPLICATE_OF],
+            kind=RelationKind.DUPLICATE_OF,
             retired_by__isnull=True,
             from_entry__head__state=HeadState.ACTIVE,
             to_entry__head__state=HeadState.ACTIVE,

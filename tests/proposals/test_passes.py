@@ -457,6 +457,33 @@ def test_capacity_below_the_threshold_files_nothing(memory, agent, system):
     assert r.counts["triggered"] is False and filed(memory, "cleanup") == []
 
 
+def test_capacity_density_counts_restatements_not_entries_on_one_subject(memory, agent, system):
+    a = agent.actor
+    base = "The nightly export job writes the billing ledger to the archive bucket at midnight"
+    add(memory, a, base, dedupe=True)
+    # Same subject, a different fact: near_duplicate_of (Jaccard between tau_similar and tau_same).
+    related = add(
+        memory, a, "The nightly export job writes the audit ledger to the archive", dedupe=True
+    )
+    # A restatement: duplicate_of (Jaccard at or above tau_same).
+    add(memory, a, base + " UTC", dedupe=True)
+    kinds = sorted(
+        Relation.objects.filter(memory=memory, retired_by__isnull=True).values_list(
+            "kind", flat=True
+        )
+    )
+    assert kinds.count("near_duplicate_of") >= 1 and kinds.count("duplicate_of") == 1
+    enable(memory, jobs={"capacity": {"enabled": True, "duplicate_density": 0.3}})
+    # One restatement among three active entries: density 1/3.
+    r = run(memory, "capacity", system, dry_run=True)
+    assert r.counts["duplicate_observations"] == 1 and r.counts["triggered"] is True
+    # Related entries alone never make a Memory crowded.
+    enable(memory, jobs={"capacity": {"enabled": True, "duplicate_density": 0.5}})
+    r = run(memory, "capacity", system, dry_run=True)
+    assert r.counts["duplicate_observations"] == 1 and r.counts["triggered"] is False
+    assert related.uid not in {i.get("entry_id") for i in r.items}
+
+
 # --- Lock, scheduling, REST --------------------------------------------------------------------
 
 
