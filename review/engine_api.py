@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lib.api import ActorApiView, StrictSerializer, parse
+from memory.actors import Actor
 from proposals.api import proposal_schema
 from proposals.models import RejectionReason
 from proposals.serializers import BulkIn
@@ -55,12 +56,20 @@ def decision_out(result: actions.DecisionResult) -> dict[str, Any]:
     }
 
 
+def reviewer_input(
+    view: ActorApiView, request: Request, serializer: type[serializers.Serializer]
+) -> tuple[Actor, dict[str, Any]]:
+    """The caller and its parsed body: a role that may never decide is refused 403 before the
+    body is read (it is not told which fields such a request needs)."""
+    actor = view.actor(request)
+    require_reviewer(actor)
+    return actor, parse(serializer, request)
+
+
 class ProposalApproveApi(ActorApiView):
     @proposal_schema("Approve a proposal (reviewers)", request=ApproveIn)
     def post(self, request: Request, proposal_id: int) -> Response:
-        actor = self.actor(request)
-        require_reviewer(actor)  # refused before the body is read
-        data = parse(ApproveIn, request)
+        actor, data = reviewer_input(self, request, ApproveIn)
         result = actions.approve_proposal(
             proposal_id,
             actor=actor,
@@ -74,9 +83,7 @@ class ProposalApproveApi(ActorApiView):
 class ProposalRejectApi(ActorApiView):
     @proposal_schema("Reject a proposal (reviewers)", request=RejectIn)
     def post(self, request: Request, proposal_id: int) -> Response:
-        actor = self.actor(request)
-        require_reviewer(actor)  # refused before the body is read
-        data = parse(RejectIn, request)
+        actor, data = reviewer_input(self, request, RejectIn)
         result = actions.reject_proposal(
             proposal_id, actor=actor, reason=data["reason"], comment=data["comment"]
         )
@@ -89,9 +96,7 @@ class ProposalRejectApi(ActorApiView):
 class ProposalRequestChangesApi(ActorApiView):
     @proposal_schema("Ask the submitter for changes (reviewers)", request=RequestChangesIn)
     def post(self, request: Request, proposal_id: int) -> Response:
-        actor = self.actor(request)
-        require_reviewer(actor)  # refused before the body is read
-        data = parse(RequestChangesIn, request)
+        actor, data = reviewer_input(self, request, RequestChangesIn)
         result = actions.request_changes(proposal_id, actor=actor, comment=data["comment"])
         return Response(
             {"id": result.proposal.pk, "status": result.proposal.status, "comment": data["comment"]}
@@ -103,9 +108,7 @@ class ProposalBulkApi(ActorApiView):
         "Approve or reject many proposals, each in its own transaction (reviewers)", request=BulkIn
     )
     def post(self, request: Request) -> Response:
-        actor = self.actor(request)
-        require_reviewer(actor)  # refused before the body is read
-        data = parse(BulkIn, request)
+        actor, data = reviewer_input(self, request, BulkIn)
         outcomes = actions.bulk_decide(
             actor=actor,
             action=data["action"],
