@@ -2,8 +2,9 @@
 audit pages' version-to-version word diff.
 
 Texts are cut into word tokens (runs of letters/digits/underscore, each CJK character on its own —
-a Chinese or Japanese sentence has no spaces —, single punctuation marks). The stdlib's
-:class:`difflib.SequenceMatcher` aligns the token lists.
+a Chinese or Japanese sentence has no spaces —, single punctuation marks); on the proposal page
+runs joined by ".", ":", "/", "@", "#" or "-" are one token (versions, addresses, hosts, times,
+paths: ``_UNIT``). The stdlib's :class:`difflib.SequenceMatcher` aligns the token lists.
 
 For the proposal page whitespace only separates and the lists are compared case-folded. The
 output is a list of :class:`Segment` — plain text with flags — which the templates render inside
@@ -34,8 +35,16 @@ from dataclasses import dataclass
 from proposals.verify import detail_pattern
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_WORD = rf"[{_CJK}]|[^\W{_CJK}]+"
-_TOKEN = re.compile(rf"{_WORD}|[^\w\s]", re.UNICODE)
+_RUN = rf"[^\W{_CJK}]+"
+# Runs joined inside one token by ".", ":", "/", "@", "#", "-" or "://" — a version (2.4.1), an
+# address (10.0.0.12), a host (db-main-1.helios.dev), a time (14:00), a path (/api/docs/,
+# scripts/deploy.sh), a URL, an e-mail address: one unit, so "2.3.0 → 2.4.1" is one change and
+# not a diff of its digits. A "." or ":" not followed by a word character (a sentence's end) is
+# punctuation of its own.
+_UNIT = rf"(?:~?/)?{_RUN}(?:(?:://|[.:/@#-]){_RUN})+/?|~?/{_RUN}/?"
+_WORD = rf"[{_CJK}]|{_RUN}"
+_TOKEN = re.compile(rf"{_UNIT}|{_WORD}|[^\w\s]", re.UNICODE)
+# The audit pages' diff keeps the plain words: "eu-2 → eu-3" reads there as "eu-" with 2 → 3.
 _TOKEN_OR_SPACE = re.compile(rf"{_WORD}|\s+|[^\w\s]", re.UNICODE)
 
 
