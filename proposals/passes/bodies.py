@@ -6,7 +6,8 @@ the sentences an extractive merge keeps, and how complete a body is.
   lacks.
 - :func:`subject_similarity` — how far two bodies are about the same thing (content words
   without their values).
-- :func:`merged_body` — an extractive merge that keeps every detail.
+- :func:`merged_body` — an extractive merge that keeps every detail and appends only sentences
+  that add something (:func:`adds_to`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from memory.text import words
+from memory.text import stemming, stop_terms, tokenize, words
 
 from ..verify import Detail, detail_pattern, extract_details
 
@@ -116,19 +117,41 @@ def sentences(body: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(body) if s.strip()]
 
 
-def merged_body(bodies: Sequence[str]) -> str:
-    """An extractive merge that keeps every detail: the first body (the most complete member)
-    followed by each sentence of the others that carries a detail or a content word the merge
-    still misses. Nothing is paraphrased."""
+def content_terms(text: str) -> set[str]:
+    """The analyzer's terms of ``text`` that carry content: stemmed ("formats" is "format"),
+    without the stop words (:func:`memory.text.stop_terms`), the function words above ("again",
+    "now") and bare numbers (a number is a detail, compared as a whole: "3" is not in "30")."""
+    return {t for t in tokenize(text) if t not in _filler_terms() and not t.isdigit()}
+
+
+def _filler_terms() -> frozenset[str]:
+    return _filler(stemming())
+
+
+@lru_cache(maxsize=2)
+def _filler(stem: bool) -> frozenset[str]:
+    return stop_terms() | frozenset(tokenize(" ".join(sorted(FUNCTION_WORDS))))
+
+
+def adds_to(sentence: str, merged: str) -> bool:
+    """Whether ``sentence`` says something ``merged`` does not: a detail it lacks (a host, a
+    number, a version, a name), or a content term it lacks. A sentence that only restates —
+    an inflection ("formats" next to "format"), filler ("again", "now") — adds nothing."""
     from ..verify import detail_present
 
+    if any(not detail_present(d.text, merged) for d in _details(sentence)):
+        return True
+    return bool(content_terms(sentence) - content_terms(merged))
+
+
+def merged_body(bodies: Sequence[str]) -> str:
+    """An extractive merge that keeps every detail: the first body (the most complete member)
+    followed by each sentence of the others that carries a detail or a content term
+    (:func:`adds_to`) the merge still misses. Nothing is paraphrased."""
     merged = bodies[0].strip()
     for other in bodies[1:]:
         for sentence in sentences(other):
-            have = set(words(merged))
-            missing = [d for d in extract_details(sentence) if not detail_present(d.text, merged)]
-            new_words = subject_terms(sentence) - have
-            if missing or new_words:
+            if adds_to(sentence, merged):
                 sep = " " if merged.endswith((".", "!", "?")) else ". "
                 merged = f"{merged}{sep}{sentence.strip()}"
     return merged

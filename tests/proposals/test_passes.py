@@ -136,6 +136,70 @@ def test_merged_body_appends_whole_sentences_never_a_clause_cut_at_a_semicolon()
     assert ";." not in merged
 
 
+#: Pairs of a cluster (the more complete body first) whose second body only restates the first.
+RESTATEMENTS = {
+    # an inflection: "formats" is "format", "caching" is "cache"
+    "inflection": (
+        "Code formatting is done with ruff format; line length is 100.",
+        "Ruff formats the code with a line length of 100.",
+    ),
+    "inflection, word order": (
+        "Celery uses Redis as its broker, and Redis also serves as the cache.",
+        "Redis is used for caching and as the Celery broker.",
+    ),
+    # filler: "once", "again", "same" say nothing about the test
+    "filler": (
+        "test_checkout_flow is flaky: it fails intermittently on CI with a timeout in the Stripe "
+        "mock.",
+        "Once again test_checkout_flow fails on CI with the same Stripe mock timeout.",
+    ),
+    "filler and inflection": (
+        "Dana again asked for a summary of the changed files before ending the session.",
+        "Dana asks for a summary of changed files at the end of every session.",
+    ),
+}
+
+
+@pytest.mark.parametrize("texts", RESTATEMENTS.values(), ids=RESTATEMENTS.keys())
+def test_merged_body_appends_no_sentence_that_only_restates(texts):
+    """A sentence whose words the merge already has, up to an inflection or a filler word, is
+    not appended: the merged body stated the same fact twice."""
+    from proposals.verify import lost_details
+
+    merged = bodies.merged_body(list(texts))
+    assert merged == texts[0]
+    assert lost_details([("a", texts[0]), ("b", texts[1])], merged) == []
+
+
+#: Pairs whose second body adds a detail and nothing else (its words are all in the first).
+NEW_DETAILS = {
+    "number": (
+        "The production database has read replicas.",
+        "The production database has 2 read replicas.",
+    ),
+    "version": ("The frontend is built with Vite.", "The frontend is built with Vite 5."),
+    "host": ("Grafana runs on ops-1.helios.dev.", "Grafana also runs on ops-2.helios.dev."),
+    "name": ("The payments service has an owner.", "The payments service owner is Lena Fischer."),
+}
+
+
+@pytest.mark.parametrize("texts", NEW_DETAILS.values(), ids=NEW_DETAILS.keys())
+def test_merged_body_appends_a_sentence_with_a_new_detail(texts):
+    from proposals.verify import lost_details
+
+    merged = bodies.merged_body(list(texts))
+    assert merged == f"{texts[0]} {texts[1]}"
+    assert lost_details([("a", texts[0]), ("b", texts[1])], merged) == []
+
+
+def test_merged_body_appends_a_sentence_with_a_new_content_word():
+    texts = [
+        "The dev server on port 8000 must be restarted after changing settings.py.",
+        "Autoreload misses settings.py changes.",
+    ]
+    assert bodies.merged_body(texts) == f"{texts[0]} {texts[1]}"
+
+
 # --- near_duplicates ---------------------------------------------------------------------------
 
 
