@@ -160,6 +160,26 @@ RECURRING_THEMES: list[list[tuple[str, str]]] = [
         ("s-f1", "The e2e suite needs the seed fixture loaded before it runs"),
         ("s-f2", "e2e suite failed: load the seed fixture before it runs"),
     ],
+    # The same observation in other words: they share too few words for the lexical
+    # similarity (Jaccard 0.18-0.38); the embedding model pairs them (cosine 0.71-0.83, except
+    # the restart pair, 0.55, below the near-topic notes of the single-session list).
+    [
+        ("s-g1", "CI flaked on the integration suite again"),
+        ("s-g2", "integration tests failed intermittently in CI"),
+        ("s-g3", "The integration job in CI is unreliable and fails at random"),
+    ],
+    [
+        ("s-h1", "Had to restart the dev server by hand after editing settings.py"),
+        ("s-h2", "Autoreload ignores changes to settings.py, so runserver needs a manual restart"),
+    ],
+    [
+        ("s-i1", "Dana wants a summary of the changed files when a session ends"),
+        ("s-i2", "At the end of each session, list the modified files for Dana"),
+    ],
+    [
+        ("s-j1", "npm install breaks on the wrong Node version; run nvm use first"),
+        ("s-j2", "Switching Node with nvm before installing packages avoids the npm errors"),
+    ],
 ]
 
 #: Themes that occur in one session only (two notes, same session) or once: never promoted.
@@ -174,4 +194,9 @@ SINGLE_SESSION: list[list[tuple[str, str]]] = [
     ],
     [("s-x3", "The screenshot tests need a fixed font")],
     [("s-x4", "The release checklist lives in the wiki")],
+    # Single notes on the topic of a recurring theme, about something else (cosine up to 0.56
+    # with a note of that theme).
+    [("s-y1", "The integration suite needs Docker running")],
+    [("s-y2", "settings.py holds the dev database password")],
+    [("s-y3", "Dana reviews the pull requests on Fridays")],
 ]

@@ -176,6 +176,43 @@ def vectors_for(
     return out
 
 
+def head_vectors(
+    memory_pk: int, provider: EmbeddingProvider, entry_pks: Iterable[int], *, batch: int = 1000
+) -> dict[int, np.ndarray]:
+    """Unit vectors of the head versions of ``entry_pks`` in ``memory_pk``, as stored (the
+    cache keyed by provider and content hash, :func:`vectors_for`), keyed by entry; ``batch``
+    entries per pair of queries. A head whose vector is not stored yet (its indexing after
+    the write has not run) is embedded here, not stored: no write. Takes no lock."""
+    pks = sorted(set(entry_pks))
+    out: dict[int, np.ndarray] = {}
+    for start in range(0, len(pks), batch):
+        chunk = pks[start : start + batch]
+        hashes = dict(
+            EntryVersion.objects.filter(
+                memory_id=memory_pk, entry_id__in=chunk, entry__head__version_id=F("pk")
+            ).values_list("entry_id", "content_hash")
+        )
+        stored = {
+            h: np.frombuffer(bytes(data), dtype=np.float32)
+            for h, data in EntryEmbedding.objects.filter(
+                provider=provider.key, content_hash__in=set(hashes.values())
+            ).values_list("content_hash", "vector")
+        }
+        missing = [pk for pk, h in hashes.items() if h not in stored]
+        if missing:
+            bodies = dict(
+                EntryVersion.objects.filter(
+                    entry_id__in=missing, entry__head__version_id=F("pk")
+                ).values_list("entry_id", "body")
+            )
+            order = sorted(bodies)
+            embedded = provider.embed([bodies[pk] for pk in order])
+            for pk, vec in zip(order, embedded, strict=True):
+                stored[hashes[pk]] = np.asarray(vec, dtype=np.float32)
+        out.update((pk, stored[h]) for pk, h in hashes.items() if h in stored)
+    return out
+
+
 def index_versions(version_pks: Sequence[int], *, provider: EmbeddingProvider | None = None) -> int:
     """Embed (or read from the cache) and index the given versions; returns how many now have a
     vector (in the index, or in the cache the scan reads). Idempotent; takes no lock; run after

@@ -9,10 +9,13 @@ becomes one promotion proposal; a single occurrence never does.
    session's notes are inactive; :func:`~proposals.passes.base.neighbourhoods`): up to
    ``candidates.SCOPE_MAX`` notes are read once and their term frequencies and posting lists
    counted in memory (``candidates.ScopedNeighbourhoods``); more are looked up through the
-   index over every head, a fixed number of lexical queries per batch. Scored with the
-   lexical similarity; an edge
-   at ``jobs.promotion.threshold`` (default 0.4) between notes of *different* sessions with no
-   differing value.
+   index over every head, a fixed number of lexical queries per batch; with an embedding
+   provider each note's vector neighbours are added (``base.neighbourhoods``). Scored with the
+   similarity the admission check uses (``memory.dedupe.similarity_method``): lexical Jaccard,
+   first on the stored tokens; with embeddings the cosine of the stored vectors
+   (``memory.vectors.head_vectors``, read for each batch's pairs). An edge at
+   ``jobs.promotion.threshold`` (default 0.4 lexical, ``COSINE_THRESHOLD`` with embeddings)
+   between notes of *different* sessions with no differing value.
 3. Themes: connected components (``scipy.sparse.csgraph``). A theme whose notes come from fewer
    than ``promotion_min_sessions`` (default 2) distinct sessions is never proposed.
 4. One promotion proposal per theme, filed through the intake (which re-checks the sessions):
@@ -27,11 +30,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from django.db.models import Q
 
 from memory import hooks
 from memory.actors import Actor
-from memory.dedupe import lexical_similarity, round_score
+from memory.dedupe import lexical_similarity, round_score, similarity_method
+from memory.embeddings import EmbeddingProvider, get_provider
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
 from ..models import ProposalKind
@@ -48,6 +53,11 @@ from .near_duplicates import clusters, propose_merged
 
 JOB = "promotion"
 DEFAULT_THRESHOLD = 0.4
+#: The least cosine a theme pair needs by default with the embedding model. Measured on the
+#: hand-labelled notes (docs/maintenance.md, "Promotion with the model"): notes of one recurring
+#: theme score 0.71-0.99 across sessions, also when written in other words (one pair 0.55),
+#: near-topic notes about something else at most 0.56.
+COSINE_THRESHOLD = 0.65
 SESSION_END = "session_end"
 
 
@@ -86,13 +96,16 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
     memory = run.memory
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
-    threshold = float(cfg.get("threshold", DEFAULT_THRESHOLD))
+    method, _ = similarity_method()
+    provider = get_provider() if method == "cosine" else None
+    default = DEFAULT_THRESHOLD if provider is None else COSINE_THRESHOLD
+    threshold = float(cfg.get("threshold", default))
     target_kind = str(cfg.get("target_kind", Kind.FACT))
     needed = promotion_min_sessions(memory)
     run.parameters.update(
-        threshold=threshold, min_sessions=needed, target_kind=target_kind, method="lexical"
+        threshold=threshold, min_sessions=needed, target_kind=target_kind, method=method
     )
-    edges, heads = _theme_edges(run, threshold)
+    edges, heads = _theme_edges(run, threshold, provider)
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["themes"] = len(groups)
@@ -126,11 +139,13 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
 
 
 def _theme_edges(
-    run: base.Pass, threshold: float
+    run: base.Pass, threshold: float, provider: EmbeddingProvider | None = None
 ) -> tuple[dict[tuple[int, int], float], dict[int, base.HeadRow]]:
     """Pairs of eligible notes from different sessions scoring at least ``threshold`` with no
-    differing value, with their rounded scores, and the heads of their notes. A pair is first
-    scored on the stored tokens (the same Jaccard); full rows are read only for those passing."""
+    differing value, with their rounded scores, and the heads of their notes. Lexically a pair
+    is first scored on the stored tokens (the same Jaccard); with a ``provider`` by the cosine
+    of the notes' stored vectors, read for each batch's pairs (:func:`_cosines`). Full rows are
+    read only for the pairs passing."""
     memory = run.memory
     edges: dict[tuple[int, int], float] = {}
     kept: dict[int, base.HeadRow] = {}
@@ -148,22 +163,48 @@ def _theme_edges(
                 if other.session_id == mine.session_id:
                     continue
                 key = (min(pk, n), max(pk, n))
-                if key in edges or jaccard(tokens, other.tokens) < threshold:
+                if key in edges:
+                    continue
+                if provider is None and jaccard(tokens, other.tokens) < threshold:
                     continue
                 pairs.append((pk, n))
+        cosines: dict[tuple[int, int], float] = {}
+        if provider is not None:
+            cosines = _cosines(run, provider, pairs)
+            pairs = [(a, b) for a, b in pairs if cosines[(min(a, b), max(a, b))] >= threshold]
         heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
         for pk, n in pairs:
             row, full = heads[pk], heads[n]
             key = (min(pk, n), max(pk, n))
             if key in edges:
                 continue
-            score = lexical_similarity(row.body, full.body)
+            score = cosines[key] if provider else lexical_similarity(row.body, full.body)
             if score < threshold or bodies.value_differences(row.body, full.body):
                 continue
             edges[key] = round_score(score)
             kept[pk], kept[n] = row, full
     run.counts["lexical_queries"] = finder.queries
     return edges, kept
+
+
+def _cosines(
+    run: base.Pass, provider: EmbeddingProvider, pairs: list[tuple[int, int]]
+) -> dict[tuple[int, int], float]:
+    """The cosine of each pair's stored vectors (``memory.vectors.head_vectors``: the notes of
+    one batch's pairs, in bounded queries), keyed ``(lower pk, higher pk)``; 0 for a note
+    without a vector. Counted as ``pairs_scored``."""
+    from memory.vectors import head_vectors
+
+    run.count("pairs_scored", len(pairs))
+    if not pairs:
+        return {}
+    vectors = head_vectors(run.memory.pk, provider, {x for p in pairs for x in p})
+    out: dict[tuple[int, int], float] = {}
+    for a, b in pairs:
+        u, v = vectors.get(a), vectors.get(b)
+        score = float(np.dot(u, v)) if u is not None and v is not None else 0.0
+        out[(min(a, b), max(a, b))] = max(0.0, min(1.0, score))
+    return out
 
 
 def _theme_item(
