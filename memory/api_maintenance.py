@@ -7,21 +7,20 @@ the run is recorded when the worker finishes, and the response says ``{run: null
 status: "queued"}``. A real run of a job its Memory's policy does not enable (``l1_enabled``,
 ``jobs.<job>.enabled``) answers 409 ``maintenance_disabled`` and writes nothing; a run while
 another of the same job is going on that Memory answers 409 ``maintenance_running``. Both are
-checked before the job is queued (``maintenance.check_start``), with a broker as without one.
+checked before the job is queued (``tasks.start_job``, which the maintenance page calls too), with
+a broker as without one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from celery.result import EagerResult
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lib.api import StrictSerializer, parse
-from lib.correlation import current_correlation_id
 from lib.pagination import keyset_page
 
 from . import actions, inventory, maintenance, tasks
@@ -82,26 +81,18 @@ class MaintenanceStartApi(MemoryApiView):
         if not actor.is_reviewer:
             raise Forbidden("Only reviewers and staff may run maintenance.")
         data = parse(MaintenanceRunIn, request)
-        # Refused here rather than in a worker, where nobody would hear of it.
-        spec = maintenance.check_start(memory, job, dry_run=data["dry_run"])
-        result = spec.task.delay(
-            memory.pk,
-            dry_run=data["dry_run"],
-            actor=tasks.actor_to_primitive(actor),
-            correlation_id=current_correlation_id(),
-        )
-        # With a broker the run is queued: no result backend is configured, so the result is
-        # never asked for (``ready()`` would raise); in the embedded mode it has finished.
-        if not isinstance(result, EagerResult):
+        # Refused before it is queued rather than in a worker, where nobody would hear of it.
+        started = tasks.start_job(memory, actor=actor, job=job, dry_run=data["dry_run"])
+        if started.run is None:
             body: dict[str, Any] = {
                 "run": None,
-                "task_id": result.id,
+                "task_id": started.task_id,
                 "job": job,
                 "dry_run": data["dry_run"],
                 "status": "queued",
             }
             return Response(body, status=status.HTTP_202_ACCEPTED)
-        run = MaintenanceRun.objects.select_related("memory").get(pk=result.get())
+        run = started.run
         return Response(
             {
                 "run": run.pk,

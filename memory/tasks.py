@@ -8,7 +8,9 @@
 - ``memory.index_vectors(version_ids)`` — the vectors of new versions, after their revision
   commits (``memory.vectors``).
 
-Every job task runs ``maintenance.run_job`` under the (Memory, job) lock.
+Every job task runs ``maintenance.run_job`` under the (Memory, job) lock. A person's request to
+run one (the REST endpoint, the maintenance page) goes through :func:`start_job`, the one place
+that checks it and either queues it or has it run in-process.
 
 ``actor`` is :func:`actor_to_primitive` of the caller, so a worker records who asked. Without
 ``CELERY_BROKER_URL`` tasks run eagerly in-process and the run exists when ``delay`` returns.
@@ -17,16 +19,18 @@ Every job task runs ``maintenance.run_job`` under the (Memory, job) lock.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from celery import shared_task
+from celery.result import EagerResult
 
-from lib.correlation import correlation_scope
+from lib.correlation import correlation_scope, current_correlation_id
 
 from . import maintenance
 from .actors import Actor
 from .exceptions import MaintenanceDisabled, MaintenanceRunning
-from .models import Memory
+from .models import MaintenanceRun, Memory
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +106,40 @@ def run_task(
             log.warning("%s on memory %s is disabled by its policy; skipped", job, memory_id)
             return 0
     return run.pk
+
+
+@dataclass(frozen=True)
+class Started:
+    """A requested run: ``run`` is the finished run when it ran in-process, None when it was
+    queued for a worker, which records it with ``parameters.lock_holder`` = ``task_id``."""
+
+    job: str
+    dry_run: bool
+    task_id: str
+    run: MaintenanceRun | None
+
+
+def start_job(memory: Memory, *, actor: Actor, job: str, dry_run: bool) -> Started:
+    """Start ``job`` on ``memory`` as a person asked: refused first, exactly as the run itself
+    would refuse it (``maintenance.check_start``: 422 unknown job, 409 ``maintenance_disabled``,
+    409 ``maintenance_running``), so nobody is told "queued" about a run a worker will skip;
+    then handed to the job's task. With a broker the task is queued and this returns at once;
+    without one (``CELERY_TASK_ALWAYS_EAGER``) it runs in-process and its refusals are raised
+    here."""
+    maintenance.require_maintainer(actor, memory)
+    spec = maintenance.check_start(memory, job, dry_run=dry_run)
+    result = spec.task.delay(
+        memory.pk,
+        dry_run=dry_run,
+        actor=actor_to_primitive(actor),
+        correlation_id=current_correlation_id(),
+    )
+    # No result backend is configured, so a queued task's result is never asked for (``ready()``
+    # would raise); in the embedded mode it has finished.
+    if not isinstance(result, EagerResult):
+        return Started(job, dry_run, result.id, None)
+    run = MaintenanceRun.objects.select_related("memory").get(pk=result.get())
+    return Started(job, dry_run, result.id, run)
 
 
 def _in_process(task: Any) -> bool:

@@ -1,6 +1,11 @@
 """Browser pages of a Memory's health: the Memory home (inventory with charts and the alert),
 the maintenance run list and a run page with Dry run / Apply for reviewers.
 
+Dry run / Apply start the job as the REST endpoint does (``tasks.start_job``): without a broker
+it runs in the request and the page opens the run; with one it is queued, the list page says so
+and links to the queued run's page (``maintenance/tasks/{job}/{task_id}/``), which shows it queued,
+running or finished and, while not finished, polls for its status with htmx.
+
 Reviewers, auditors and staff may read (403 otherwise; a Memory out of scope is 404); only
 reviewers and staff may start a run. The figures come from ``memory.inventory`` (aggregate
 queries); run items naming entries above the reader's clearance are left out exactly as over
@@ -21,13 +26,16 @@ from django.db.models import Count
 from django.db.models.functions import TruncDate
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import patch_vary_headers
+from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_safe
 
 from lib.errors import DomainError
 from lib.pagination import keyset_page
 
-from . import inventory, maintenance
+from . import inventory, maintenance, tasks
 from .actors import Actor
 from .api_maintenance import run_out
 from .models import (
@@ -56,6 +64,8 @@ PAGE_JOBS = (
     "l1",
     "rebuild",
 )
+#: Seconds between two status requests of a queued or running run's page.
+POLL_SECONDS = 2
 
 
 def active_over_time(memory: Memory, days: int = HISTORY_DAYS) -> list[dict[str, Any]]:
@@ -181,11 +191,58 @@ def _start(request: HttpRequest, actor: Actor, memory: Memory) -> HttpResponse:
     job = request.POST.get("job", "")
     dry_run = request.POST.get("mode") != "apply"
     try:
-        run = maintenance.run_job(memory, actor=actor, job=job, dry_run=dry_run)
+        started = tasks.start_job(memory, actor=actor, job=job, dry_run=dry_run)
     except DomainError as exc:
         messages.error(request, f"{job}: {exc.message}")
         return redirect("memory-maintenance", slug=memory.slug)
-    return redirect("memory-maintenance-run", slug=memory.slug, pk=run.pk)
+    if started.run is not None:
+        return redirect("memory-maintenance-run", slug=memory.slug, pk=started.run.pk)
+    page = _task_url(memory, job, started.task_id, dry_run)
+    messages.success(
+        request,
+        format_html(
+            '<code>{}</code> ({}) is queued. <a href="{}">Follow it on its run page</a>.',
+            job,
+            "dry run" if dry_run else "real run",
+            page,
+        ),
+    )
+    return redirect("memory-maintenance", slug=memory.slug)
+
+
+def _task_url(memory: Memory, job: str, task_id: str, dry_run: bool) -> str:
+    path = reverse("memory-maintenance-task", args=[memory.slug, job, task_id])
+    return f"{path}?mode={'dry_run' if dry_run else 'apply'}"
+
+
+@login_required
+@require_safe
+def maintenance_task(request: HttpRequest, slug: str, job: str, task_id: str) -> HttpResponse:
+    """The page of a run handed to a worker: queued, running or finished (then a link to the
+    run's receipts). While not finished its status region asks again every
+    :data:`POLL_SECONDS` (htmx); an htmx request gets that region only."""
+    _, memory = page_reader(request, slug)
+    if job not in maintenance.jobs():
+        raise Http404(f"No maintenance job {job}.")
+    state, run = maintenance.task_state(memory, job, task_id)
+    mode = request.GET.get("mode")
+    context = {
+        "memory": memory,
+        "job": job,
+        "state": state,
+        "run": run,
+        "dry_run": run.dry_run if run is not None else mode != "apply",
+        "mode_known": run is not None or mode in ("apply", "dry_run"),
+        "poll_url": request.get_full_path(),
+        "poll_seconds": POLL_SECONDS,
+        "nav": "memory",
+    }
+    template = "memory/task.html"
+    if getattr(request, "htmx", None):
+        template += "#status"
+    response = render(request, template, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
 
 
 @login_required

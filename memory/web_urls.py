@@ -10,5 +10,11 @@ urlpatterns = under(
     ("entries/", entry_browser.entry_list, "memory-entries"),
     ("maintenance/", views_home.maintenance_runs, "memory-maintenance"),
     ("maintenance/<int:pk>/", views_home.maintenance_run, "memory-maintenance-run"),
+    # A run handed to a worker, before and after it is recorded (the task id names it).
+    (
+        "maintenance/tasks/<slug:job>/<str:task_id>/",
+        views_home.maintenance_task,
+        "memory-maintenance-task",
+    ),
     ("search/", views.search_playground, "memory-search-playground"),
 )

@@ -78,7 +78,14 @@ from .retention import (
     retention_half_life,
     retention_score,
 )
-from .runs import get_run, progress_scope, record_run, report_progress, require_maintainer
+from .runs import (
+    get_run,
+    progress_scope,
+    record_run,
+    report_progress,
+    require_maintainer,
+    task_state,
+)
 
 __all__ = [
     "AUTO_DECAY_REASON",
@@ -124,4 +131,5 @@ __all__ = [
     "run_job",
     "run_projection_rebuild",
     "score_row",
+    "task_state",
 ]

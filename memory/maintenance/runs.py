@@ -21,7 +21,7 @@ from lib.correlation import current_correlation_id
 from .. import audit
 from ..actors import SYSTEM, Actor
 from ..exceptions import Forbidden, NotFound
-from ..models import MaintenanceRun, Memory
+from ..models import MaintenanceLock, MaintenanceRun, Memory
 
 #: The lock holder of the current run (the Celery task id in a worker), kept on its run row.
 lock_holder: ContextVar[str | None] = ContextVar("holder", default=None)
@@ -111,3 +111,26 @@ def get_run(actor: Actor, run_id: int) -> MaintenanceRun:
     if run is None:
         raise NotFound(f"No maintenance run {run_id}.")
     return run
+
+
+def task_state(memory: Memory, job: str, task_id: str) -> tuple[str, MaintenanceRun | None]:
+    """Where a run handed to a worker as task ``task_id`` stands: ``("running", None)`` while
+    the task holds the (Memory, job) lock, ``("finished", run)`` once its run row exists (the
+    row names the task as ``parameters.lock_holder``), ``("queued", None)`` before either. The
+    lock is read first: a run's row is written before its lock is released, so a finished run
+    is never taken for a queued one. Two queries at most.
+
+    A task the worker skipped (the job already running, or turned off since it was queued;
+    one line in the worker's log) or lost stays ``queued``: no row records it."""
+    held = MaintenanceLock.objects.filter(
+        memory_id=memory.pk, job=job, holder=task_id, expires_at__gt=timezone.now()
+    ).exists()
+    if held:
+        return "running", None
+    run = (
+        MaintenanceRun.objects.for_memory(memory)
+        .filter(job=job, parameters__lock_holder=task_id)
+        .select_related("memory")
+        .first()
+    )
+    return ("finished", run) if run is not None else ("queued", None)

@@ -80,6 +80,8 @@ def world(api, memory, agent, reviewer, auditor) -> dict[str, Any]:
         "name": "repo",
         "number": 1,
         "job": "l1",
+        # A queued maintenance run's page names its task (one no worker has taken: queued).
+        "task_id": "0b9f6a52-3c1e-4c4e-9a57-0e4b8c1d2f30",
         "segments": {},
     }
     pending = _submit_cleanup(a, active, "audit-probe-pending")

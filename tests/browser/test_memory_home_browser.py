@@ -1,11 +1,14 @@
-"""The Memory home and maintenance pages in real Chromium: the vendored charts draw, and
-nothing overflows horizontally on a 390 px phone."""
+"""The Memory home and maintenance pages in real Chromium: the vendored charts draw, nothing
+overflows horizontally on a 390 px phone, and a queued run's page follows the run by itself."""
 
 from __future__ import annotations
+
+from playwright.sync_api import expect
 
 from memory import actions, maintenance
 from memory.actors import Actor
 from tests.browser.conftest import login
+from tests.browser.test_content_security_policy import watch_violations
 from tests.factories import remember
 
 WIDE = "document.documentElement.scrollWidth > document.documentElement.clientWidth"
@@ -84,3 +87,30 @@ def test_memory_home_charts_count_from_zero_and_bars_sit_on_their_ticks(
                 assert abs(bar["centre"] - bar["tick"]) < 1, (where, bar)
                 assert chart["left"] <= bar["left"] and bar["right"] <= chart["right"], (where, bar)
         assert any(c["id"] == "chart-auto" and len(c["bars"]) == 1 for c in charts)
+
+
+def test_a_queued_run_page_follows_the_run_by_itself_under_the_policy(
+    page, reviewer, memory, agent
+):
+    """No reload and no inline script: htmx asks for the status region until the run is
+    recorded, then stops."""
+    violations = watch_violations(page)
+    remember(memory, agent.actor, "The deploy runs nightly via deploy.sh", dedupe=False)
+    task_id = "0b9f6a52-3c1e-4c4e-9a57-0e4b8c1d2f30"
+    path = f"/memories/acme/maintenance/tasks/near_duplicates/{task_id}/"
+    login(page, "rita", "pw-rita-123", next_path=path)
+    status = page.locator("#run-status h2")
+    expect(status).to_have_text("Status: queued")
+    with maintenance.job_lock(memory, "near_duplicates", task_id):  # a worker took it
+        expect(status).to_have_text("Status: running", timeout=10_000)
+        run = maintenance.jobs()["near_duplicates"].run(
+            memory, actor=Actor.system("t"), dry_run=True
+        )
+    expect(status).to_have_text("Status: queued", timeout=10_000)  # not this task's run
+    run = maintenance.run_job(
+        memory, actor=Actor.system("t"), job="near_duplicates", holder=task_id
+    )
+    expect(page.get_by_role("link", name=f"Run #{run.pk}")).to_be_visible(timeout=10_000)
+    expect(status).to_have_text("Status: finished")
+    assert page.locator("#run-status[hx-trigger]").count() == 0
+    assert violations == []

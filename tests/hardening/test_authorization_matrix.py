@@ -116,6 +116,7 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "memories/<slug:slug>/entries/<str:entry_id>/": READ,
     "memories/<slug:slug>/maintenance/": READ,
     "memories/<slug:slug>/maintenance/<int:pk>/": READ,
+    "memories/<slug:slug>/maintenance/tasks/<slug:job>/<str:task_id>/": READ,
     "memories/<slug:slug>/replay/": READ,
     "memories/<slug:slug>/revisions/<int:number>/": READ,
     "memories/<slug:slug>/search/": READ,

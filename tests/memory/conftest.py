@@ -3,7 +3,8 @@ a deterministic test reranker that records what it was shown."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 from django.db import transaction
@@ -48,3 +49,15 @@ class RecordingReranker:
 def recording_reranker():
     RecordingReranker.shown = []
     return RecordingReranker()
+
+
+@pytest.fixture
+def broker() -> Iterator[Any]:
+    """Tasks are queued as with ``CELERY_BROKER_URL`` (on kombu's in-process transport, where no
+    worker takes them): the API and the pages answer before any run exists."""
+    from config.celery import app
+
+    saved = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    yield app
+    app.conf.task_always_eager = saved

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import html as html_lib
+import re
+from typing import Any
+
 import pytest
+from celery.app.task import Task
 from django.contrib.auth.models import User
 from django.test import Client
 
+from memory import actions, maintenance
+from memory.actors import Actor
 from memory.models import MaintenanceRun
 from tests.factories import remember
+
+#: The link to a queued run's page, as the maintenance page's message gives it.
+QUEUED_LINK = re.compile(
+    r'href="(/memories/acme/maintenance/tasks/(\w+)/([0-9a-f-]{36})/\?mode=(\w+))"'
+)
 
 
 @pytest.fixture
@@ -90,3 +102,89 @@ def test_the_maintenance_pages_read_as_pages_not_as_python(browser, memory, agen
     uid = run.items[0]["entry_id"]
     assert f'<a href="/memories/acme/entries/{uid}/">{uid}</a>' in html
     assert "Run <code>near_duplicates</code> again:" in html
+
+
+@pytest.fixture
+def queued(monkeypatch, broker) -> list[dict[str, Any]]:
+    """What is published to the broker: each task's name, arguments and id (no worker here)."""
+    sent: list[dict[str, Any]] = []
+    publish = Task.apply_async
+
+    def spy(self: Task, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
+        result = publish(self, args, kwargs, **options)
+        sent.append({"task": self, "args": args, "kwargs": kwargs, "id": result.id})
+        return result
+
+    monkeypatch.setattr(Task, "apply_async", spy)
+    return sent
+
+
+def test_with_a_broker_the_page_queues_the_run_and_its_page_follows_it(
+    browser, memory, agent, queued
+):
+    """A large Memory's run must not outlive the web request: with a broker Apply queues the job
+    (through the API's own start) and links to the run's page, which reads queued, running,
+    then finished, polling with htmx until it is."""
+    founder = Actor.for_user(User.objects.get(username="founder"))
+    actions.update_memory_policy(
+        memory, actor=founder, policy={"jobs": {"near_duplicates": {"enabled": True}}}
+    )
+    body = "The deploy runs nightly at 02:00 UTC via deploy.sh"
+    remember(memory, agent.actor, body, dedupe=False)
+    remember(memory, agent.actor, body + " script", dedupe=False)
+    r = browser.post("/memories/acme/maintenance/", {"job": "near_duplicates", "mode": "apply"})
+    assert r.status_code == 302 and r["Location"] == "/memories/acme/maintenance/"
+    assert not MaintenanceRun.objects.exists()  # queued, not run in the request
+    assert len(queued) == 1 and queued[0]["task"].name == "proposals.near_duplicates"
+    listing = browser.get(r["Location"]).content.decode()
+    assert "<code>near_duplicates</code> (real run) is queued." in listing
+    found = QUEUED_LINK.search(listing)
+    assert found, listing
+    link, job, task_id, mode = found.groups()
+    link = html_lib.unescape(link)
+    assert (job, task_id, mode) == ("near_duplicates", queued[0]["id"], "apply")
+
+    page = browser.get(link).content.decode()
+    assert "Status: queued" in page and "(real run)" in page
+    assert f'hx-get="{html_lib.escape(link)}" hx-trigger="every 2s"' in page
+    # While a worker runs it, it holds the job's lock under the task's id.
+    with maintenance.job_lock(memory, "near_duplicates", task_id):
+        part = browser.get(link, headers={"HX-Request": "true"}).content.decode()
+        assert "Status: running" in part and "<h1>" not in part and "hx-trigger" in part
+    # The worker runs what the page queued, under the task's id.
+    sent = queued[0]
+    sent["task"].apply(sent["args"], sent["kwargs"], task_id=task_id)
+    run = MaintenanceRun.objects.get()
+    assert not run.dry_run and run.actor_label == "rita" and len(run.counts["proposals"]) == 1
+    part = browser.get(link, headers={"HX-Request": "true"}).content.decode()
+    assert "Status: finished" in part and "hx-trigger" not in part
+    assert f'href="/memories/acme/maintenance/{run.pk}/">Run #{run.pk}</a>, applied' in part
+    assert "1 proposal filed" in part
+
+
+def test_with_a_broker_the_page_refuses_a_disabled_or_busy_job_before_queueing_it(
+    browser, memory, queued
+):
+    r = browser.post("/memories/acme/maintenance/", {"job": "contradictions", "mode": "apply"})
+    assert r.status_code == 302
+    listing = browser.get(r["Location"]).content.decode()
+    assert "contradictions: The maintenance job &#x27;contradictions&#x27; is disabled" in listing
+    with maintenance.job_lock(memory, "capacity"):
+        r = browser.post("/memories/acme/maintenance/", {"job": "capacity", "mode": "dry_run"})
+    listing = browser.get(r["Location"]).content.decode()
+    assert "is already in progress on this Memory" in listing and "is queued" not in listing
+    assert queued == [] and not MaintenanceRun.objects.exists()
+    # A dry run of the same job is queued: dry runs need no switch.
+    browser.post("/memories/acme/maintenance/", {"job": "contradictions", "mode": "dry_run"})
+    assert [q["task"].name for q in queued] == ["proposals.contradictions"]
+
+
+def test_a_queued_run_page_needs_a_reader_and_a_known_job(browser, auditor_browser, memory):
+    tid = "0b9f6a52-3c1e-4c4e-9a57-0e4b8c1d2f30"
+    assert browser.get(f"/memories/acme/maintenance/tasks/nope/{tid}/").status_code == 404
+    page = auditor_browser.get(f"/memories/acme/maintenance/tasks/rebuild/{tid}/")
+    assert page.status_code == 200 and b"Status: queued" in page.content
+    nobody = User.objects.create_user("nobody", password="x")
+    c = Client()
+    c.force_login(nobody)
+    assert c.get(f"/memories/acme/maintenance/tasks/rebuild/{tid}/").status_code == 403

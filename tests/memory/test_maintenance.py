@@ -521,18 +521,6 @@ def test_a_real_l1_run_over_http_is_refused_while_disabled(api, memory, reviewer
     assert not MaintenanceRun.objects.exists()
 
 
-@pytest.fixture
-def broker() -> Any:
-    """Tasks are queued as with ``CELERY_BROKER_URL`` (on kombu's in-process transport, where no
-    worker takes them): the API answers before any run exists."""
-    from config.celery import app
-
-    saved = app.conf.task_always_eager
-    app.conf.task_always_eager = False
-    yield app
-    app.conf.task_always_eager = saved
-
-
 def test_with_a_broker_a_real_run_of_a_disabled_job_is_refused_before_it_is_queued(
     api, memory, reviewer, broker
 ):
