@@ -1,10 +1,12 @@
 """The audit log at 1280 px in real Chromium: the Label column (the event in words) gets the
-room rather than the Action column, and the Actor filter shows its whole placeholder."""
+room rather than the Action column, the Actor filter shows its whole placeholder, and a row naming
+several entries wraps its links instead of widening the page."""
 
 from __future__ import annotations
 
 import pytest
 
+from memory import actions
 from review.actions import request_changes
 from tests.browser.conftest import login
 from tests.review_ui.conftest import consolidate
@@ -31,6 +33,14 @@ def test_the_label_column_gets_the_room_and_the_actor_placeholder_fits(
             agent.actor,
             rationale=f"Both entries {n} state the same leader-election decision; the merged "
             "text keeps the advisory lock named in the second one.",
+        )
+    # An add that resembles two entries: one event naming three entry ids in its Links cell.
+    for suffix in ("", " now", " again now"):
+        actions.add_entry(
+            memory,
+            actor=agent.actor,
+            body="The nightly export job writes the billing ledger to the archive" + suffix,
+            kind="fact",
         )
     asked = consolidate(memory, agent.actor)
     request_changes(asked.pk, actor=reviewer.actor, comment="Say where the script lives.")
