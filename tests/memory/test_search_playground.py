@@ -54,7 +54,10 @@ def test_reviewer_sees_hits_lifecycle_and_trace(reviewer_client, memory, agent):
     assert "inactive: 1 withheld" in html and "superseded: 1 withheld" in html
     assert "1 → 1" in html
     assert "Membership changed</dt><dd>no" in html
-    assert "quality:v3 · max shift ±2 inside relevance tiers (ratio 1.5) · freshness α 0.5, half-life 30.0 d" in html
+    assert (
+        "quality:v3 · max shift ±2 inside relevance tiers (ratio 1.5) · freshness α 0.5, half-life 30.0 d"
+        in html
+    )
     hist = reviewer_client.get(URL, {"q": "docs changes make", "view": "history"}).content.decode()
     assert "superseded_by:" + new.uid in hist and "obsolete" in hist
 
