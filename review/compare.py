@@ -44,8 +44,9 @@ _RUN = rf"[^\W{_CJK}]+"
 _UNIT = rf"(?:~?/)?{_RUN}(?:(?:://|[.:/@#-]){_RUN})+/?|~?/{_RUN}/?"
 _WORD = rf"[{_CJK}]|{_RUN}"
 _TOKEN = re.compile(rf"{_UNIT}|{_WORD}|[^\w\s]", re.UNICODE)
-# The audit pages' diff keeps the plain words: "eu-2 → eu-3" reads there as "eu-" with 2 → 3.
-_TOKEN_OR_SPACE = re.compile(rf"{_WORD}|\s+|[^\w\s]", re.UNICODE)
+# The audit pages' version-to-version diff splits on the same units: "eu-2 → eu-3" is one value
+# replaced there too.
+_TOKEN_OR_SPACE = re.compile(rf"{_UNIT}|{_WORD}|\s+|[^\w\s]", re.UNICODE)
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,7 @@ def test_log_and_timeline_link_to_the_operation_page(history, auditor_browser, a
 def test_timeline_shows_versions_with_word_diffs(history, auditor_browser):
     html = auditor_browser.get(f"/memories/acme/entries/{history.entry_id}/").content.decode()
     assert "Version 1" in html and "Version 3" in html
-    assert "<del>2</del><ins>3</ins>" in html
+    assert "<del>eu-2</del><ins>eu-3</ins>" in html
     assert "<ins> (k8s-prod-3)</ins>" in html
 
 
@@ -272,7 +272,7 @@ def test_revision_page_shows_actor_reason_and_before_after(history, auditor_brow
     assert "Before (version 1)" in text and "After (version 2)" in text
     assert "The deploy target is the eu-2 cluster" in text
     assert "The deploy target is the eu-3 cluster" in text
-    assert "<del>2</del><ins>3</ins>" in html
+    assert "<del>eu-2</del><ins>eu-3</ins>" in html
     assert f'href="/memories/acme/entries/{history.entry_id}/"' in html
     assert 'href="/memories/acme/revisions/1/"' in html and 'rel="prev"' in html
     assert 'href="/memories/acme/revisions/3/"' in html and 'rel="next"' in html

@@ -31,10 +31,23 @@ def test_segments_rebuild_both_texts(old, new):
 
 def test_a_changed_word_is_one_delete_and_one_insert():
     assert word_diff("The deploy target is eu-2", "The deploy target is eu-3") == [
-        Segment(EQUAL, "The deploy target is eu-"),
-        Segment(DELETE, "2"),
-        Segment(INSERT, "3"),
+        Segment(EQUAL, "The deploy target is "),
+        Segment(DELETE, "eu-2"),
+        Segment(INSERT, "eu-3"),
     ]
+
+
+def test_a_value_is_one_unit_as_on_the_proposal_page():
+    """A version, host, time or path is replaced whole, never diffed digit by digit."""
+    for old, new in (
+        ("Release 2.3.0 ships", "Release 2.4.1 ships"),
+        ("Primary is db-main-1.helios.dev now", "Primary is db-main-2.helios.dev now"),
+        ("Deploys at 14:00 UTC", "Deploys at 15:30 UTC"),
+        ("Run scripts/deploy.sh first", "Run scripts/release.sh first"),
+    ):
+        removed = [s.text for s in word_diff(old, new) if s.op == DELETE]
+        added = [s.text for s in word_diff(old, new) if s.op == INSERT]
+        assert len(removed) == len(added) == 1 and " " not in removed[0] + added[0], (old, new)
 
 
 def test_whole_words_not_letters_are_compared():
