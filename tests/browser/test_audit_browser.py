@@ -44,8 +44,8 @@ def test_auditor_filters_the_log_and_reads_an_entry_timeline(page, auditor, hist
     page.wait_for_url(f"**/memories/acme/entries/{history.entry_id}/")
     expect(page.get_by_role("heading", name=f"Entry {history.entry_id}")).to_be_visible()
     version2 = page.locator("#v2")
-    expect(version2.locator("del")).to_have_text("2")
-    expect(version2.locator("ins")).to_have_text("3")
+    expect(version2.locator("del")).to_have_text("eu-2")
+    expect(version2.locator("ins")).to_have_text("eu-3")
     expect(page.locator("#v3 ins")).to_have_text(" (k8s-prod-3)")
     lifecycle = page.locator("#lifecycle tbody tr")
     expect(lifecycle).to_have_count(3)
@@ -55,7 +55,7 @@ def test_auditor_filters_the_log_and_reads_an_entry_timeline(page, auditor, hist
     version2.get_by_role("link", name="revision 2").click()
     page.wait_for_url("**/memories/acme/revisions/2/")
     expect(page.get_by_role("heading", name="Before (version 1)")).to_be_visible()
-    expect(page.locator(".diff del")).to_have_text("2")
+    expect(page.locator(".diff del")).to_have_text("eu-2")
 
 
 def test_load_more_appends_rows_without_leaving_the_page(page, auditor, history):  # noqa: F811
