@@ -48,3 +48,19 @@ def test_plot_writes_a_png_of_the_density_curve(db, tmp_path):
     call_command("evaluate", "density", "--quick", "--plot", str(png), "--json", str(out))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(json.loads(out.read_text())["density"]["curve"]) >= 4
+
+
+def test_a_database_holding_other_memories_is_refused_before_anything_is_written(memory):
+    with pytest.raises(CommandError, match=rf"such as '{memory.slug}'.*--shared-database"):
+        call_command("evaluate", "no_regression", "--quick")
+    assert list(Memory.objects.values_list("slug", flat=True)) == [memory.slug]
+
+
+def test_shared_database_writes_the_workloads_beside_the_other_memories(memory, tmp_path):
+    out = tmp_path / "r.json"
+    call_command("evaluate", "no_regression", "--quick", "--shared-database", "--json", str(out))
+    slugs = json.loads(out.read_text())["meta"]["memories"]
+    assert slugs and Memory.objects.filter(slug__in=slugs).count() == len(slugs)
+    # a second run on a database of evaluation workloads only needs no flag
+    Memory.objects.filter(pk=memory.pk).update(slug="eval-kept-by-an-earlier-run")
+    call_command("evaluate", "no_regression", "--quick", "--seed", "5")

@@ -3,6 +3,10 @@
 Builds seeded synthetic workloads through the real actions in throwaway Memories (marked
 ``eval-…`` / ``[evaluation]``) on the configured database, prints one table of metrics, and
 optionally writes the JSON report and a PNG of the curves. ``--list`` names the sections.
+
+Those Memories and their pending proposals can never be deleted, so on a database that already
+holds other Memories (a served one: reviewers would find the proposals in their inbox) it
+refuses before writing anything, unless ``--shared-database`` says to write there anyway.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.registry import all_sections, select
 from evaluation.report import plot, run_sections, table, write_json
-from evaluation.workbench import Workbench
+from evaluation.workbench import SLUG_PREFIX, Workbench
+from memory.models import Memory
 from review import notifications
 
 
@@ -29,6 +34,11 @@ class Command(BaseCommand):
             "--quick", action="store_true", help="Small workloads (what the tests run)."
         )
         parser.add_argument("--list", action="store_true", help="List the sections and exit.")
+        parser.add_argument(
+            "--shared-database",
+            action="store_true",
+            help="Write the workloads even though the database holds other Memories.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["list"]:
@@ -40,6 +50,8 @@ class Command(BaseCommand):
         except KeyError as exc:
             names = ", ".join(s.name for s in all_sections())
             raise CommandError(f"Unknown section(s): {exc.args[0]}. Known: {names}.") from exc
+        if not options["shared_database"]:
+            refuse_a_served_database()
         bench = Workbench(seed=options["seed"], quick=options["quick"])
         # Its proposals are synthetic: reviewers are not told of them.
         with notifications.muted():
@@ -55,3 +67,18 @@ class Command(BaseCommand):
         if options["plot"]:
             plot([f for _, r, _ in results for f in r.figures], options["plot"])
             self.stdout.write(f"plot written to {options['plot']}")
+
+
+def refuse_a_served_database() -> None:
+    """Refuse a database holding Memories that are not evaluation workloads: what evaluate
+    writes there can never be removed and its proposals would wait in reviewers' inboxes."""
+    others = Memory.objects.exclude(slug__startswith=SLUG_PREFIX).order_by("pk")
+    first = others.values_list("slug", flat=True).first()
+    if first is None:
+        return
+    raise CommandError(
+        f"This database holds Memories that are not evaluation workloads (such as '{first}'). "
+        "evaluate writes Memories, entries and proposals that can never be deleted, and "
+        "reviewers would find its proposals in their inbox. Point DATABASE_URL at a database "
+        "of its own, or pass --shared-database to write here anyway."
+    )
