@@ -9,6 +9,10 @@ the email bucket counts every address alike, and the "sent" page reads the same 
 
 Mail links use ``STEWARD_PUBLIC_URL`` when it is set (as every other mail does), else the address
 the request came to (one of ``ALLOWED_HOSTS``).
+
+The mail is rendered in the request and handed to the ``review.send_account_mail`` task: with a
+broker a worker talks to the mail server, so the answer takes as long for an address that has an
+account as for one that has none (and a slow mail server holds up no web worker).
 """
 
 from __future__ import annotations
@@ -17,13 +21,36 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import PasswordResetForm
 from django.http import HttpRequest, HttpResponse
+from django.template import loader
 
 from .lockout import in_words
 from .throttling import password_reset_wait
 
 
+class QueuedPasswordResetForm(PasswordResetForm):
+    """Django's form, with the mail queued rather than sent in the request."""
+
+    def send_mail(
+        self,
+        subject_template_name: str,
+        email_template_name: str,
+        context: dict[str, Any],
+        from_email: str | None,
+        to_email: str,
+        html_email_template_name: str | None = None,
+    ) -> None:
+        from review.tasks import send_account_mail
+
+        subject = "".join(loader.render_to_string(subject_template_name, context).splitlines())
+        body = loader.render_to_string(email_template_name, context)
+        send_account_mail.delay(subject, body, to_email)
+
+
 class PasswordResetView(auth_views.PasswordResetView):
+    form_class = QueuedPasswordResetForm
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         wait = password_reset_wait(request, str(request.POST.get("email", "")))
         if not wait:

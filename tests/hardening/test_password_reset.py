@@ -157,3 +157,26 @@ def test_the_throttle_tells_nothing_about_whether_an_account_has_the_address(len
         answers[email] = (r.status_code, CSRF_TOKEN.sub("TOKEN", page))
     assert answers["lena@example.com"] == answers["nobody@example.com"]
     assert answers["lena@example.com"][0] == 429
+
+
+def test_the_mail_is_handed_to_a_task_not_sent_in_the_request(lena, rates):
+    """With a broker a worker talks to the mail server, so the answer does not wait on it (nor
+    take longer for an address that has an account); eager here, so the task's run is seen."""
+    from celery.signals import task_prerun
+
+    ran: list[tuple[str, tuple]] = []
+
+    def record(sender=None, args=(), **_):
+        ran.append((sender.name, tuple(args)))
+
+    task_prerun.connect(record)
+    try:
+        assert ask("lena@example.com").status_code == 302
+        assert ask("nobody@example.com").status_code == 302
+    finally:
+        task_prerun.disconnect(record)
+    assert [name for name, _ in ran] == ["review.send_account_mail"]
+    subject, body, recipient = ran[0][1]
+    assert recipient == "lena@example.com"
+    assert [(m.subject, m.body, m.to) for m in mail.outbox] == [(subject, body, [recipient])]
+    assert "/accounts/reset/" in body
