@@ -198,3 +198,15 @@ def test_a_filter_announces_its_results_while_the_focus_stays_on_it(page, audito
     page.keyboard.press("Enter")
     expect(status).to_have_text(re.compile(r"^\d+ hits? of limit \d+$"))
     expect(page.get_by_label("Query")).to_be_focused()
+
+
+def test_the_shortcut_help_button_is_named_and_opens_its_help_from_the_keyboard(page, reviewer):
+    login(page, "rita", "pw-rita-123", next_path="/review/")
+    help_button = page.get_by_role("button", name="Keyboard shortcut help")  # not just "?"
+    help_button.focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(help_button).to_be_focused()
