@@ -163,9 +163,12 @@ class ProposalQuerySet(models.QuerySet["Proposal"]):
         )
 
     def with_detail(self) -> ProposalQuerySet:
-        """Memory, stale revision, assignee, and targets with their entries and versions,
-        comments, decisions (review's verdicts) and amendments: 5 queries."""
-        return self.select_related("memory", "stale_revision", "assigned_to").prefetch_related(
+        """Memory, stale revision, assignee, the operation an approval performed and its
+        compensation (review's records), and targets with their entries and versions, comments,
+        decisions (review's verdicts) and amendments: 5 queries."""
+        return self.select_related(
+            "memory", "stale_revision", "assigned_to", "operation__compensation"
+        ).prefetch_related(
             models.Prefetch(
                 "targets",
                 queryset=ProposalTarget.objects.select_related("entry", "version").order_by(

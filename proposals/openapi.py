@@ -33,6 +33,14 @@ class DecisionOut(s.Serializer):
     comment = s.CharField(**Null)
 
 
+class AppliedOperationOut(s.Serializer):
+    id = s.IntegerField()
+    revision = s.IntegerField(help_text="The Memory revision the approval wrote.")
+    compensation_revision = s.IntegerField(
+        **Null, help_text="The revision that undid it, once compensated."
+    )
+
+
 class ProposalOut(s.Serializer):
     id = s.IntegerField()
     memory = s.CharField()
@@ -50,6 +58,13 @@ class ProposalOut(s.Serializer):
     status_changed_at = s.DateTimeField(**Null)
     stale_revision = s.IntegerField(**Null)
     decision = DecisionOut()
+    revision = s.IntegerField(help_text="The proposal's own revision: 1, then one per amendment.")
+    operation = AppliedOperationOut(
+        **Null, help_text="Once approved: the operation the approval performed (null before)."
+    )
+    assigned_to = s.CharField(**Null)
+    comments = s.ListField(child=s.JSONField())
+    amendments = s.ListField(child=s.JSONField())
 
 
 ProposalPage = cursor_page("ProposalPage", ProposalOut)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
@@ -170,9 +171,28 @@ def proposal_out(p: Proposal) -> dict[str, Any]:
             "comment": p.decision_comment or None,
         },
         "revision": p.revision,
+        "operation": applied_operation(p),
         "assigned_to": p.assigned_to.get_username() if p.assigned_to else None,
         "comments": thread_out(p),
         "amendments": [amendment_out(a) for a in p.amendments.all()],
+    }
+
+
+def applied_operation(p: Proposal) -> dict[str, Any] | None:
+    """The operation an approval performed (review's record, ``with_detail`` joins it) and the
+    revision that undid it, if any; None while the proposal is not approved."""
+    try:
+        operation = p.operation  # type: ignore[attr-defined]
+    except ObjectDoesNotExist:
+        return None
+    try:
+        undone: int | None = operation.compensation.revision_number
+    except ObjectDoesNotExist:
+        undone = None
+    return {
+        "id": operation.pk,
+        "revision": operation.revision_number,
+        "compensation_revision": undone,
     }
 
 

@@ -15,6 +15,7 @@ import requests
 from django.apps import apps
 from django.contrib.auth.models import Group, User
 from django.db.backends.base.operations import BaseDatabaseOperations
+from hypothesis import settings as hypothesis_settings
 
 from lib.append_only import drop_sql, install_sql
 from memory import actions
@@ -25,6 +26,11 @@ from memory.models import ApiKey, AppendOnlyModel, Memory
 # Servers and workers the tests start in subprocesses run lexical, like the tests themselves
 # (the ``_embeddings`` fixture below); a test that wants the model there passes it explicitly.
 os.environ.setdefault("STEWARD_EMBEDDINGS_PROVIDER", "none")
+
+# Property tests check behaviour, never speed (that is bench/'s job): no per-example deadline,
+# which a busy machine would trip with a DeadlineExceeded on a perfectly good example.
+hypothesis_settings.register_profile("steward", deadline=None)
+hypothesis_settings.load_profile("steward")
 
 
 @dataclass

@@ -542,3 +542,18 @@ def test_a_role_that_may_never_decide_is_refused_before_its_body(
     # An operation outside the key's view is still not found first.
     r = ag.post("/api/v1/operations/999999/compensate", {})
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", r.text
+
+
+def test_the_submitter_reads_the_operation_its_approved_proposal_performed(ag, rv, consolidation):
+    pid = consolidation["proposal"]["id"]
+    assert ag.get(f"/api/v1/proposals/{pid}").json()["operation"] is None
+    out = approve(rv, pid).json()
+    applied = {"id": out["operation"], "revision": out["revision"], "compensation_revision": None}
+    assert ag.get(f"/api/v1/proposals/{pid}").json()["operation"] == applied
+    listed = ag.get("/api/v1/proposals?status=approved").json()["items"]
+    assert [(p["id"], p["operation"]) for p in listed] == [(pid, applied)]
+    undone = rv.post(f"/api/v1/operations/{out['operation']}/compensate", {"comment": "undo"})
+    assert undone.status_code == 200, undone.text
+    read = ag.get(f"/api/v1/proposals/{pid}").json()
+    assert read["status"] == "compensated"
+    assert read["operation"] == {**applied, "compensation_revision": undone.json()["revision"]}
