@@ -45,6 +45,10 @@ ACTIONS: dict[str, str] = {
     "proposal.rejected": "A reviewer rejected a proposal.",
     "operation.compensated": "A maintenance operation was compensated (undone).",
     "maintenance.run": "A maintenance job ran (dry run or real).",
+    "maintenance.skipped": (
+        "A worker skipped a requested maintenance run: the job was already running on the "
+        "Memory, or its policy turned the job off after the run was queued."
+    ),
     "projection.rebuilt": "The lifecycle projection was rebuilt.",
 }
 

@@ -98,14 +98,40 @@ def run_task(
                 job,
                 memory_id,
             )
+            _record_skip(task, memory, job, actor, dry_run=dry_run, reason="already_running")
             return 0
         except MaintenanceDisabled:
             if _in_process(task):
                 raise
             # The policy turned the job off after the run was queued.
             log.warning("%s on memory %s is disabled by its policy; skipped", job, memory_id)
+            _record_skip(task, memory, job, actor, dry_run=dry_run, reason="disabled")
             return 0
     return run.pk
+
+
+def _record_skip(
+    task: Any,
+    memory: Memory,
+    job: str,
+    actor: dict[str, Any] | None,
+    *,
+    dry_run: bool,
+    reason: str,
+) -> None:
+    """A requested run the worker skipped is recorded for the person who asked (its queued-run
+    page says so and why); a scheduled one is only the log line."""
+    task_id = getattr(task.request, "id", None)
+    if actor is None or not task_id:
+        return
+    maintenance.record_skipped(
+        memory,
+        actor=actor_from_primitive(actor, job),
+        job=job,
+        task_id=task_id,
+        dry_run=dry_run,
+        reason=reason,
+    )
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ the maintenance run list and a run page with Dry run / Apply for reviewers.
 Dry run / Apply start the job as the REST endpoint does (``tasks.start_job``): without a broker
 it runs in the request and the page opens the run; with one it is queued, the list page says so
 and links to the queued run's page (``maintenance/tasks/{job}/{task_id}/``), which shows it queued,
-running or finished and, while not finished, polls for its status with htmx.
+running, finished or skipped (and why) and, until then, polls for its status with htmx.
 
 Reviewers, auditors and staff may read (403 otherwise; a Memory out of scope is 404); only
 reviewers and staff may start a run. The figures come from ``memory.inventory`` (aggregate
@@ -224,13 +224,14 @@ def maintenance_task(request: HttpRequest, slug: str, job: str, task_id: str) ->
     _, memory = page_reader(request, slug)
     if job not in maintenance.jobs():
         raise Http404(f"No maintenance job {job}.")
-    state, run = maintenance.task_state(memory, job, task_id)
+    state, run, skipped_because = maintenance.task_state(memory, job, task_id)
     mode = request.GET.get("mode")
     context = {
         "memory": memory,
         "job": job,
         "state": state,
         "run": run,
+        "skipped_because": skipped_because,
         "dry_run": run.dry_run if run is not None else mode != "apply",
         "mode_known": run is not None or mode in ("apply", "dry_run"),
         "poll_url": request.get_full_path(),

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,7 +21,7 @@ from lib.correlation import current_correlation_id
 from .. import audit
 from ..actors import SYSTEM, Actor
 from ..exceptions import Forbidden, NotFound
-from ..models import MaintenanceLock, MaintenanceRun, Memory
+from ..models import AuditEvent, MaintenanceLock, MaintenanceRun, Memory
 
 #: The lock holder of the current run (the Celery task id in a worker), kept on its run row.
 lock_holder: ContextVar[str | None] = ContextVar("holder", default=None)
@@ -113,24 +113,67 @@ def get_run(actor: Actor, run_id: int) -> MaintenanceRun:
     return run
 
 
-def task_state(memory: Memory, job: str, task_id: str) -> tuple[str, MaintenanceRun | None]:
-    """Where a run handed to a worker as task ``task_id`` stands: ``("running", None)`` while
-    the task holds the (Memory, job) lock, ``("finished", run)`` once its run row exists (the
-    row names the task as ``parameters.lock_holder``), ``("queued", None)`` before either. The
-    lock is read first: a run's row is written before its lock is released, so a finished run
-    is never taken for a queued one. Two queries at most.
+#: Why a worker skipped a requested run (``maintenance.skipped`` events' ``payload.reason``).
+SKIP_REASONS = {
+    "already_running": "the same job was already running on this Memory when a worker took it",
+    "disabled": "the Memory's policy turned the job off after it was queued",
+}
 
-    A task the worker skipped (the job already running, or turned off since it was queued;
-    one line in the worker's log) or lost stays ``queued``: no row records it."""
+
+def record_skipped(
+    memory: Memory, *, actor: Actor, job: str, task_id: str, dry_run: bool, reason: str
+) -> None:
+    """The worker skipped a run someone asked for (``reason``, a key of :data:`SKIP_REASONS`):
+    an audit event naming the task, which its queued-run page reads."""
+    audit.record(
+        "maintenance.skipped",
+        actor=actor,
+        memory=memory,
+        label=f"{job} ({'dry run' if dry_run else 'real run'}): {SKIP_REASONS[reason]}",
+        payload={"job": job, "task_id": task_id, "dry_run": dry_run, "reason": reason},
+    )
+
+
+class TaskState(NamedTuple):
+    """``state`` is queued, running, finished (``run`` is its row) or skipped (``reason`` says
+    why, a phrase of :data:`SKIP_REASONS`)."""
+
+    state: str
+    run: MaintenanceRun | None = None
+    reason: str = ""
+
+
+def task_state(memory: Memory, job: str, task_id: str) -> TaskState:
+    """Where a run handed to a worker as task ``task_id`` stands: running while the task holds
+    the (Memory, job) lock, finished once its run row exists (the row names the task as
+    ``parameters.lock_holder``), skipped once the worker recorded that it skipped it (a
+    ``maintenance.skipped`` audit event naming the task), queued before any of these. The lock
+    is read first: a run's row is written before its lock is released, so a finished run is
+    never taken for a queued one. Three queries at most; a task lost with its worker stays
+    queued."""
     held = MaintenanceLock.objects.filter(
         memory_id=memory.pk, job=job, holder=task_id, expires_at__gt=timezone.now()
     ).exists()
     if held:
-        return "running", None
+        return TaskState("running")
     run = (
         MaintenanceRun.objects.for_memory(memory)
         .filter(job=job, parameters__lock_holder=task_id)
         .select_related("memory")
         .first()
     )
-    return ("finished", run) if run is not None else ("queued", None)
+    if run is not None:
+        return TaskState("finished", run)
+    reason = (
+        AuditEvent.objects.filter(
+            action="maintenance.skipped",
+            memory_id=memory.pk,
+            payload__job=job,
+            payload__task_id=task_id,
+        )
+        .values_list("payload__reason", flat=True)
+        .first()
+    )
+    if reason is None:
+        return TaskState("queued")
+    return TaskState("skipped", reason=SKIP_REASONS.get(str(reason), str(reason)))

@@ -188,3 +188,24 @@ def test_a_queued_run_page_needs_a_reader_and_a_known_job(browser, auditor_brows
     c = Client()
     c.force_login(nobody)
     assert c.get(f"/memories/acme/maintenance/tasks/rebuild/{tid}/").status_code == 403
+
+
+def test_a_queued_run_the_worker_skipped_says_so_and_why_and_stops_polling(
+    browser, memory, reviewer
+):
+    from types import SimpleNamespace
+
+    from memory import tasks
+
+    tid = "5d3c1f0e-8a9b-4c2d-b1e0-7f6a5b4c3d2e"
+    page = f"/memories/acme/maintenance/tasks/rebuild/{tid}/?mode=dry_run"
+    part = browser.get(page, headers={"HX-Request": "true"}).content.decode()
+    assert "Status: queued" in part and "hx-trigger" in part
+    worker = SimpleNamespace(request=SimpleNamespace(id=tid, is_eager=False))
+    asked = tasks.actor_to_primitive(reviewer.actor)
+    with maintenance.job_lock(memory, "rebuild", "another-task"):
+        tasks.run_task(worker, "rebuild", memory.pk, dry_run=True, actor=asked, correlation_id=None)
+    part = browser.get(page, headers={"HX-Request": "true"}).content.decode()
+    assert "Status: skipped" in part and "hx-trigger" not in part
+    assert "Not run: the same job was already running on this Memory when a worker took it." in part
+    assert not MaintenanceRun.objects.exists()

@@ -565,6 +565,34 @@ def test_a_worker_refused_by_the_lock_or_the_policy_logs_one_line_instead_of_rai
         f"rebuild on memory {memory.pk} is already running; skipped",
     ]
     assert not MaintenanceRun.objects.exists()
+    # ... and recorded for whoever asked, naming the task, for its queued-run page
+    skips = AuditEvent.objects.filter(action="maintenance.skipped").order_by("id")
+    assert [(e.actor_label, e.payload) for e in skips] == [
+        (
+            reviewer.actor.label,
+            {"job": "l1", "task_id": "task-2", "dry_run": False, "reason": "disabled"},
+        ),
+        (
+            reviewer.actor.label,
+            {"job": "rebuild", "task_id": "task-2", "dry_run": True, "reason": "already_running"},
+        ),
+    ]
+    assert maintenance.task_state(memory, "rebuild", "task-2") == (
+        "skipped",
+        None,
+        "the same job was already running on this Memory when a worker took it",
+    )
+    assert maintenance.task_state(memory, "rebuild", "task-9").state == "queued"
+    # a scheduled run (no one asked) skipped by the lock is only the log line
+    beat = SimpleNamespace(request=SimpleNamespace(id="task-4", is_eager=False))
+    with maintenance.job_lock(memory, "rebuild", "task-1"):
+        assert (
+            tasks.run_task(
+                beat, "rebuild", memory.pk, dry_run=True, actor=None, correlation_id=None
+            )
+            == 0
+        )
+    assert skips.count() == 2
     eager = SimpleNamespace(request=SimpleNamespace(id="task-3", is_eager=True))
     with pytest.raises(MaintenanceDisabled):  # in-process the caller hears it
         tasks.run_task(eager, "l1", memory.pk, dry_run=False, **kwargs)
