@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     freshness,
     injection,
     ledger,
+    near_duplicates,
     no_regression,
     quality_guard,
     recall,

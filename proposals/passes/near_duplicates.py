@@ -86,21 +86,44 @@ def candidate_edges(
             for other, score in zip(others, scores, strict=True):
                 if score < threshold:
                     continue
-                diff = bodies.value_differences(row.body, other.body)
-                if diff:
-                    run.count("pairs_with_different_values", 1)
+                refused, edge = pair_edge(
+                    row.body, other.body, score, threshold=threshold, min_subject=min_subject
+                )
+                if refused:
+                    run.count(refused, 1)
                     continue
-                subject = bodies.subject_similarity(row.body, other.body)
-                if subject < min_subject:
-                    run.count("pairs_about_other_subjects", 1)
-                    continue
-                edges[(min(pk, other.entry_pk), max(pk, other.entry_pk))] = {
-                    "score": round_score(score),
-                    "subject": round_score(subject),
-                }
+                edges[(min(pk, other.entry_pk), max(pk, other.entry_pk))] = edge
                 kept[pk], kept[other.entry_pk] = row, other
     run.counts["lexical_queries"] = finder.queries
     return edges, kept
+
+
+def pair_edge(
+    a: str, b: str, score: float, *, threshold: float, min_subject: float
+) -> tuple[str | None, dict[str, Any]]:
+    """Whether two bodies scored ``score`` by the active similarity are near-duplicates the
+    pass may cluster (pure): ``(None, edge)`` with the edge's receipt, or ``(reason, {})`` —
+    ``below_threshold``, ``pairs_with_different_values`` (a different value for one slot: a
+    contradiction, never a merge) or ``pairs_about_other_subjects``. ``manage.py evaluate
+    near_duplicates`` scores this very function on labelled pairs."""
+    if score < threshold:
+        return "below_threshold", {}
+    if bodies.value_differences(a, b):
+        return "pairs_with_different_values", {}
+    subject = bodies.subject_similarity(a, b)
+    if subject < min_subject:
+        return "pairs_about_other_subjects", {}
+    return None, {"score": round_score(score), "subject": round_score(subject)}
+
+
+def default_parameters(memory: Memory, method: str) -> tuple[float, float]:
+    """The pass's ``(threshold, min_subject)`` for ``memory`` under the similarity ``method``:
+    the policy's ``jobs.near_duplicates`` settings, else the defaults."""
+    tau_same, tau_similar = thresholds(memory, method)
+    cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
+    default = _default_threshold(method, tau_same, tau_similar)
+    threshold = float(cfg["threshold"]) if "threshold" in cfg else default
+    return threshold, float(cfg.get("min_subject", DEFAULT_MIN_SUBJECT))
 
 
 def _candidate_pools(
@@ -165,12 +188,8 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     consolidation proposals filed by the system actor (each in its own transaction through
     ``submit_proposal``) and the run row; nothing about the entries changes.
     """
-    tau_same, tau_similar = thresholds(memory)
-    cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
     method, _ = similarity_method()
-    default = _default_threshold(method, tau_same, tau_similar)
-    threshold = float(cfg["threshold"]) if "threshold" in cfg else default
-    min_subject = float(cfg.get("min_subject", DEFAULT_MIN_SUBJECT))
+    threshold, min_subject = default_parameters(memory, method)
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
     run.parameters.update(
         threshold=threshold, min_subject=min_subject, method=method, neighbours=base.NEIGHBOURS
