@@ -12,7 +12,8 @@ the recall corpus (``evaluation/corpora/recall.json``) plus German. Four labels:
   pass, never a merge. The hard ones differ in a single number, time, host, version, name or
   word ("dark mode" / "light mode"), or by a negation.
 - ``different_fact`` — one topic, a different fact ("the staging DB is db-stage-3" / "the
-  staging cache is redis-2"), some with the same value about another subject.
+  staging cache is redis-2"), some with the same value in another slot ("the payments service
+  is owned by Mara Okafor" / "the payments team lead is Mara Okafor").
 - ``unrelated`` — different topics, some sharing incidental words ("every Tuesday").
 
 Every pair belongs to one of two halves (:func:`split`): thresholds are chosen on
@@ -308,6 +309,26 @@ _TEXTS: dict[str, dict[str, list[tuple[str, str]]]] = {
                 "The deploy pipeline needs a manual approval for production.",
             ),
             ("The cache layer is Redis.", "Cache keys are prefixed with the tenant id."),
+            # One value, another slot: the same person, tool or channel in two roles.
+            (
+                "The payments service is owned by Mara Okafor.",
+                "The payments team lead is Mara Okafor.",
+            ),
+            ("Priya Nair is on call this week.", "Priya Nair reviews every database migration."),
+            (
+                "The billing service is owned by Ken Adebayo.",
+                "The platform team lead is Ken Adebayo.",
+            ),
+            ("The CI runners use Ubuntu 22.04.", "The production hosts run Ubuntu 22.04."),
+            (
+                "Sentry alerts go to #backend-alerts.",
+                "Deploy notifications are posted in #backend-alerts.",
+            ),
+            ("The legacy billing code is frozen.", "The code freeze starts on 2026-03-01."),
+            ("Jonas Weber approves every release.", "Jonas Weber maintains the design system."),
+            ("The API gateway runs on Kubernetes.", "The batch jobs run on Kubernetes."),
+            ("Grafana dashboards live in the ops repo.", "Alert rules live in the ops repo."),
+            ("Mara Okafor owns the payments service.", "Mara Okafor is the payments team lead."),
         ],
         UNRELATED: [
             (

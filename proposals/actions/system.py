@@ -42,8 +42,9 @@ def file_duplicate_consolidation(
     """After an add: a new entry at or above ``tau_same`` of an existing one gets a consolidation
     proposal (target: the existing entry, redundant: the new entry, body: the extractive merge of
     the two, the more complete first) filed by the ``system`` actor through the same intake. Sets
-    ``result.proposal_id``. Not for a pair carrying a different value for one slot (a
-    contradiction: the contradiction pass's), nor for working notes (the promotion pass's).
+    ``result.proposal_id``. Not for a pair giving one slot different values
+    (``bodies.slot_differences``: a contradiction, the contradiction pass's), nor for working
+    notes (the promotion pass's).
 
     Never fails the write: a refusal (e.g. a proposal already open for the pair) is logged and
     its transaction leaves nothing behind; an open duplicate's id is reported instead.
@@ -64,13 +65,14 @@ def file_duplicate_consolidation(
         .filter(uid__in=[d["entry_id"] for d in duplicates])
         .select_related("head__version")
     }
-    # A close score with a different value for one slot ("standup at 9:30" / "at 10:00") is a
-    # contradiction, never a merge: the merge would keep one value and retire the other.
+    # A close score with different values for one slot ("standup at 9:30" / "at 10:00",
+    # "prefers dark mode" / "light mode") is a contradiction, never a merge: the merge would
+    # keep one value and retire the other.
     candidates = [
         (d, found[d["entry_id"]])
         for d in duplicates
         if d["entry_id"] in found
-        and not bodies.value_differences(found[d["entry_id"]].head.version.body, new_body)
+        and not bodies.slot_differences(found[d["entry_id"]].head.version.body, new_body)
     ]
     if not candidates:
         return

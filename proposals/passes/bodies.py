@@ -4,6 +4,10 @@ the sentences an extractive merge keeps, and how complete a body is.
 - :func:`value_differences` — for each kind of specific detail (number, time, date, version,
   identifier, name, URL, path, e-mail) that both bodies carry, the values one has and the other
   lacks.
+- :func:`word_swap` — whether two bodies worded alike differ in one slot only, filled with other
+  words ("prefers dark mode" / "prefers light mode") or negated ("allowed" / "not allowed");
+  :func:`slot_differences` is that and :func:`value_differences` together: what makes two
+  close bodies a contradiction rather than a restatement.
 - :func:`subject_similarity` — how far two bodies are about the same thing (content words
   without their values).
 - :func:`merged_body` — an extractive merge that keeps every detail and appends only sentences
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from memory.text import stemming, stop_terms, tokenize, words
@@ -74,6 +79,77 @@ def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
         only_a, only_b = sorted(da[kind] - db[kind]), sorted(db[kind] - da[kind])
         if (only_a and only_b) or (only_a and cue_a) or (only_b and cue_b):
             out[kind] = [only_a, only_b]
+    return out
+
+
+#: Words that negate a clause (the analyzer splits "don't" into "don" and "t"), and "off" (the
+#: negation of "on"): a slot holding one on one side only holds another value.
+NEGATIONS = frozenset(
+    "not no never t cannot without none nothing nobody neither nor off".split()  # noqa: SIM905
+)
+#: Verbs that only link a subject to its value ("the app uses / talks to the gateway at …",
+#: "logs go / are sent to Loki"): one replaced by another does not change the fact.
+LINKING_VERBS = frozenset(
+    """use uses used talk talks run runs go goes live lives sit sits point points send sends
+    sent ship ships call calls connect connects reach reaches hit hits get gets""".split()  # noqa: SIM905
+)
+#: At most this many content terms on each side of the one replaced slot of :func:`word_swap`:
+#: more is a rewording, not one value for another.
+SWAP_MAX_TERMS = 2
+
+
+def word_swap(a: str, b: str) -> list[list[str]]:
+    """``[words only in a, words only in b]`` when the two bodies are worded alike but for one
+    slot holding other words — a different value written as words ("dark mode" / "light mode",
+    "main" / "master", "the staging cluster" / "the production cluster") or a negation ("are
+    allowed" / "are not allowed", "on" / "off") — else ``[]`` (pure).
+
+    Alike: their word streams differ in one place only, and what both keep carries a subject
+    word (not only a value: "logs go to Datadog" / "we send prod logging to Datadog" is a
+    rewording around a value). The slot: at most :data:`SWAP_MAX_TERMS` content terms each
+    side, differing both ways, linking verbs aside ("uses" / "talks to"); or a negation on one
+    side only. A slot only one side fills ("deploys via ArgoCD") is extra information, and a
+    slot whose terms are the same ("every Friday" / "on Fridays") says the same."""
+    wa, wb = words(a), words(b)
+    ops = SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes()
+    changed = [op for op in ops if op[0] != "equal"]
+    if len(changed) != 1:
+        return []
+    kept = " ".join(w for tag, i1, i2, _, _ in ops if tag == "equal" for w in wa[i1:i2])
+    values = " ".join(
+        v for d in (details_by_kind(a), details_by_kind(b)) for vs in d.values() for v in vs
+    )
+    if not content_terms(kept) - content_terms(values):
+        return []
+    _, i1, i2, j1, j2 = changed[0]
+    slot_a, slot_b = wa[i1:i2], wb[j1:j2]
+    if bool(NEGATIONS.intersection(slot_a)) != bool(NEGATIONS.intersection(slot_b)):
+        return [slot_a, slot_b]
+    linking = _linking_terms()
+    ta = content_terms(" ".join(slot_a)) - linking
+    tb = content_terms(" ".join(slot_b)) - linking
+    if ta - tb and tb - ta and max(len(ta), len(tb)) <= SWAP_MAX_TERMS:
+        return [slot_a, slot_b]
+    return []
+
+
+@lru_cache(maxsize=2)
+def _linking(stem: bool) -> frozenset[str]:
+    return frozenset(tokenize(" ".join(sorted(LINKING_VERBS))))
+
+
+def _linking_terms() -> frozenset[str]:
+    return _linking(stemming())
+
+
+def slot_differences(a: str, b: str) -> dict[str, list[list[str]]]:
+    """:func:`value_differences`, and under ``"words"`` the :func:`word_swap` of two bodies
+    worded alike: every way two close bodies give one slot different values. Empty: nothing
+    says they disagree."""
+    out = value_differences(a, b)
+    swap = word_swap(a, b)
+    if swap:
+        out["words"] = swap
     return out
 
 

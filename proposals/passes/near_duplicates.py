@@ -8,11 +8,15 @@ and for drift).
    (``memory.dedupe``: lexical Jaccard, or cosine with embeddings).
 2. An edge when the score reaches the threshold (``jobs.near_duplicates.threshold``; default
    the Memory's ``tau_similar``; with embeddings at least ``COSINE_THRESHOLD``, at most
-   ``tau_same``), the subjects (content words without values) overlap at least
-   ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not "the
-   hotline closes at 18:00") and the two bodies carry no different value for one slot —
-   "standup at 9:30" and "standup at 10:00" are a contradiction for the contradiction pass,
-   never a merge.
+   ``tau_same``), the two bodies give no slot different values (``bodies.slot_differences``:
+   "standup at 9:30" and "standup at 10:00", "prefers dark mode" and "prefers light mode",
+   "allowed" and "not allowed" are a contradiction for the contradiction pass, never a merge)
+   and, with the lexical similarity, the subjects (content words without values) overlap at
+   least ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not
+   "the hotline closes at 18:00"; with embeddings 0, as a paraphrase may share no word).
+   :func:`pair_edge` is that rule, scored on labelled pairs by ``manage.py evaluate
+   near_duplicates``. With embeddings, a pair below ``COSINE_NEAREST_BELOW`` is an edge only
+   when each entry is the other's nearest in the run.
 3. Clusters: connected components of the threshold graph (``scipy.sparse.csgraph``), at most
    ``MAX_AFFECTED_ENTRIES`` members each.
 4. One consolidation proposal per cluster through the normal intake: the target is the most
@@ -46,17 +50,41 @@ JOB = "near_duplicates"
 
 DEFAULT_MIN_SUBJECT = 0.6
 #: The least cosine an edge needs by default. The add-time check's ``tau_similar`` (0.35 with
-#: embeddings) only flags a related entry to the writer; a merge proposal needs a paraphrase:
-#: on the evaluation corpus every labelled pair scores ≥ 0.89 and related, different facts about
-#: one subject ("the data team has 5 analysts" / "... owns the dbt models") 0.34–0.43.
-COSINE_THRESHOLD = 0.8
+#: embeddings) only flags a related entry to the writer; a merge proposal needs a restatement,
+#: and restatements in other words score 0.6–0.8 ("The deploy pipeline runs on GitHub
+#: Actions" / "We ship through GitHub Actions workflows": 0.67). What scores as high without
+#: being one — the same sentence with another value — is refused by the slot check
+#: (``bodies.slot_differences``), not by the threshold. On the calibration half of
+#: ``evaluation/restatement_corpus.py`` the best F1 with precision ≥ 0.9 is at 0.62
+#: (``manage.py evaluate near_duplicates``); 0.66 is the lowest that files no wrong merge in
+#: ``bench/maintenance_eval.py``, where one person in two roles, mutually nearest, scores 0.658
+#: ("The billing service is owned by Ken Adebayo" / "The payments team lead is now Ken
+#: Adebayo"). docs/maintenance.md gives the sweep.
+COSINE_THRESHOLD = 0.66
+#: Below this cosine an edge also needs the two entries to be each other's nearest: one value
+#: in two roles ("The payments service is owned by Mara Okafor" / "The payments team lead is
+#: Mara Okafor") scores 0.74–0.78, as high as a restatement in other words, and no check of
+#: the texts tells them apart — but such an entry has a closer neighbour (its own restatement,
+#: or the other value of its slot).
+COSINE_NEAREST_BELOW = 0.8
+#: With embeddings the model judges the meaning: a restatement may share no content word
+#: ("Errors are tracked in Sentry" / "Exceptions get reported to Sentry"), so no subject
+#: overlap is asked by default (``jobs.near_duplicates.min_subject`` sets one).
+COSINE_MIN_SUBJECT = 0.0
 
 
 def candidate_edges(
-    memory: Memory, run: base.Pass, threshold: float, min_subject: float = DEFAULT_MIN_SUBJECT
+    memory: Memory,
+    run: base.Pass,
+    threshold: float,
+    min_subject: float = DEFAULT_MIN_SUBJECT,
+    nearest_below: float | None = None,
 ) -> tuple[dict[tuple[int, int], dict[str, Any]], dict[int, base.HeadRow]]:
-    """Scored pairs at or above ``threshold`` whose subjects overlap at least ``min_subject``
-    and that carry no different value, and the heads of their entries.
+    """Scored pairs that make an edge (:func:`pair_edge`: at or above ``threshold``, no slot
+    with different values, subjects overlapping at least ``min_subject``), and the heads of
+    their entries. A pair scoring below ``nearest_below`` is an edge only when each entry is
+    the other's nearest: no pair scored in the run (whatever its verdict) scores higher for
+    either (``pairs_not_nearest`` counts the others).
 
     Keyset batches of ``base.NEIGHBOURHOOD_BATCH`` entries (resuming where the last real run
     stopped, :func:`base.resumed_scan`), each with its neighbourhoods found in a fixed number
@@ -71,6 +99,8 @@ def candidate_edges(
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
     edges: dict[tuple[int, int], dict[str, Any]] = {}
     kept: dict[int, base.HeadRow] = {}
+    nearest: dict[int, float] = {}  # the best score each entry had in the run
+    unsure: dict[tuple[int, int], tuple[dict[str, Any], base.HeadRow, base.HeadRow]] = {}
     for pks, batch, near, light in base.neighbourhood_scan(run, qs, finder):
         pools = _candidate_pools(
             run, pks, batch, near, light, edges, threshold=threshold, lexical=method == "lexical"
@@ -84,6 +114,8 @@ def candidate_edges(
                 continue
             scores = scores_of(row.body, [o.body for o in others])
             for other, score in zip(others, scores, strict=True):
+                for x in (pk, other.entry_pk):
+                    nearest[x] = max(nearest.get(x, 0.0), score)
                 if score < threshold:
                     continue
                 refused, edge = pair_edge(
@@ -92,8 +124,18 @@ def candidate_edges(
                 if refused:
                     run.count(refused, 1)
                     continue
-                edges[(min(pk, other.entry_pk), max(pk, other.entry_pk))] = edge
+                pair = (min(pk, other.entry_pk), max(pk, other.entry_pk))
+                if nearest_below is not None and score < nearest_below:
+                    unsure[pair] = (edge, row, other)
+                    continue
+                edges[pair] = edge
                 kept[pk], kept[other.entry_pk] = row, other
+    for (a, b), (edge, row, other) in unsure.items():
+        if edge["score"] < max(round_score(nearest[a]), round_score(nearest[b])):
+            run.count("pairs_not_nearest", 1)
+            continue
+        edges[(a, b)] = edge
+        kept[row.entry_pk], kept[other.entry_pk] = row, other
     run.counts["lexical_queries"] = finder.queries
     return edges, kept
 
@@ -103,12 +145,13 @@ def pair_edge(
 ) -> tuple[str | None, dict[str, Any]]:
     """Whether two bodies scored ``score`` by the active similarity are near-duplicates the
     pass may cluster (pure): ``(None, edge)`` with the edge's receipt, or ``(reason, {})`` —
-    ``below_threshold``, ``pairs_with_different_values`` (a different value for one slot: a
-    contradiction, never a merge) or ``pairs_about_other_subjects``. ``manage.py evaluate
+    ``below_threshold``, ``pairs_with_different_values`` (one slot with different values,
+    ``bodies.slot_differences``: a contradiction, never a merge) or
+    ``pairs_about_other_subjects``. ``manage.py evaluate
     near_duplicates`` scores this very function on labelled pairs."""
     if score < threshold:
         return "below_threshold", {}
-    if bodies.value_differences(a, b):
+    if bodies.slot_differences(a, b):
         return "pairs_with_different_values", {}
     subject = bodies.subject_similarity(a, b)
     if subject < min_subject:
@@ -118,12 +161,14 @@ def pair_edge(
 
 def default_parameters(memory: Memory, method: str) -> tuple[float, float]:
     """The pass's ``(threshold, min_subject)`` for ``memory`` under the similarity ``method``:
-    the policy's ``jobs.near_duplicates`` settings, else the defaults."""
+    the policy's ``jobs.near_duplicates`` settings, else the defaults (``min_subject``:
+    ``DEFAULT_MIN_SUBJECT`` lexically, ``COSINE_MIN_SUBJECT`` with embeddings)."""
     tau_same, tau_similar = thresholds(memory, method)
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
     default = _default_threshold(method, tau_same, tau_similar)
     threshold = float(cfg["threshold"]) if "threshold" in cfg else default
-    return threshold, float(cfg.get("min_subject", DEFAULT_MIN_SUBJECT))
+    min_subject = DEFAULT_MIN_SUBJECT if method == "lexical" else COSINE_MIN_SUBJECT
+    return threshold, float(cfg.get("min_subject", min_subject))
 
 
 def _candidate_pools(
@@ -190,11 +235,14 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     """
     method, _ = similarity_method()
     threshold, min_subject = default_parameters(memory, method)
+    nearest_below = None if method == "lexical" else COSINE_NEAREST_BELOW
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
     run.parameters.update(
         threshold=threshold, min_subject=min_subject, method=method, neighbours=base.NEIGHBOURS
     )
-    edges, heads = candidate_edges(run.memory, run, threshold, min_subject)
+    if nearest_below is not None:
+        run.parameters["nearest_below"] = nearest_below
+    edges, heads = candidate_edges(run.memory, run, threshold, min_subject, nearest_below)
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["clusters"] = len(groups)

@@ -114,6 +114,22 @@ def test_a_count_written_out_that_changed_files_no_consolidation(api, a, reviewe
     assert Proposal.objects.count() == 0
 
 
+def test_a_word_swapped_or_negated_in_one_slot_files_no_consolidation(api, a, reviewer):
+    """ "main" / "master" and "allowed" / "not allowed" are two values of one slot written as
+    words: duplicates by score, never a merge (the same slot check as the near-duplicate pass)."""
+    api.as_(reviewer).patch(
+        "/api/v1/memories/acme", {"policy": {"tau_same": 0.6, "tau_similar": 0.5}}
+    )
+    add_via_api(a, "The default branch is main.")
+    body = a.post(E, {"body": "The default branch is master.", "kind": "fact"}).json()
+    assert body["near_duplicates"][0]["relation"] == "duplicate_of"
+    add_via_api(a, "Deploys are allowed on Fridays.")
+    negated = a.post(E, {"body": "Deploys are not allowed on Fridays.", "kind": "fact"}).json()
+    assert negated["near_duplicates"][0]["relation"] == "duplicate_of"
+    assert "proposal" not in body and "proposal" not in negated
+    assert Proposal.objects.count() == 0
+
+
 def test_the_consolidation_on_add_keeps_the_details_of_both_texts(api, a, reviewer):
     """The newer text adds a detail: the proposed body is the merge, not the older text alone
     (which dropped "conftest.py", flagged only as a lost detail)."""
