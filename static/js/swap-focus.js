@@ -2,9 +2,9 @@
  *
  * Focus. Approving a row of the inbox, posting a comment or a decision, "Load more": the swap
  * removes the focused button or field with the rest of the old fragment, and the focus fell back
- * to <body> — a keyboard user lost their place, a screen reader announced nothing. When (and
- * only when) the focus was inside the swapped target, it is moved into the new fragment, to the
- * first of:
+ * to <body> — a keyboard user lost their place, a screen reader announced nothing (or htmx gave
+ * it back to the control of the same id, and the outcome went unread). When (and only when) the
+ * focus was inside the swapped target, it is moved into the new fragment, to the first of:
  *
  *   1. a field the server marked invalid (aria-invalid="true"), whose error it describes;
  *   2. the outcome notice (role="status" or "alert"), so it is read out;
@@ -53,8 +53,7 @@
   }
 
   function restoreFocus(p, where) {
-    var active = document.activeElement;
-    if (!p.hadFocus || (active && active !== document.body && active.isConnected)) return;
+    if (!p.hadFocus) return;
     var byId = p.focusedId && document.getElementById(p.focusedId);
     focusOn(
       where.querySelector('[aria-invalid="true"]') ||

@@ -210,3 +210,29 @@ def test_the_shortcut_help_button_is_named_and_opens_its_help_from_the_keyboard(
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
     expect(help_button).to_be_focused()
+
+
+def test_the_outcome_is_focused_even_where_htmx_kept_the_focus_on_a_control_of_the_same_id(
+    page, reviewer, memory, agent
+):
+    """Saving a view from its name field (Enter), approving with the "a" shortcut from the row's
+    title: htmx handed the focus back to the new field or title, and the outcome went unread."""
+    pk = _consolidation(memory, agent, "Backups")
+    login(page, "rita", "pw-rita-123", next_path="/review/")
+    name = page.get_by_label("Save the current filters as")
+    name.fill("Mine")
+    name.focus()
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        page.keyboard.press("Enter")
+    expect(page.locator("#saved-views [role=status]")).to_have_text("Saved view “Mine”.")
+    expect(page.locator("#saved-views [role=status]")).to_be_focused()
+
+    page.keyboard.press("j")
+    expect(page.locator(f"#proposal-{pk}-title")).to_be_focused()
+    page.keyboard.press("a")
+    expect(page.get_by_role("button", name="Yes, approve")).to_be_focused()
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        page.keyboard.press("Enter")
+    notice = page.locator(f"#proposal-{pk} [role=status]")
+    expect(notice).to_have_text(re.compile(f"^Approved proposal #{pk}"))
+    expect(notice).to_be_focused()
