@@ -21,12 +21,19 @@ POST .../entries/{id}/revise               entry.revised (+ its revision); nothi
 POST .../entries/{id}/forget               entry.forgotten (+ its revision)
 POST .../entries/{id}/reactivate           entry.reactivated (+ its revision)
 POST .../entries/{id}/pin                  entry.pinned (+ its revision)
+POST .../entries/{id}/quarantine           entry.quarantined (+ its revision)
+POST .../entries/{id}/release              entry.released (+ its revision)
 POST .../sessions/{id}/end                 session.ended (+ one revision for all entries)
 POST .../relations                         relation.observed (no revision)
 POST /proposals                            proposal.submitted
 POST /proposals/{id}/withdraw              proposal.withdrawn
+POST /proposals/{id}/comments              proposal.commented (no revision)
+POST /proposals/{id}/assign                proposal.assigned (no revision)
+POST /proposals/{id}/request-changes       proposal.changes_requested (no revision)
+POST /proposals/{id}/amend                 proposal.amended (no revision)
 POST /proposals/{id}/approve               proposal.approved (+ revision, operation)
 POST /proposals/{id}/reject                proposal.rejected (no revision)
+POST /proposals/bulk                       each proposal's own approval or rejection events
 POST /operations/{id}/compensate           operation.compensated (+ its revision)
 manage.py issue_api_key                    key.issued (actor: system)
 any refused request (4xx)                  nothing
@@ -347,3 +354,52 @@ def test_a_revision_that_moves_a_proposed_entry_marks_the_proposal_stale_in_the_
     assert sorted(actions_of(cid)) == ["entry.revised", "proposal.stale"]
     [stale] = [e for e in events(cid) if e.action == "proposal.stale"]
     assert stale.proposal_id == consolidation["id"]
+
+
+def test_quarantine_and_release_each_write_one_event_with_their_revision(a, r, reviewer):
+    uid = add_via_api(a, "The on-call rota lives in PagerDuty")["entry_id"]
+    for action, path in (("entry.quarantined", "quarantine"), ("entry.released", "release")):
+        cid, _ = send(r, "POST", f"{E}/{uid}/{path}", {"reason": "checked by hand"})
+        [event] = events(cid)
+        assert event.action == action
+        assert_actor(event, reviewer, "human")
+        assert event.entry_ids == [uid]
+        assert event.revision_number == Revision.objects.get(correlation_id=cid).number
+
+
+def test_each_discussion_action_writes_one_event_and_no_revision(
+    consolidation, a, r, reviewer, other_reviewer
+):
+    pid = consolidation["id"]
+    cases = [
+        (a, "comments", {"body": "Same schedule, see deploy.sh"}, "proposal.commented"),
+        (r, "assign", {"reviewer": "ravi"}, "proposal.assigned"),
+        (r, "request-changes", {"comment": "Cite the runbook"}, "proposal.changes_requested"),
+        (
+            a,
+            "amend",
+            {"rationale": "the same schedule, cited", "comment": "cited"},
+            "proposal.amended",
+        ),
+    ]
+    for client, path, body, action in cases:
+        cid, _ = send(client, "POST", f"/api/v1/proposals/{pid}/{path}", body)
+        assert actions_of(cid) == [action]
+        assert events(cid)[0].proposal_id == pid
+        assert not Revision.objects.filter(correlation_id=cid).exists()
+
+
+def test_a_bulk_decision_writes_each_proposals_own_event_under_one_request_id(
+    consolidation, r, reviewer
+):
+    pid = consolidation["id"]
+    cid, resp = send(
+        r,
+        "POST",
+        "/api/v1/proposals/bulk",
+        {"action": "reject", "ids": [pid], "reason": "wrong", "comment": "different schedules"},
+    )
+    assert resp.json()["results"] == [{"id": pid, "status": "rejected"}]
+    [rejected] = events(cid)
+    assert (rejected.action, rejected.proposal_id) == ("proposal.rejected", pid)
+    assert_actor(rejected, reviewer, "human")
