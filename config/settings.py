@@ -281,6 +281,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Task modules outside the apps (their ``tasks`` modules are found by autodiscovery).
+CELERY_IMPORTS = ["lib.password_reset"]
 # acks_late tasks (the maintenance jobs) are redelivered this long after a worker died.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": float(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))

@@ -10,23 +10,35 @@ the email bucket counts every address alike, and the "sent" page reads the same 
 Mail links use ``STEWARD_PUBLIC_URL`` when it is set (as every other mail does), else the address
 the request came to (one of ``ALLOWED_HOSTS``).
 
-The mail is rendered in the request and handed to the ``review.send_account_mail`` task: with a
-broker a worker talks to the mail server, so the answer takes as long for an address that has an
-account as for one that has none (and a slow mail server holds up no web worker).
+The mail is rendered in the request and handed to the ``password_reset.send_mail`` task (this
+module is in ``CELERY_IMPORTS``, so a worker knows it): with a broker a worker talks to the mail
+server, so the answer takes as long for an address that has an account as for one that has none
+(and a slow mail server holds up no web worker).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from celery import shared_task
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordResetForm
+from django.core.mail import send_mail as send_one_mail
 from django.http import HttpRequest, HttpResponse
 from django.template import loader
 
 from .lockout import in_words
 from .throttling import password_reset_wait
+
+
+@shared_task(
+    name="password_reset.send_mail", autoretry_for=(OSError,), max_retries=5, default_retry_delay=30
+)
+def send_reset_mail(subject: str, body: str, recipient: str) -> None:
+    """Send one reset mail, rendered by the request that asked for it; a mail server that
+    fails (``OSError``, which ``SMTPException`` is) is tried again."""
+    send_one_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [recipient])
 
 
 class QueuedPasswordResetForm(PasswordResetForm):
@@ -41,11 +53,9 @@ class QueuedPasswordResetForm(PasswordResetForm):
         to_email: str,
         html_email_template_name: str | None = None,
     ) -> None:
-        from review.tasks import send_account_mail
-
         subject = "".join(loader.render_to_string(subject_template_name, context).splitlines())
         body = loader.render_to_string(email_template_name, context)
-        send_account_mail.delay(subject, body, to_email)
+        send_reset_mail.delay(subject, body, to_email)
 
 
 class PasswordResetView(auth_views.PasswordResetView):

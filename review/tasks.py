@@ -60,16 +60,6 @@ def send_notification(self, notification_id: int) -> str:  # type: ignore[no-unt
     return "sent"
 
 
-@shared_task(
-    name="review.send_account_mail", autoretry_for=(OSError,), max_retries=5, default_retry_delay=30
-)
-def send_account_mail(subject: str, body: str, recipient: str) -> None:
-    """Send one mail about a person's own account (a password reset link), rendered by the
-    request that asked for it; a mail server that fails (``OSError``, which ``SMTPException``
-    is) is tried again."""
-    send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [recipient])
-
-
 @shared_task(name="review.send_digests")
 def send_digests() -> int:
     """The daily digest (beat: ``send-review-digests``): one email per recipient who chose

@@ -175,8 +175,29 @@ def test_the_mail_is_handed_to_a_task_not_sent_in_the_request(lena, rates):
         assert ask("nobody@example.com").status_code == 302
     finally:
         task_prerun.disconnect(record)
-    assert [name for name, _ in ran] == ["review.send_account_mail"]
+    assert [name for name, _ in ran] == ["password_reset.send_mail"]
     subject, body, recipient = ran[0][1]
     assert recipient == "lena@example.com"
     assert [(m.subject, m.body, m.to) for m in mail.outbox] == [(subject, body, [recipient])]
     assert "/accounts/reset/" in body
+
+
+def test_a_worker_knows_the_mail_task():
+    """A worker imports the apps' task modules and ``CELERY_IMPORTS``, never the URLconf that
+    imports the reset view, so the task must be found without it."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import django; django.setup(); from config.celery import app; "
+        "app.loader.import_default_modules(); print('password_reset.send_mail' in app.tasks)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=django_settings.BASE_DIR,
+        env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+    )
+    assert out.stdout.strip().splitlines()[-1] == "True", out.stderr
