@@ -449,6 +449,9 @@ class AuditEvent(AppendOnlyModel):
     class Meta:
         indexes = [
             models.Index(fields=["memory_id", "id"]),
+            # A revision's and a proposal's events (the revision page, the entry timeline).
+            models.Index(fields=["memory_id", "revision_number"]),
+            models.Index(fields=["memory_id", "proposal_id"]),
             models.Index(fields=["action", "id"]),
             models.Index(fields=["actor_id", "id"]),
             models.Index(fields=["recorded_at"]),
