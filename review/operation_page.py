@@ -109,7 +109,12 @@ def _rows_of(operation: MaintenanceOperation) -> _Rows:
     uids = {str(u) for u in after} | {str(p.get("entry_id")) for p in operation.pre_state or []}
     now = {
         h.entry.uid: h
-        for h in Head.objects.filter(memory=operation.memory, entry__uid__in=sorted(uids))
+        # Entries by (memory, uid), their unique key: a uid alone is not indexed.
+        for h in Head.objects.filter(
+            memory=operation.memory,
+            entry__memory=operation.memory,
+            entry__uid__in=sorted(uids),
+        )
         .select_related("entry", "version")
         .order_by("entry_id")
     }
@@ -120,6 +125,7 @@ def _rows_of(operation: MaintenanceOperation) -> _Rows:
         (v.entry.uid, v.number): v.body
         for v in EntryVersion.objects.filter(
             memory=operation.memory,
+            entry__memory=operation.memory,
             entry__uid__in=sorted({u for u, _ in wanted}),
             number__in=sorted({n for _, n in wanted if isinstance(n, int)}),
         ).select_related("entry")

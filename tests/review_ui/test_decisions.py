@@ -461,3 +461,18 @@ def _actor(username: str):
 @pytest.fixture(autouse=True)
 def _cast(reviewer, other_reviewer) -> None:
     """rita and ravi exist in every test here."""
+
+
+def test_the_operation_page_finds_entries_by_memory_and_id(rita, proposal):
+    """Every statement that looks an entry up by its id also names its Memory: ``(memory, uid)``
+    is the entry's unique key, a uid alone is not indexed (in a Memory of a million entries the
+    page read the whole entry table)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    op = _approved(proposal.pk)
+    with CaptureQueriesContext(connection) as queries:
+        assert rita.get(f"/operations/{op.pk}/").status_code == 200
+    by_uid = [q["sql"] for q in queries if '"memory_entry"."uid" IN' in q["sql"]]
+    assert by_uid
+    assert all('"memory_entry"."memory_id" =' in sql for sql in by_uid), by_uid
