@@ -163,6 +163,18 @@ def inventory(memory: Memory, actor: Actor | None = None) -> dict[str, Any]:
     }
 
 
+def alerts(memory: Memory, actor: Actor | None = None) -> list[dict[str, str]]:
+    """The inventory's ``alerts`` alone, for the pages that show only those (the dashboard, the
+    notification list): the state counts and the pending proposals, without the figures whose
+    cost grows fastest with the Memory (the manifest's bytes read every active entry's text)."""
+    allowed = allowed_for(actor)
+    counts = _state_counts(memory, allowed)
+    total = counts.active + counts.inactive + counts.candidates + counts.quarantined
+    share = counts.inactive / total if total else 0.0
+    pending = hooks.pending_proposals_by_kind(memory, actor)
+    return _alerts(share, total, counts.candidates - pending.get("admission", 0))
+
+
 @dataclass
 class _StateCounts:
     """Entries per head state, with the importance distribution of the active ones."""

@@ -2,13 +2,13 @@
 
 Sections: open proposals assigned to them, the proposal they have claimed (a live lease), open
 proposals waiting for changes, stale proposals (newest first), the alerts of their Memories
-(``memory.inventory.inventory``, the figures of the Memory home) and the latest decisions on
+(``memory.inventory.alerts``, those of the Memory home) and the latest decisions on
 proposals they may see. Every proposal comes from ``proposals.selectors.visible_proposals``, so
 nothing above the reader's scope or clearance is listed; each list is capped and links to the
 inbox filter that shows all of it.
 
 Queries: a fixed number for the proposal sections and the decisions (one each, however many
-rows), plus the inventory of at most :data:`ALERT_MEMORIES` Memories (a fixed number each), so
+rows), plus the alerts of at most :data:`ALERT_MEMORIES` Memories (a fixed number each), so
 the page costs the same with 3 proposals or 3,000. Anonymous visitors go to the login page; a
 signed-in user without a review role gets a short 403 explanation (``review/refused.html``).
 """
@@ -86,9 +86,7 @@ def sections(actor: Actor) -> dict[str, Any]:
     )
     memories = list(Memory.objects.visible_to(actor).order_by("slug")[: ALERT_MEMORIES + 1])
     alerts = [
-        {"memory": m, "alert": a}
-        for m in memories[:ALERT_MEMORIES]
-        for a in inventory.inventory(m)["alerts"]
+        {"memory": m, "alert": a} for m in memories[:ALERT_MEMORIES] for a in inventory.alerts(m)
     ]
     return {
         "assigned": assigned,

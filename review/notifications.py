@@ -395,7 +395,7 @@ def _alert_items(actor: Actor) -> list[Item]:
     """The inventory alerts of the first :data:`ALERT_MEMORIES` Memories the actor sees."""
     alerts = []
     for m in Memory.objects.visible_to(actor).order_by("slug")[:ALERT_MEMORIES]:
-        for a in inventory.inventory(m)["alerts"]:
+        for a in inventory.alerts(m):
             alerts.append(
                 Item(
                     "alert",
@@ -411,7 +411,7 @@ def _alert_items(actor: Actor) -> list[Item]:
 
 def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
     """What needs the signed-in person (a browser user), newest first. A fixed number of
-    queries: one per kind of item, plus the inventories of at most :data:`ALERT_MEMORIES`
+    queries: one per kind of item, plus the alerts of at most :data:`ALERT_MEMORIES`
     Memories when ``with_alerts`` (the nav badge leaves them out: they carry no time, so they
     are never "new")."""
     if actor.user_pk is None:

@@ -134,14 +134,10 @@ def test_nothing_out_of_scope_is_listed(memory, agent):
 
 
 def test_memory_alerts_link_to_the_memory_home(rita, memory, monkeypatch):
-    real = dashboard.inventory.inventory
+    def with_alert(m: Any) -> list[dict[str, str]]:
+        return [{"code": "inactive_share_high", "message": "70% are inactive."}]
 
-    def with_alert(m: Any) -> dict[str, Any]:
-        figures = real(m)
-        figures["alerts"] = [{"code": "inactive_share_high", "message": "70% are inactive."}]
-        return figures
-
-    monkeypatch.setattr(dashboard.inventory, "inventory", with_alert)
+    monkeypatch.setattr(dashboard.inventory, "alerts", with_alert)
     html = rita.get("/").content.decode()
     assert "inactive_share_high" in html and "70% are inactive." in html
     assert 'href="/memories/acme/"' in html
@@ -192,6 +188,19 @@ def test_memories_beyond_the_cap_cost_nothing(rita, memory, staff, django_assert
     with django_assert_max_num_queries(at_cap):
         html = rita.get("/").content.decode()
     assert "Only the first 10 Memories" in html
+
+
+def test_memory_alerts_cost_two_queries_each_and_never_read_entry_text(rita, memory, staff):
+    """The alerts need the state counts and the pending proposals, nothing else: not the
+    manifest's bytes (every active entry's text) nor the revision history, whose cost grows
+    with the Memory (seconds at a million entries)."""
+    with_one = _count(rita)
+    memory_actions.create_memory(actor=staff, slug="second", name="Second")
+    with CaptureQueriesContext(connection) as ctx:
+        assert rita.get("/").status_code == 200
+    assert len(ctx.captured_queries) == with_one + 2
+    read = " ".join(q["sql"] for q in ctx.captured_queries)
+    assert "memory_entryversion" not in read and "memory_revisionchange" not in read
 
 
 @pytest.mark.browser
