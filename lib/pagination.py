@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -45,9 +46,19 @@ def page_limit(params: Any) -> int:
 
 
 def keyset_page(
-    qs: QuerySet[Any], params: Any, *, key: str = "pk", descending: bool = False
+    qs: QuerySet[Any],
+    params: Any,
+    *,
+    key: str = "pk",
+    descending: bool = False,
+    load: Callable[[Any], QuerySet[Any]] | None = None,
 ) -> tuple[list[Any], str | None]:
-    """One page of ``qs`` ordered by the unique ``key`` and the cursor of the next page."""
+    """One page of ``qs`` ordered by the unique ``key`` and the cursor of the next page.
+
+    With ``load``, the page's keys are chosen on ``qs`` first and its rows are then read through
+    ``load(qs)`` limited to those keys (one more query). For a ``load`` that joins other tables
+    (``select_related``): PostgreSQL may otherwise merge-join those tables in key order from
+    their first row, reading every row before the cursor (at the millionth entry, all of them)."""
     limit = page_limit(params)
     raw = params.get("cursor")
     if raw:
@@ -58,9 +69,16 @@ def keyset_page(
             qs = qs.filter(**{f"{key}__{'lt' if descending else 'gt'}": after})
         except (ValueError, TypeError, DjangoValidationError) as exc:
             raise ValidationFailed(details={"cursor": ["Not a valid cursor."]}) from exc
-    rows = list(qs.order_by(f"-{key}" if descending else key)[: limit + 1])
-    more = len(rows) > limit
-    rows = rows[:limit]
+    ordered = qs.order_by(f"-{key}" if descending else key)
+    if load is not None:
+        keys = list(ordered.values_list(key, flat=True)[: limit + 1])
+        more = len(keys) > limit
+        found = {_attr(r, key): r for r in load(qs.filter(**{f"{key}__in": keys[:limit]}))}
+        rows = [found[k] for k in keys[:limit] if k in found]
+    else:
+        rows = list(ordered[: limit + 1])
+        more = len(rows) > limit
+        rows = rows[:limit]
     next_cursor = encode_cursor(_attr(rows[-1], key)) if more and rows else None
     return rows, next_cursor
 

@@ -20,6 +20,7 @@ from .actors import Actor
 from .api_base import MemoryApiView
 from .models import (
     Entry,
+    EntryQuerySet,
     EntryVersion,
     Evidence,
     Head,
@@ -169,7 +170,7 @@ class EntryListCreateApi(MemoryApiView):
     def get(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug)
         filters = parse_query(EntryListQuery, request)
-        qs = Entry.objects.for_memory(memory).visible_to(actor).with_detail()
+        qs = Entry.objects.for_memory(memory).visible_to(actor)
         if "state" in filters:
             qs = qs.filter(head__state=filters["state"])
         if "kind" in filters:
@@ -177,8 +178,11 @@ class EntryListCreateApi(MemoryApiView):
         if "tier" in filters:
             qs = qs.filter(tier=filters["tier"])
         if "validity" in filters:
-            qs = qs.filter(projection__validity=filters["validity"])
-        rows, cursor = keyset_page(qs, request.query_params)
+            # The projection's own Memory too: its (memory, validity) index finds a rare value.
+            qs = qs.filter(
+                projection__memory_id=memory.pk, projection__validity=filters["validity"]
+            )
+        rows, cursor = keyset_page(qs, request.query_params, load=EntryQuerySet.with_detail)
         items = [entry_out(e, e.head, getattr(e, "projection", None)) for e in rows]
         return Response({"items": items, "next_cursor": cursor})
 

@@ -61,14 +61,9 @@ def parse_filter(params: Any) -> EntryFilter:
 
 
 def filtered(actor: Actor, memory: Memory, f: EntryFilter) -> Any:
-    """The entries ``actor`` may see in ``memory`` under ``f`` (state, kind, pinned), with what
-    a row needs joined in (head, head version, projection)."""
-    qs = (
-        Entry.objects.for_memory(memory)
-        .visible_to(actor)
-        .filter(head__isnull=False)
-        .select_related("head__version", "projection")
-    )
+    """The entries ``actor`` may see in ``memory`` under ``f`` (state, kind, pinned); a page's
+    rows are read through :func:`with_rows`."""
+    qs = Entry.objects.for_memory(memory).visible_to(actor)
     if f.state:
         qs = qs.filter(head__state=f.state)
     if f.kind:
@@ -76,6 +71,11 @@ def filtered(actor: Actor, memory: Memory, f: EntryFilter) -> Any:
     if f.pinned:
         qs = qs.filter(head__pinned=f.pinned == "yes")
     return qs
+
+
+def with_rows(qs: Any) -> Any:
+    """``qs`` with what a row needs joined in (head, head version, projection)."""
+    return qs.filter(head__isnull=False).select_related("head__version", "projection")
 
 
 def row(entry: Entry) -> dict[str, Any]:
@@ -104,7 +104,8 @@ def _search(actor: Actor, memory: Memory, f: EntryFilter) -> list[Entry]:
         for hit in search(memory, actor=actor, query=f.q, view=view, limit=SEARCH_LIMIT).hits:
             if hit.entry_pk not in order:
                 order.append(hit.entry_pk)
-    by_pk = {e.pk: e for e in filtered(actor, memory, f).filter(pk__in=order[:SEARCH_LIMIT])}
+    hits = filtered(actor, memory, f).filter(pk__in=order[:SEARCH_LIMIT])
+    by_pk = {e.pk: e for e in with_rows(hits)}
     return [by_pk[pk] for pk in order[:SEARCH_LIMIT] if pk in by_pk]
 
 
@@ -124,7 +125,11 @@ def entry_list(request: HttpRequest, slug: str) -> HttpResponse:
                 entries = _search(actor, memory, f)
             else:
                 entries, cursor = keyset_page(
-                    filtered(actor, memory, f), request.GET, key="pk", descending=True
+                    filtered(actor, memory, f),
+                    request.GET,
+                    key="pk",
+                    descending=True,
+                    load=with_rows,
                 )
         except DomainError as exc:
             f.errors = exc.details or {"filter": [exc.message]}

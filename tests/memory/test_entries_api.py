@@ -457,6 +457,25 @@ def test_entry_list_filters_and_cursor_pagination(a, django_assert_max_num_queri
     assert a.get(f"{E}?state=gone").status_code == 400
 
 
+def test_an_entry_page_is_chosen_on_the_entries_alone(a):
+    """The page's keys come from the entry table alone and its rows are then read by key: with
+    the head and projection joined into the LIMIT query, PostgreSQL merge-joined them from their
+    first row and a cursor deep into a Memory of a million entries read every row before it."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    ids = [add_via_api(a, f"Service {i} listens on port 80{i}")["entry_id"] for i in range(3)]
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {a.secret}"}
+    with CaptureQueriesContext(connection) as queries:
+        page = Client().get(f"{E}?limit=2", **auth).json()
+    assert [e["entry_id"] for e in page["items"]] == ids[:2]
+    (chooser,) = [q["sql"] for q in queries.captured_queries if "LIMIT 3" in q["sql"]]
+    assert 'FROM "memory_entry"' in chooser and "JOIN" not in chooser, chooser
+    rest = a.get(f"{E}?limit=2&cursor={page['next_cursor']}").json()
+    assert [e["entry_id"] for e in rest["items"]] == ids[2:] and rest["next_cursor"] is None
+
+
 def test_memory_create_and_policy_roles(api, agent, reviewer, scoped_agent):
     assert api.as_(agent).post("/api/v1/memories", {"slug": "x", "name": "X"}).status_code == 403
     r = api.as_(reviewer).post("/api/v1/memories", {"slug": "team-x", "name": "Team X"})

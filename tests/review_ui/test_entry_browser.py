@@ -166,6 +166,18 @@ def test_the_memory_home_and_the_nav_link_the_browser(rita, memory):
     assert f'<a href="{URL}" aria-current="page">Entries</a>' in page
 
 
+def test_a_page_is_chosen_on_the_entries_alone(rita, memory, agent):
+    """The page's keys come from the entry table alone, its rows are then read by key (joined
+    into the LIMIT query, the heads were merge-joined from their first row: a page of a small
+    Memory beside a large one read the large one's rows)."""
+    for i in range(3):
+        add(memory, agent.actor, f"Chosen: fact {i} about the build farm")
+    with CaptureQueriesContext(connection) as ctx:
+        assert len(listed(rita, "?limit=2")) == 2
+    (chooser,) = [q["sql"] for q in ctx.captured_queries if "LIMIT 3" in q["sql"]]
+    assert 'FROM "memory_entry"' in chooser and "JOIN" not in chooser, chooser
+
+
 def test_a_fixed_number_of_queries_per_page(rita, memory, agent, django_assert_max_num_queries):
     for i in range(3):
         add(memory, agent.actor, f"Few: fact {i} about the build farm")
