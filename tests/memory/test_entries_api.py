@@ -466,9 +466,9 @@ def test_an_entry_page_is_chosen_on_the_entries_alone(a):
     from django.test.utils import CaptureQueriesContext
 
     ids = [add_via_api(a, f"Service {i} listens on port 80{i}")["entry_id"] for i in range(3)]
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {a.secret}"}
+    auth = {"Authorization": f"Bearer {a.secret}"}
     with CaptureQueriesContext(connection) as queries:
-        page = Client().get(f"{E}?limit=2", **auth).json()
+        page = Client().get(f"{E}?limit=2", headers=auth).json()
     assert [e["entry_id"] for e in page["items"]] == ids[:2]
     (chooser,) = [q["sql"] for q in queries.captured_queries if "LIMIT 3" in q["sql"]]
     assert 'FROM "memory_entry"' in chooser and "JOIN" not in chooser, chooser
