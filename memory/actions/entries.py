@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Unpack
+from typing import Unpack
 
 from django.db import transaction
 
@@ -186,7 +186,7 @@ def _after_admission(
     result: WriteResult,
     *,
     dedupe: bool,
-    near_duplicate_of: Any,
+    near_duplicate_of: str | None,
     findings: list[injection.Finding],
 ) -> None:
     """The listeners of an admitted entry (the system's consolidation intake, the quarantine
@@ -285,10 +285,9 @@ def _create_entry(
 def _clean_revision(
     actor: Actor,
     memory: Memory,
-    body: Any,
+    body: str,
     evidence: EvidenceArg | None,
-    expected_version: Any,
-    importance_override: Any,
+    importance_override: int | None,
 ) -> tuple[str, list[EvidenceInput]]:
     """Who may revise, and the revision's admitted text and new evidence (before any lock):
     an importance override is a reviewer's; anything else needs a writer."""
@@ -298,18 +297,7 @@ def _clean_revision(
     else:
         require_writer(actor)
     text = clean_body(body, refuse=refused_kinds(memory.policy))
-    items = clean_evidence(evidence)
-    if expected_version is not None and (
-        isinstance(expected_version, bool) or not isinstance(expected_version, int)
-    ):
-        raise ValidationFailed(details={"expected_version": ["Must be an integer."]})
-    if importance_override is not None and (
-        isinstance(importance_override, bool)
-        or not isinstance(importance_override, int)
-        or not 0 <= importance_override <= 3
-    ):
-        raise ValidationFailed(details={"importance_override": ["An integer from 0 to 3."]})
-    return text, items
+    return text, clean_evidence(evidence)
 
 
 def _check_revisable(head: Head, expected_version: int | None) -> None:
@@ -329,10 +317,10 @@ def revise_entry(
     *,
     actor: Actor,
     entry_uid: str,
-    body: Any,
+    body: str,
     evidence: EvidenceArg | None = None,
-    expected_version: Any = None,
-    importance_override: Any = None,
+    expected_version: int | None = None,
+    importance_override: int | None = None,
 ) -> WriteResult:
     """Correct an entry: a new version whose evidence is the predecessor's ∪ the new.
 
@@ -342,9 +330,7 @@ def revise_entry(
     recorded as an explicit override on the revision; a reviewer key may change only that,
     not the text. Locks: the Memory row.
     """
-    text, items = _clean_revision(
-        actor, memory, body, evidence, expected_version, importance_override
-    )
+    text, items = _clean_revision(actor, memory, body, evidence, importance_override)
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     _check_revisable(head, expected_version)
     union = dedupe_evidence([*evidence_inputs_of(head.version), *items])
@@ -401,7 +387,7 @@ def require_writer_or_reviewer(actor: Actor, *, as_reviewer: bool) -> None:
 
 @transaction.atomic(durable=True)
 def forget_entry(
-    memory: Memory, *, actor: Actor, entry_uid: str, reason: Any, as_reviewer: bool = False
+    memory: Memory, *, actor: Actor, entry_uid: str, reason: str, as_reviewer: bool = False
 ) -> WriteResult:
     """Retire an entry (head becomes inactive, same version). Undone by ``reactivate_entry``.
 
@@ -429,7 +415,7 @@ def forget_entry(
 
 @transaction.atomic(durable=True)
 def reactivate_entry(
-    memory: Memory, *, actor: Actor, entry_uid: str, reason: Any = None, as_reviewer: bool = False
+    memory: Memory, *, actor: Actor, entry_uid: str, reason: str = "", as_reviewer: bool = False
 ) -> WriteResult:
     """Make an inactive entry active again with the exact same version, in a new interval.
 
@@ -463,14 +449,13 @@ def pin_entry(
     *,
     actor: Actor,
     entry_uid: str,
-    pinned: Any,
-    category: Any = None,
-    reason: Any,
+    pinned: bool,
+    category: str | None = None,
+    reason: str,
 ) -> WriteResult:
-    """Pin or unpin an entry with a category. Pinning is a human decision: reviewers only."""
+    """Pin or unpin an entry with a category. Pinning is a human decision: reviewers only.
+    Pinning needs a category (the REST body may leave it out; the entry page sends any text)."""
     require_reviewer(actor, "pin")
-    if not isinstance(pinned, bool):
-        raise ValidationFailed(details={"pinned": ["Must be true or false."]})
     if pinned and category not in PinCategory.values:
         raise ValidationFailed(details={"category": [f"One of {list(PinCategory.values)}."]})
     why = clean_text(reason, field="reason", required=True)
