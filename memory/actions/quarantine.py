@@ -8,8 +8,6 @@ it was quarantined (active, inactive with its reason, or candidate — which fil
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from .. import audit, hooks
@@ -42,7 +40,7 @@ def state_before_quarantine(entry: Entry) -> tuple[str, str]:
 
 
 @transaction.atomic(durable=True)
-def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -> WriteResult:
+def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: str) -> WriteResult:
     """Withhold an entry from every recall view (reviewers). 409 ``entry_quarantined`` when it
     already is. Pending proposals touching the entry become stale. Locks: the Memory row."""
     require_reviewer(actor, "quarantine")
@@ -69,7 +67,7 @@ def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: An
 
 
 @transaction.atomic(durable=True)
-def release_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: Any) -> WriteResult:
+def release_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: str) -> WriteResult:
     """Release a quarantined entry back to the state it had before (reviewers). 409
     ``state_conflict`` when it is not quarantined. A released candidate gets a new admission
     proposal in the same transaction. Locks: the Memory row."""
