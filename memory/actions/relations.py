@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from .. import audit, lifecycle
@@ -27,8 +25,8 @@ def record_conflict(
     memory: Memory,
     *,
     actor: Actor,
-    from_entry: Any,
-    to_entry: Any,
+    from_entry: str,
+    to_entry: str,
     evidence: EvidenceArg | None = None,
 ) -> Relation:
     """Record a ``conflicts_with`` observation. It annotates (validity becomes

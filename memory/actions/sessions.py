@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 
@@ -30,7 +29,7 @@ class SessionEndResult:
 
 
 @transaction.atomic(durable=True)
-def end_session(memory: Memory, *, actor: Actor, session_id: Any) -> SessionEndResult:
+def end_session(memory: Memory, *, actor: Actor, session_id: str) -> SessionEndResult:
     """Retire the session's active session-tier entries *within the actor's clearance* with
     reason ``session_end`` (one revision): entries the key cannot see are never touched by its
     writes (API.md). Pinned and protected entries are never retired. Ending a session with
