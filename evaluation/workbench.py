@@ -39,8 +39,8 @@ REVIEWER = Actor(
 )
 
 # Evidence declarations a workload can cite.
-ATTESTED = {"authority": "repository_attested", "verification": "verified"}
-UNTRUSTED = {"authority": "untrusted", "verification": "unknown"}
+ATTESTED: actions.Declaration = {"authority": "repository_attested", "verification": "verified"}
+UNTRUSTED: actions.Declaration = {"authority": "untrusted", "verification": "unknown"}
 
 
 @dataclass
@@ -79,7 +79,7 @@ class Workbench:
         self.memories.append(mem)
         return mem
 
-    def source(self, name: str, declaration: dict[str, str] | None = None) -> str:
+    def source(self, name: str, declaration: actions.Declaration | None = None) -> str:
         """The name of this run's source ``name`` (registered on first use)."""
         if name not in self._sources:
             self._sources[name] = actions.register_source(

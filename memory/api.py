@@ -139,7 +139,10 @@ class SourceDeclareApi(MemoryApiView):
         actor = self.actor(request)
         source = _source_or_404(name)
         data = parse(DeclarationIn, request)
-        decl = actions.declare_source(source, actor=actor, declaration=data)
+        declaration = actions.Declaration(
+            authority=data["authority"], verification=data["verification"]
+        )
+        decl = actions.declare_source(source, actor=actor, declaration=declaration)
         return Response(
             {
                 "name": source.name,

@@ -18,7 +18,7 @@ from .models import Memory, Source
 DEMO_SLUG = "acme-platform"
 DEMO_PASSWORD = "steward-demo"
 
-SOURCES = [
+SOURCES: list[tuple[str, str, actions.Declaration | None]] = [
     (
         "repo",
         "The acme/platform monorepo",

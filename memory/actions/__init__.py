@@ -32,12 +32,13 @@ from .memories import POLICY_KEYS, clean_policy, create_memory, update_memory_po
 from .quarantine import quarantine_entry, release_entry, state_before_quarantine
 from .relations import record_conflict
 from .sessions import SessionEndResult, end_session
-from .sources import declare_source, register_source
+from .sources import Declaration, declare_source, register_source
 from .writer import Change, NewBody, NewRelation, lock_memory, write_revision
 
 __all__ = [
     "POLICY_KEYS",
     "Change",
+    "Declaration",
     "EvidenceArg",
     "EvidenceInput",
     "EvidenceItem",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from django.db import transaction
 
@@ -12,7 +12,6 @@ from ..admission import clean_id, clean_text
 from ..exceptions import (
     Forbidden,
     MemoryExists,
-    ValidationFailed,
 )
 from ..models import (
     Authority,
@@ -22,16 +21,12 @@ from ..models import (
 )
 
 
-def _clean_declaration(raw: Any) -> tuple[str, str]:
-    if not isinstance(raw, dict):
-        raise ValidationFailed(details={"declaration": ["Must be an object."]})
-    authority = raw.get("authority", Authority.UNTRUSTED)
-    verification = raw.get("verification", Verification.UNKNOWN)
-    if authority not in Authority.values:
-        raise ValidationFailed(details={"authority": [f"One of {Authority.values}."]})
-    if verification not in Verification.values:
-        raise ValidationFailed(details={"verification": [f"One of {Verification.values}."]})
-    return authority, verification
+class Declaration(TypedDict):
+    """How far a source's evidence is trusted, as ``DeclarationIn`` parses it: an
+    :class:`~memory.models.Authority` and a :class:`~memory.models.Verification` value."""
+
+    authority: str
+    verification: str
 
 
 def _may_declare(actor: Actor) -> bool:
@@ -54,14 +49,16 @@ def _check_may_declare(actor: Actor, authority: str, verification: str) -> None:
 
 @transaction.atomic(durable=True)
 def register_source(
-    *, actor: Actor, name: str, description: str = "", declaration: Any = None
+    *, actor: Actor, name: str, description: str = "", declaration: Declaration | None = None
 ) -> Source:
     """Register a source, optionally with its first declaration."""
     if not actor.can_write_entries and not actor.is_reviewer:
         raise Forbidden("Your role may not register sources.")
     name = clean_id(name, field="name")
     description = clean_text(description, field="description")
-    decl = _clean_declaration(declaration) if declaration is not None else None
+    decl = (
+        (declaration["authority"], declaration["verification"]) if declaration is not None else None
+    )
     if decl:
         _check_may_declare(actor, *decl)
     if Source.objects.filter(name=name).exists():
@@ -81,7 +78,7 @@ def register_source(
 
 
 @transaction.atomic(durable=True)
-def declare_source(source: Source, *, actor: Actor, declaration: Any) -> SourceDeclaration:
+def declare_source(source: Source, *, actor: Actor, declaration: Declaration) -> SourceDeclaration:
     """Append a new declaration version. Existing evidence keeps its snapshot.
 
     Preconditions: a reviewer without a Memory scope, or staff (403 ``forbidden``)."""
@@ -90,7 +87,7 @@ def declare_source(source: Source, *, actor: Actor, declaration: Any) -> SourceD
             "Only a reviewer without a Memory scope, or staff, may declare a source "
             "(sources are shared by every Memory)."
         )
-    authority, verification = _clean_declaration(declaration)
+    authority, verification = declaration["authority"], declaration["verification"]
     source = Source.objects.select_for_update().get(pk=source.pk)
     last = source.declarations.order_by("-version").first()
     decl = SourceDeclaration.objects.create(
