@@ -22,8 +22,6 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lib.errors import ValidationFailed
-
 from .actors import Actor
 from .models import Memory, Validity
 from .search import Hit, search
@@ -114,39 +112,29 @@ def render_item(hit: Hit, label: str, allowance: int) -> tuple[str, bool] | None
     return header + cut_utf8(defuse(hit.body), room) + ELLIPSIS + "\n", True
 
 
-def _int(value: Any, name: str, default: int, lo: int, hi: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValidationFailed(details={name: [f"An integer from {lo} to {hi}."]})
-    return value
-
-
 def build_context_pack(
     memory: Memory,
     *,
     actor: Actor,
     query: str,
-    byte_budget: Any = None,
-    candidates: Any = None,
-    max_items: Any = None,
+    byte_budget: int = DEFAULT_BUDGET,
+    candidates: int = DEFAULT_CANDIDATES,
+    max_items: int = DEFAULT_MAX_ITEMS,
     view: str = "current",
     intent: str | None = None,
 ) -> ContextPack:
     """Recall ``candidates`` hits and render at most ``max_items`` of them within
-    ``byte_budget`` bytes (markers included). Read-only, like search."""
-    budget = _int(byte_budget, "byte_budget", DEFAULT_BUDGET, MIN_BUDGET, MAX_BUDGET)
-    n_candidates = _int(candidates, "candidates", DEFAULT_CANDIDATES, 1, DEFAULT_CANDIDATES)
-    n_items = _int(max_items, "max_items", DEFAULT_MAX_ITEMS, 1, DEFAULT_MAX_ITEMS)
-    result = search(memory, actor=actor, query=query, limit=n_candidates, view=view, intent=intent)
+    ``byte_budget`` bytes (markers included). Read-only, like search. The numbers are within
+    ``ContextPackIn``'s ranges (``MIN_BUDGET``–``MAX_BUDGET``; at most the defaults)."""
+    result = search(memory, actor=actor, query=query, limit=candidates, view=view, intent=intent)
 
     opening, closing = BEGIN + "\n", END
-    remaining = budget - nbytes(opening) - nbytes(closing)
+    remaining = byte_budget - nbytes(opening) - nbytes(closing)
     parts: list[str] = []
     items: list[PackItem] = []
     skipped: list[dict[str, Any]] = []
     for hit in result.hits:
-        if len(items) >= n_items:
+        if len(items) >= max_items:
             break
         label = label_of(hit)
         rendered = render_item(hit, label, min(ITEM_MAX_BYTES, remaining))
