@@ -6,30 +6,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Required, TypedDict, Unpack
+from typing import Required, TypedDict, Unpack
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ..admission import clean_body, clean_id
 from ..exceptions import ValidationFailed
-from ..models import Kind, Sensitivity, Tier
+from ..models import Sensitivity, Tier
 from ..text import content_hash
 from .evidence import EvidenceArg, EvidenceInput, clean_evidence, dedupe_evidence
 
 
-def _choice(value: Any, choices: type[Any], field_name: str, default: str) -> str:
-    if value is None:
-        return default
-    if value not in choices.values:
-        raise ValidationFailed(details={field_name: [f"One of {list(choices.values)}."]})
-    return str(value)
-
-
-def _clean_datetime(value: Any, field_name: str) -> datetime | None:
-    if value in (None, ""):
+def _clean_datetime(value: str | None, field_name: str) -> datetime | None:
+    """ISO 8601 text (the edges take it as text) as an aware datetime; a naive one is UTC."""
+    if not value:
         return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
+    parsed = parse_datetime(value)
     if parsed is None:
         raise ValidationFailed(details={field_name: ["Not an ISO 8601 datetime."]})
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
@@ -62,8 +55,8 @@ class EntryFields(TypedDict, total=False):
     tier: str | None
     session_id: str | None
     current_state: bool
-    #: ISO 8601 text or a datetime; a naive one is taken as UTC.
-    effective_at: datetime | str | None
+    #: ISO 8601 text; a naive time is taken as UTC.
+    effective_at: str | None
     sensitivity: str | None
     evidence: EvidenceArg | None
 
@@ -83,17 +76,11 @@ def clean_new_entry(
     if "body" not in fields:
         raise ValidationFailed(details={"body": ["This field is required."]})
     kind = fields.get("kind")
-    tier = fields.get("tier")
-    sensitivity = fields.get("sensitivity")
-    current_state = fields.get("current_state", False)
-    session_id = fields.get("session_id")
     if kind is None:
         raise ValidationFailed(details={"kind": ["This field is required."]})
-    kind = _choice(kind, Kind, "kind", Kind.FACT)
-    tier = _choice(tier, Tier, "tier", Tier.LONG)
-    sensitivity = _choice(sensitivity, Sensitivity, "sensitivity", Sensitivity.INTERNAL)
-    if not isinstance(current_state, bool):
-        raise ValidationFailed(details={"current_state": ["Must be true or false."]})
+    tier = fields.get("tier") or Tier.LONG
+    sensitivity = fields.get("sensitivity") or Sensitivity.INTERNAL
+    session_id = fields.get("session_id")
     session = clean_id(session_id, field="session_id") if session_id not in (None, "") else ""
     if tier == Tier.SESSION and not session:
         raise ValidationFailed(details={"session_id": ["Session-tier entries need a session_id."]})
@@ -105,7 +92,7 @@ def clean_new_entry(
         tier=tier,
         session_id=session,
         sensitivity=sensitivity,
-        current_state=current_state,
+        current_state=fields.get("current_state", False),
         effective_at=_clean_datetime(fields.get("effective_at"), "effective_at"),
         evidence=tuple(items),
     )
