@@ -37,7 +37,7 @@ from ..models import (
     ProposalStatus,
 )
 from ..permissions import require_assigner
-from .intake import check_submission, recheck_heads_locked
+from .intake import Checked, check_submission, recheck_heads_locked
 
 #: What an amendment replaces, besides the kind's own fields (``amendable_fields``).
 COMMON_AMENDABLE = ("rationale", "evidence")
@@ -66,7 +66,7 @@ def refuse_if_closed(proposal: Proposal) -> None:
 
 
 @transaction.atomic(durable=True)
-def add_comment(proposal: Proposal, *, actor: Actor, body: Any) -> ProposalComment:
+def add_comment(proposal: Proposal, *, actor: Actor, body: str) -> ProposalComment:
     """One comment on ``proposal`` (visible to ``actor``: the caller resolved it).
 
     403 ``forbidden`` for auditors and agents other than the submitter; 400 ``invalid`` for an
@@ -98,7 +98,7 @@ def _snapshot(p: Proposal) -> dict[str, Any]:
     return {name: getattr(p, name) for name in AMENDED_FIELDS}
 
 
-def _evidence_inputs(stored: Any) -> list[dict[str, Any]]:
+def _evidence_inputs(stored: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """Stored citations as the submission schema takes them (snapshots are re-resolved)."""
     return [
         {k: item[k] for k in ("source", "ref", "observed_at", "quote") if item.get(k)}
@@ -128,7 +128,7 @@ def _fields_after(proposal: Proposal, changes: Mapping[str, Any]) -> dict[str, A
 
 
 def amend_proposal(
-    proposal: Proposal, *, actor: Actor, changes: Mapping[str, Any], comment: Any = ""
+    proposal: Proposal, *, actor: Actor, changes: Mapping[str, Any], comment: str = ""
 ) -> Proposal:
     """Replace ``proposal``'s fields with ``changes`` as its next revision.
 
@@ -173,7 +173,7 @@ def amend_proposal(
         return _apply_amendment(locked, checked, actor=actor, note=note)
 
 
-def _apply_amendment(proposal: Proposal, checked: Any, *, actor: Actor, note: str) -> Proposal:
+def _apply_amendment(proposal: Proposal, checked: Checked, *, actor: Actor, note: str) -> Proposal:
     from ..evidence import evidence_json
 
     before = _snapshot(proposal)
