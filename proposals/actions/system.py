@@ -17,10 +17,11 @@ from typing import Any
 
 from django.db import transaction
 
+from memory.actions import WriteResult
 from memory.actors import Actor
 from memory.dedupe import thresholds
 from memory.injection import Finding, scan
-from memory.models import Entry, Head, HeadState, Kind, Memory
+from memory.models import Entry, EntryVersion, Head, HeadState, Kind, Memory
 
 from ..exceptions import DomainError, DuplicateProposal
 from ..kinds import Submission
@@ -34,9 +35,9 @@ def file_duplicate_consolidation(
     *,
     memory: Memory,
     actor: Actor,
-    result: Any,
+    result: WriteResult,
     dedupe: bool = True,
-    near_duplicate_of: Any = None,
+    near_duplicate_of: str | None = None,
     **_hook_kwargs: Any,
 ) -> None:
     """After an add: a new entry at or above ``tau_same`` of an existing one gets a consolidation
@@ -51,7 +52,7 @@ def file_duplicate_consolidation(
     """
     from ..passes import bodies  # the passes' package imports these actions
 
-    if not dedupe or not getattr(result, "created", False):
+    if not dedupe or not result.created:
         return
     if result.entry.kind == Kind.WORKING_NOTE:
         return  # a note repeated in another session is the promotion pass's signal
@@ -112,7 +113,7 @@ def file_admission(
     memory: Memory,
     actor: Actor,
     entry: Entry,
-    version: Any,
+    version: EntryVersion,
     authorities: Sequence[str] | None = None,
     findings: Sequence[Finding] | None = None,
     new_entry: bool = False,
@@ -157,14 +158,14 @@ def file_injection_quarantine(
     *,
     memory: Memory,
     actor: Actor,
-    result: Any,
+    result: WriteResult,
     findings: Sequence[Finding] = (),
     **_hook_kwargs: Any,
 ) -> None:
     """After a direct write whose text the injection scan flagged (``admission_review.
     injection_scan``): a ``quarantine`` proposal with the matched spans, filed by the system.
     Never quarantines anything itself, and never fails the write."""
-    if not findings or not getattr(result, "created", False):
+    if not findings or not result.created:
         return
     rules = sorted({f.rule for f in findings})
     data = quarantine_request(memory, [(result.entry.uid, result.version.number)], rules)
