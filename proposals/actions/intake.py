@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -510,7 +510,7 @@ def _remember_key(actor: Actor, key: str, request_hash: str, proposal: Proposal)
 
 
 @transaction.atomic(durable=True)
-def purge_idempotency_keys(*, now: Any = None) -> int:
+def purge_idempotency_keys(*, now: datetime | None = None) -> int:
     """Delete idempotency records past their expiry (they are honoured ≥ 24 h). Idempotent."""
     deleted, _ = IdempotencyKey.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return int(deleted)
