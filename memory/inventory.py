@@ -4,8 +4,8 @@ pending proposals by kind (through ``memory.hooks``: memory never imports propos
 alert when the inactive share is over 60 % with more than 1,000 entries.
 
 Auto-deactivations are counted cumulatively from the revisions (a reactivation does not erase
-them); ``manifest_bytes`` is the UTF-8 size of the active entries' head bodies. Aggregate
-queries only, so the cost does not grow with the Memory.
+them); ``manifest_bytes`` is the UTF-8 size of the active entries' head bodies, kept on their
+projection rows. Aggregate queries only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from django.db.models import Count, F, Func, IntegerField, Model, QuerySet, Sum
+from django.db.models import Count, Model, QuerySet, Sum
 
 from . import hooks
 from .actions import get_memory
@@ -21,7 +21,6 @@ from .actors import Actor
 from .choices import Sensitivity, sensitivities_up_to
 from .exceptions import Forbidden
 from .models import (
-    EntryVersion,
     HeadState,
     LifecycleProjection,
     Memory,
@@ -34,18 +33,6 @@ M = TypeVar("M", bound=Model)
 
 #: State reasons set by the system itself (not by a person's forget).
 AUTO_REASONS = ("auto_decay:v1", "session_end")
-
-
-class _ByteLength(Func):
-    """The UTF-8 byte length of a text column on both backends."""
-
-    function = "octet_length"  # PostgreSQL
-    output_field = IntegerField()
-
-    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(
-            compiler, connection, template="length(CAST(%(expressions)s AS BLOB))", **extra
-        )
 
 
 Allowed = list[str] | None
@@ -70,21 +57,11 @@ def _within(qs: QuerySet[M], allowed: Allowed, *paths: str) -> QuerySet[M]:
 
 def manifest_bytes(memory: Memory, allowed: Allowed = None) -> int:
     """Bytes of what the Memory holds now: the UTF-8 bodies of its active entries' head
-    versions (one aggregate query)."""
-    total = (
-        _within(
-            EntryVersion.objects.filter(
-                memory_id=memory.pk,
-                entry__head__version_id=F("pk"),
-                entry__head__state=HeadState.ACTIVE,
-            ),
-            allowed,
-            "entry",
-        )
-        .aggregate(n=Sum(_ByteLength("body")))
-        .get("n")
-    )
-    return int(total or 0)
+    versions, summed over their projection rows (one aggregate query; no entry text read)."""
+    rows = LifecycleProjection.objects.filter(memory_id=memory.pk, state=HeadState.ACTIVE)
+    if allowed is not None:
+        rows = rows.filter(sensitivity__in=allowed)
+    return int(rows.aggregate(n=Sum("body_bytes")).get("n") or 0)
 
 
 def auto_deactivations(memory: Memory, allowed: Allowed = None) -> dict[str, int]:

@@ -396,6 +396,9 @@ class LifecycleProjection(models.Model):
     recall_count = models.PositiveIntegerField(default=0)
     last_recalled_at = models.DateTimeField(null=True, blank=True)
     rule_version = models.PositiveSmallIntegerField()
+    #: The UTF-8 size of the head version's body, so a Memory's size in bytes is a sum over
+    #: these rows (``memory.inventory.manifest_bytes``) that reads no entry text.
+    body_bytes = models.PositiveIntegerField(default=0)
 
     class Meta:
         indexes = [

@@ -156,6 +156,7 @@ def _derive_one(bundle: Bundle, entry_pk: int) -> tuple[Any, ...]:
         head.interval_started_at,
         auto_reason,
         RULE_VERSION,
+        head.body_bytes,
     )
 
 

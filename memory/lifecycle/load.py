@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from django.db.models import Q
+from django.db.models import Func, IntegerField, Q
 
 from ..models import Entry, EntryVersion, Evidence, Head, Relation, RevisionChange, RevisionKind
 
@@ -39,6 +39,8 @@ class _Head(NamedTuple):
     effective_at: datetime | None
     #: When the head version's revision was recorded.
     recorded_at: datetime | None
+    #: The UTF-8 size of the head version's body.
+    body_bytes: int
 
 
 class _Evidence(NamedTuple):
@@ -93,6 +95,7 @@ def written_head(
             head.interval_started_at,
             version.effective_at,
             recorded_at,
+            len(version.body.encode("utf-8")),
         ),
         [_Evidence(e.authority, e.verification, e.observed_at) for e in evidence],
     )
@@ -116,6 +119,7 @@ _HEAD_COLUMNS = (
     *HEAD_ROW_COLUMNS,
     "version__effective_at",
     "version__revision__recorded_at",
+    "body_bytes",
 )
 RELATION_COLUMNS = (
     "pk",
@@ -136,6 +140,18 @@ CHANGE_COLUMNS = (
     "to_state",
     "state_reason",
 )
+
+
+class ByteLength(Func):
+    """The UTF-8 byte length of a text column, on both backends."""
+
+    function = "octet_length"  # PostgreSQL
+    output_field = IntegerField()
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler, connection, template="length(CAST(%(expressions)s AS BLOB))", **extra
+        )
 
 
 @dataclass(frozen=True)
@@ -202,7 +218,11 @@ def load_bundle(
         heads = {
             row[0]: _Head(*row)
             for row in (
-                Head.objects.filter(entry_id__in=read).values_list(*_HEAD_COLUMNS) if read else ()
+                Head.objects.filter(entry_id__in=read)
+                .annotate(body_bytes=ByteLength("version__body"))
+                .values_list(*_HEAD_COLUMNS)
+                if read
+                else ()
             )
         }
     else:
@@ -261,7 +281,8 @@ def _span_heads(span: Span, pks: set[int]) -> dict[int, _Head]:
         row[0]: row
         for row in EntryVersion.objects.filter(span.on("entry_id"))
         .order_by()
-        .values_list("pk", "effective_at", "revision__recorded_at")
+        .annotate(body_bytes=ByteLength("body"))
+        .values_list("pk", "effective_at", "revision__recorded_at", "body_bytes")
     }
     stray = {row[1] for row in heads.values()} - set(versions)
     if stray:  # a head pointing outside its entry's versions: read it anyway (never expected)
@@ -269,12 +290,13 @@ def _span_heads(span: Span, pks: set[int]) -> dict[int, _Head]:
             (row[0], row)
             for row in EntryVersion.objects.filter(pk__in=stray)
             .order_by()
-            .values_list("pk", "effective_at", "revision__recorded_at")
+            .annotate(body_bytes=ByteLength("body"))
+            .values_list("pk", "effective_at", "revision__recorded_at", "body_bytes")
         )
     out: dict[int, _Head] = {}
     for pk, (_, vid, state, reason, pinned, category, override, started) in heads.items():
         _, memory_id, uid, kind, tier, sensitivity, current = entries[pk]
-        _, effective, recorded = versions[vid]
+        _, effective, recorded, size = versions[vid]
         out[pk] = _Head(
             pk,
             memory_id,
@@ -292,6 +314,7 @@ def _span_heads(span: Span, pks: set[int]) -> dict[int, _Head]:
             started,
             effective,
             recorded,
+            size,
         )
     return out
 

@@ -39,6 +39,7 @@ COMPARED_FIELDS = (
     "interval_started_at",
     "auto_action_reason",
     "rule_version",
+    "body_bytes",
 )
 
 

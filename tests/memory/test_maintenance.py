@@ -753,3 +753,23 @@ def test_retention_half_lives_come_from_the_policy_per_tier_and_kind():
         half_life_days=5,
     )
     assert score == pytest.approx(0.125)
+
+
+def test_the_manifest_size_is_summed_from_projection_rows_and_reads_no_entry_text(memory, agent):
+    """At a million entries reading every active body took seconds; each projection row keeps
+    its head's size in bytes, kept right through a revise and a forget."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    first = remember(memory, agent.actor, "Zürich runs the night build ✓", kind="fact").entry
+    second = remember(memory, agent.actor, "The cache is redis-2", kind="fact").entry
+    actions.revise_entry(memory, actor=agent.actor, entry_uid=second.uid, body="The cache is rds-3")
+    actions.forget_entry(memory, actor=agent.actor, entry_uid=first.uid, reason="moved")
+    remember(memory, agent.actor, "Deploys are on Tuesdays", kind="fact")
+    with CaptureQueriesContext(connection) as seen:
+        size = inventory.manifest_bytes(memory)
+    assert size == len(b"The cache is rds-3") + len(b"Deploys are on Tuesdays")
+    assert len(seen) == 1 and "body" not in seen[0]["sql"].replace("body_bytes", "")
+    assert LifecycleProjection.objects.get(entry=first).body_bytes == len(
+        "Zürich runs the night build ✓".encode()
+    )
