@@ -15,20 +15,23 @@ anything acts on it; a claim that does not reach ``tau_similar`` is ignored.
 
 Similarity is pluggable: lexical (Jaccard over the analyzer's distinct tokens, a pure function)
 by default, cosine over embeddings when an embedding provider is configured
-(``settings.STEWARD_EMBEDDINGS["PROVIDER"]``, see ``memory.embeddings``). ``proposals.verify``
-uses the same functions.
+(``settings.STEWARD_EMBEDDINGS["PROVIDER"]``, see ``memory.embeddings``) — for the pairs whose
+two texts the model reads (``memory.embeddings.model_reads``: all-MiniLM-L6-v2 reads text in
+Latin letters). A pair it cannot read is scored lexically and judged by the lexical thresholds:
+the English model scores unrelated Thai, Korean or Hindi sentences 0.8-1.0. :class:`Similarity`
+decides per pair; ``proposals.verify`` and the maintenance passes use it too.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import audit
 from .actors import Actor
-from .embeddings import EmbeddingProvider, get_provider
+from .embeddings import EmbeddingProvider, get_provider, model_reads
 from .models import Entry, Head, HeadState, Memory, Relation, RelationKind, sensitivities_up_to
 from .text import tokenize
 
@@ -39,10 +42,6 @@ MAX_CANDIDATES = 20
 #: each). A Memory's policy ``tau_same`` / ``tau_similar`` overrides them.
 DEFAULT_THRESHOLDS = {"lexical": (0.9, 0.6), "cosine": (0.85, 0.35)}
 DEFAULT_TAU_SAME, DEFAULT_TAU_SIMILAR = DEFAULT_THRESHOLDS["lexical"]
-
-#: ``fn(text, others) -> scores``, one score in [0, 1] per other text.
-SimilarityFn = Callable[[str, Sequence[str]], list[float]]
-
 
 # --- Similarity -----------------------------------------------------------------------------
 
@@ -72,17 +71,52 @@ def cosine(u: Sequence[float], v: Sequence[float]) -> float:
     return max(0.0, min(1.0, dot / (nu * nv)))
 
 
-def similarity_method() -> tuple[str, SimilarityFn]:
-    """The active similarity: ``("cosine", …)`` with an embedding provider, else lexical."""
-    provider = get_provider()
-    if provider is None:
-        return "lexical", lexical_scores
+@dataclass(frozen=True)
+class Score:
+    """One pair's score and the similarity that gave it (``"cosine"`` or ``"lexical"``): judge
+    it by that method's thresholds, never a Jaccard by a cosine one."""
 
-    def embedding_scores(text: str, others: Sequence[str]) -> list[float]:
-        vectors = provider.embed([text, *others])
-        return [cosine(vectors[0], v) for v in vectors[1:]]
+    method: str
+    value: float
 
-    return "cosine", embedding_scores
+
+@dataclass(frozen=True)
+class Similarity:
+    """The similarity that scores pairs of texts: the cosine of the provider's vectors when the
+    provider reads both texts (:func:`~memory.embeddings.model_reads`), else lexical Jaccard."""
+
+    provider: EmbeddingProvider | None
+
+    @property
+    def method(self) -> str:
+        """The configured similarity: ``"cosine"`` with an embedding provider, else lexical."""
+        return "lexical" if self.provider is None else "cosine"
+
+    def reads(self, text: str) -> bool:
+        """Whether the provider's vector of ``text`` means something (False without one)."""
+        return self.provider is not None and model_reads(text, self.provider)
+
+    def method_for(self, a: str, b: str) -> str:
+        return "cosine" if self.reads(a) and self.reads(b) else "lexical"
+
+    def scores(self, text: str, others: Sequence[str]) -> list[Score]:
+        """The score of ``text`` against each other text (one model call for the cosines)."""
+        methods = [self.method_for(text, other) for other in others]
+        read = [other for other, m in zip(others, methods, strict=True) if m == "cosine"]
+        cosines: list[float] = []
+        if read and self.provider is not None:
+            first, *rest = self.provider.embed([text, *read])
+            cosines = [cosine(first, v) for v in rest]
+        vectors = iter(cosines)
+        return [
+            Score(m, next(vectors) if m == "cosine" else lexical_similarity(text, other))
+            for other, m in zip(others, methods, strict=True)
+        ]
+
+
+def similarity() -> Similarity:
+    """The active similarity (:class:`Similarity` of the configured provider)."""
+    return Similarity(get_provider())
 
 
 def thresholds(memory: Memory, method: str | None = None) -> tuple[float, float]:
@@ -111,6 +145,7 @@ class Finding:
     score: float
     relation: str
     claimed: bool = False
+    method: str = "lexical"
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -125,7 +160,9 @@ class Finding:
 
 @dataclass(frozen=True)
 class Admission:
-    """What the near-duplicate check found for a body, computed before the Memory lock."""
+    """What the near-duplicate check found for a body, computed before the Memory lock:
+    ``method`` is the body's (``"cosine"`` when the model reads it), each finding has its
+    pair's."""
 
     method: str
     findings: list[Finding]
@@ -152,12 +189,15 @@ def find_near_duplicates(
     version after its commit needs no second model call. Best first, ties by entry id.
     ``entry`` (already stored) is never its own candidate.
     """
-    tau_same, tau_similar = thresholds(memory)
-    provider = get_provider()
+    sim = similarity()
+    # A body the model cannot read is compared by words only: no vector candidates.
+    provider = sim.provider if sim.reads(body) else None
+    method = "lexical" if provider is None else "cosine"
+    limits = {m: thresholds(memory, m) for m in ("lexical", "cosine")}
     clearance = sensitivities_up_to(actor.clearance)
     excluded = [entry.pk] if entry is not None else []
     pks, body_vec = _candidates(
-        memory, body, provider, tau_similar, clearance, excluded, content_hash
+        memory, body, provider, limits[method][1], clearance, excluded, content_hash
     )
     claim_uid = near_duplicate_of if isinstance(near_duplicate_of, str) else None
     heads = Head.objects.filter(
@@ -169,31 +209,49 @@ def find_near_duplicates(
     rows = list(heads.filter(entry_id__in=pks)) if pks else []
     if claimed_head is not None and claimed_head.entry_id not in {h.entry_id for h in rows}:
         rows.append(claimed_head)
-    method = "lexical" if provider is None else "cosine"
     if not rows:
         return Admission(method, [])
-    if provider is None:
-        scores = lexical_scores(body, [h.version.body for h in rows])
-    else:
-        from .vectors import vectors_for
-
-        cached = vectors_for(provider, [(h.version.content_hash, h.version.body) for h in rows])
-        scores = [cosine(body_vec, cached[h.version.content_hash].tolist()) for h in rows]
+    scores = _scores(body, body_vec, rows, None if provider is None else sim)
     findings = [
         Finding(
             entry=h.entry,
             version_number=h.version.number,
-            score=score,
+            score=score.value,
             relation=(
-                RelationKind.DUPLICATE_OF if score >= tau_same else RelationKind.NEAR_DUPLICATE_OF
+                RelationKind.DUPLICATE_OF
+                if score.value >= limits[score.method][0]
+                else RelationKind.NEAR_DUPLICATE_OF
             ),
             claimed=claimed_head is not None and h.entry_id == claimed_head.entry_id,
+            method=score.method,
         )
         for h, score in zip(rows, scores, strict=True)
-        if score >= tau_similar
+        if score.value >= limits[score.method][1]
     ]
     findings.sort(key=lambda f: (-f.score, f.entry.pk))
     return Admission(method, findings)
+
+
+def _scores(
+    body: str, body_vec: Sequence[float], rows: list[Head], sim: Similarity | None
+) -> list[Score]:
+    """The body's score against each row's head: lexical without ``sim`` (no provider, or a body
+    the model cannot read), else the cosine of the cached vectors for each head the model reads
+    and Jaccard for the others."""
+    if sim is None or sim.provider is None:
+        return [Score("lexical", s) for s in lexical_scores(body, [h.version.body for h in rows])]
+    from .vectors import vectors_for
+
+    read = {h.entry_id for h in rows if sim.reads(h.version.body)}
+    cached = vectors_for(
+        sim.provider, [(h.version.content_hash, h.version.body) for h in rows if h.entry_id in read]
+    )
+    return [
+        Score("cosine", cosine(body_vec, cached[h.version.content_hash].tolist()))
+        if h.entry_id in read
+        else Score("lexical", lexical_similarity(body, h.version.body))
+        for h in rows
+    ]
 
 
 def _candidates(
@@ -269,7 +327,7 @@ def record_admission(
                 to_entry=f.entry,
                 authoritative=False,
                 score=round_score(f.score),
-                evidence=[{"method": admission.method, "claimed": f.claimed}],
+                evidence=[{"method": f.method, "claimed": f.claimed}],
                 created_by=actor.id,
             )
             for f in found

@@ -21,10 +21,11 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+import unicodedata
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Protocol
 
 from django.conf import settings
@@ -40,6 +41,10 @@ class EmbeddingProvider(Protocol):
     #: Stable identity stored with every vector (changing the model changes the key).
     key: str
     dimensions: int
+    #: The scripts whose text its vectors mean something for (Unicode script names as they
+    #: open the letters' character names: ``"LATIN"``, ``"CYRILLIC"``, ``"CJK"``, ``"HANGUL"``),
+    #: or None for every text. See :func:`model_reads`.
+    scripts: frozenset[str] | None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
@@ -104,6 +109,7 @@ class HashingProvider:
 
     key = "hashing-v3"  # v3: words segmented by ICU, the index's 384 dimensions
     dimensions = 384
+    scripts: frozenset[str] | None = None  # words of any script hash alike
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out = []
@@ -127,6 +133,9 @@ class MiniLMProvider:
 
     key = "all-minilm-l6-v2"
     dimensions = 384
+    #: Trained on English: two unrelated sentences written in another script score as if they
+    #: were restatements (docs/maintenance.md, "Texts the model cannot read").
+    scripts = frozenset({"LATIN"})
     TEXT_CACHE = 4096
 
     def __init__(self) -> None:
@@ -210,6 +219,39 @@ def ensure_vectors(
     for start in range(0, len(pending), batch):
         vectors_for(provider, pending[start : start + batch])
     return len(pending)
+
+
+#: The least share of a text's letters written in the provider's scripts for its vectors to be
+#: meaningful. Measured with all-MiniLM-L6-v2 on unrelated sentences mixing another script with
+#: Latin product names (docs/maintenance.md): below half Latin letters, unrelated pairs score up
+#: to 0.62; from half on at most 0.46, as unrelated German or English ones do (0.47, 0.38).
+MIN_SCRIPT_SHARE = 0.5
+
+
+def model_reads(text: str, provider: EmbeddingProvider | None = None) -> bool:
+    """Whether ``provider``'s (default: the configured one's) vectors mean something for
+    ``text``: at least :data:`MIN_SCRIPT_SHARE` of its letters are in one of the provider's
+    ``scripts``. A text without letters is readable, and so is every text for a provider that
+    declares no scripts; nothing is readable without a provider. Where the model cannot read
+    one text of a pair, the pair is scored by words (``memory.dedupe``)."""
+    provider = provider or get_provider()
+    if provider is None:
+        return False
+    scripts = getattr(provider, "scripts", None)
+    if scripts is None or text.isascii():
+        return True
+    return _script_share(text, frozenset(scripts)) >= MIN_SCRIPT_SHARE
+
+
+@lru_cache(maxsize=8192)
+def _script_share(text: str, scripts: frozenset[str]) -> float:
+    """The share of ``text``'s letters whose Unicode name opens with one of ``scripts`` (1 for a
+    text without letters)."""
+    letters = [ch for ch in text if unicodedata.category(ch)[0] == "L"]
+    if not letters:
+        return 1.0
+    inside = sum(1 for ch in letters if unicodedata.name(ch, "").split(" ", 1)[0] in scripts)
+    return inside / len(letters)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

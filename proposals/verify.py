@@ -5,7 +5,7 @@ What the server can check itself, it checks — it never trusts the agent's word
 - every referenced entry exists in the proposal's Memory and the given version is its head
   (the caller checks this under the Memory lock and refuses with 409 ``stale_proposal``);
 - similarity of the inputs is recomputed (``memory.dedupe``: lexical by default, cosine with an
-  embedding provider);
+  embedding provider that reads every one of the texts, ``memory.embeddings.model_reads``);
 - a consolidation or promotion body keeps every specific detail of the bodies it replaces —
   numbers, dates, times, version strings, identifiers, paths, URLs, code spans, proper names —
   and the missing ones are listed as ``lost_details`` (the reviewer must acknowledge each);
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.dedupe import round_score, similarity_method
+from memory.dedupe import Similarity, round_score, similarity
 from memory.models import Memory
 from memory.text import words as word_stream
 
@@ -297,13 +297,17 @@ class Report:
 
 def score_pairs(report: Report, anchor: tuple[str, str], others: Iterable[tuple[str, str]]) -> None:
     """Recompute the similarity of ``anchor`` (label, text) to each other (entry_id, text);
-    ``report.similarity`` is the weakest pair (the claim a reviewer must believe)."""
+    ``report.similarity`` is the weakest pair (the claim a reviewer must believe). One method
+    for every pair, so they compare: the cosine when the model reads every text, else lexical."""
     items = list(others)
     if not items:
         return
-    method, scores_of = similarity_method()
-    scores = scores_of(anchor[1], [text for _, text in items])
-    report.similarity_method = method
+    sim = similarity()
+    texts = [text for _, text in items]
+    if not all(sim.reads(text) for text in [anchor[1], *texts]):
+        sim = Similarity(None)
+    scores = [s.value for s in sim.scores(anchor[1], texts)]
+    report.similarity_method = sim.method
     report.pairs = [
         {"a": anchor[0], "b": entry_id, "score": round_score(score)}
         for (entry_id, _), score in zip(items, scores, strict=True)

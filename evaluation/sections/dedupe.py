@@ -2,8 +2,10 @@
 
 ``evaluation/corpora/near_duplicates.json`` holds pairs labelled ``same`` (a restatement of one
 fact), ``similar`` (same topic, overlapping words, a different fact) and ``different``. Each
-pair is scored by the admission check's own similarity (``memory.dedupe.similarity_method``):
-lexical Jaccard always, and cosine over all-MiniLM-L6-v2 when its package is installed. The
+pair is scored by the admission check's own similarity (``memory.dedupe.Similarity``): lexical
+Jaccard always, and cosine over all-MiniLM-L6-v2 when its package is installed (a pair the
+model cannot read, ``memory.embeddings.model_reads``, is scored lexically there too, as on an
+add; ``unread_pairs`` counts them). The
 sweep over tau in [0, 1] gives precision and recall of ``score ≥ tau`` for two decisions:
 
 - ``tau_same``: "same" pairs are positive (a ``duplicate_of`` observation should fire);
@@ -22,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from memory.dedupe import DEFAULT_THRESHOLDS, round_score, similarity_method
+from memory.dedupe import DEFAULT_THRESHOLDS, Score, round_score, similarity
 from memory.embeddings import MiniLMProvider, get_provider
 
 from ..metrics import mean, precision_recall_f1
@@ -57,18 +59,20 @@ def selected_pairs(pairs: list[dict[str, Any]], quick: bool) -> list[dict[str, A
     return out
 
 
-def score_pairs(pairs: list[dict[str, Any]]) -> tuple[str, list[float]]:
-    """The configured similarity method's name and its score for each pair, computed as the
-    admission check computes them (one call per distinct first text, like one add)."""
-    method, scores_of = similarity_method()
+def score_pairs(pairs: list[dict[str, Any]]) -> tuple[str, list[Score]]:
+    """The configured similarity method's name and the score of each pair (with the method
+    that gave it), computed as the admission check computes them (one call per distinct first
+    text, like one add)."""
+    sim = similarity()
     by_first: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(pairs):
         by_first[p["a"]].append(i)
-    scores = [0.0] * len(pairs)
+    scores = [Score(sim.method, 0.0)] * len(pairs)
     for first, indexes in by_first.items():
-        for i, s in zip(indexes, scores_of(first, [pairs[i]["b"] for i in indexes]), strict=True):
-            scores[i] = round_score(s)
-    return method, scores
+        found = sim.scores(first, [pairs[i]["b"] for i in indexes])
+        for i, s in zip(indexes, found, strict=True):
+            scores[i] = Score(s.method, round_score(s.value))
+    return sim.method, scores
 
 
 def point(scores: list[float], positive: list[bool], tau: float) -> dict[str, float]:
@@ -111,20 +115,23 @@ def calibrate(scores: list[float], labels: list[str], method: str) -> dict[str, 
 def measure(bench: Workbench) -> dict[str, Any]:
     pairs = selected_pairs(load_pairs()["pairs"], bench.quick)
     labels = [p["label"] for p in pairs]
-    configured, _ = similarity_method()
+    configured = similarity().method
     methods: dict[str, Any] = {}
     with embeddings(None):
-        method, scores = score_pairs(pairs)
+        method, scored = score_pairs(pairs)
+        scores = [s.value for s in scored]
         methods[method] = {"scores": scores, **calibrate(scores, labels, method)}
     skipped = model_unavailable()
     if skipped:
         methods["cosine"] = {"skipped": skipped}
     else:
         with embeddings(MINILM):
-            method, scores = score_pairs(pairs)
+            method, scored = score_pairs(pairs)
+            scores = [s.value for s in scored]
             methods[method] = {
                 "model": MiniLMProvider.key,
                 "scores": scores,
+                "unread_pairs": sum(1 for s in scored if s.method != method),
                 **calibrate(scores, labels, method),
             }
     provider = get_provider()
@@ -161,6 +168,8 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
         if "skipped" in result:
             rows.append((method, result["skipped"]))
             continue
+        if result.get("unread_pairs"):
+            rows.append((f"{method:<8} unread pairs", f"{result['unread_pairs']} scored lexically"))
         means = result["score_by_label"]
         rows.append(
             (

@@ -2,10 +2,13 @@
 
 ``evaluation/restatement_corpus.py`` holds pairs labelled ``restatement`` (the only positive:
 one fact in other words), ``different_value``, ``different_fact`` and ``unrelated``. Each pair
-is scored by the similarity the pass uses (``memory.dedupe.similarity_method``: lexical Jaccard
-always, and cosine over all-MiniLM-L6-v2 when its package is installed), then judged by the
-pass's own rule, ``proposals.passes.near_duplicates.pair_edge``, at the pass's default
-parameters for that similarity (``default_parameters`` of a Memory with an empty policy).
+is scored by the similarity the pass uses (``memory.dedupe.Similarity``: lexical Jaccard
+always, and cosine over all-MiniLM-L6-v2 when its package is installed — for the pairs the
+model reads; the others lexically, as in the pass), then judged by the pass's own rule,
+``proposals.passes.near_duplicates.pair_edge``, at the pass's default parameters for the
+similarity that scored the pair (``rules`` of a Memory with an empty policy). The sweep moves
+the threshold of the section's method only; ``unread_pairs`` counts the pairs the model cannot
+read, judged by the lexical rule.
 With embeddings the pass also asks a pair below ``COSINE_NEAREST_BELOW`` to be mutually
 nearest among the entries of a Memory; a pair alone always is, so that condition is measured
 in context by ``bench/maintenance_eval.py``, not here.
@@ -23,9 +26,10 @@ from collections import defaultdict
 from typing import Any
 
 from evaluation.restatement_corpus import LABELS, PAIRS, RESTATEMENT, SPLITS, Pair, split
+from memory.dedupe import Score
 from memory.embeddings import MiniLMProvider
 from memory.models import Memory
-from proposals.passes.near_duplicates import COSINE_NEAREST_BELOW, default_parameters, pair_edge
+from proposals.passes.near_duplicates import Rule, pair_edge, rules
 
 from ..registry import Figure, SectionResult, section
 from ..workbench import Workbench
@@ -73,13 +77,20 @@ def prf(paired: list[bool], pairs: list[Pair]) -> dict[str, Any]:
 
 
 def judge(
-    pairs: list[Pair], scores: list[float], threshold: float, min_subject: float
+    pairs: list[Pair],
+    scores: list[Score],
+    by_method: dict[str, Rule],
+    swept: tuple[str, float] | None = None,
 ) -> list[bool]:
-    """The pass's verdict on each pair: an edge or not."""
-    return [
-        pair_edge(p.a, p.b, s, threshold=threshold, min_subject=min_subject)[0] is None
-        for p, s in zip(pairs, scores, strict=True)
-    ]
+    """The pass's verdict on each pair: an edge or not, by the rule of the method that scored
+    it; ``swept`` = (method, threshold) replaces that method's threshold."""
+    out = []
+    for p, s in zip(pairs, scores, strict=True):
+        rule = by_method[s.method]
+        threshold = swept[1] if swept and swept[0] == s.method else rule.threshold
+        edge = pair_edge(p.a, p.b, s.value, threshold=threshold, min_subject=rule.min_subject)
+        out.append(edge[0] is None)
+    return out
 
 
 def subset(pairs: list[Pair], paired: list[bool], keep: Any) -> tuple[list[bool], list[Pair]]:
@@ -91,9 +102,10 @@ def by_half(pairs: list[Pair], paired: list[bool]) -> dict[str, Any]:
     return {half: prf(*subset(pairs, paired, lambda p, h=half: split(p) == h)) for half in SPLITS}
 
 
-def evaluate_method(pairs: list[Pair], method: str, scores: list[float]) -> dict[str, Any]:
-    threshold, min_subject = default_parameters(Memory(policy={}), method)
-    paired = judge(pairs, scores, threshold, min_subject)
+def evaluate_method(pairs: list[Pair], method: str, scores: list[Score]) -> dict[str, Any]:
+    by_method = rules(Memory(policy={}), method)
+    threshold, min_subject, nearest_below = by_method[method]
+    paired = judge(pairs, scores, by_method)
     languages = sorted({p.lang for p in pairs}, key=lambda lang: (lang != "en", lang))
     by_label = {}
     for label in LABELS:
@@ -106,7 +118,7 @@ def evaluate_method(pairs: list[Pair], method: str, scores: list[float]) -> dict
             }
     sweep = []
     for tau in SWEEP:
-        at = judge(pairs, scores, tau, min_subject)
+        at = judge(pairs, scores, by_method, (method, tau))
         sweep.append({"threshold": tau, **by_half(pairs, at), "all": prf(at, pairs)})
     precise = [s for s in sweep if s["calibration"]["precision"] >= MIN_PRECISION]
     calibrated = (
@@ -115,8 +127,9 @@ def evaluate_method(pairs: list[Pair], method: str, scores: list[float]) -> dict
     return {
         "threshold": threshold,
         "min_subject": min_subject,
-        "nearest_below": None if method == "lexical" else COSINE_NEAREST_BELOW,
-        "scores": scores,
+        "nearest_below": nearest_below,
+        "unread_pairs": sum(1 for s in scores if s.method != method),
+        "scores": [s.value for s in scores],
         "paired": paired,
         "all": prf(paired, pairs),
         "by_split": by_half(pairs, paired),
@@ -187,6 +200,10 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
                 ),
             )
         )
+        if r["unread_pairs"]:
+            rows.append(
+                (f"{name} unread pairs", f"{r['unread_pairs']} scored and judged lexically")
+            )
         rows.append((f"{name} all", describe(r["all"])))
         for half, c in r["by_split"].items():
             rows.append((f"{name} {half}", describe(c)))

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from memory.actions import WriteResult
 from memory.actors import Actor
-from memory.dedupe import thresholds
+from memory.dedupe import similarity, thresholds
 from memory.injection import Finding, scan
 from memory.models import Entry, EntryVersion, Head, HeadState, Kind, Memory
 
@@ -78,7 +78,8 @@ def file_duplicate_consolidation(
     if not candidates:
         return
     best, target = candidates[0]
-    tau_same, _ = thresholds(memory)
+    # The pair's own method: the add scored it lexically when the model cannot read one text.
+    tau_same, _ = thresholds(memory, similarity().method_for(target.head.version.body, new_body))
     texts = sorted([target.head.version.body, new_body], key=bodies.completeness, reverse=True)
     data: dict[str, Any] = {
         "memory": memory.slug,

@@ -80,8 +80,8 @@ class Consolidation(base.BodyKind):
         target = found[TargetRole.TARGET][0]
         redundant = found[TargetRole.REDUNDANT]
         check_union_limit([target, *redundant], draft)
-        _, tau_similar = thresholds(memory)
         verify.score_pairs(report, target.text(), [r.text() for r in redundant])
+        _, tau_similar = thresholds(memory, report.similarity_method)
         similar = (report.similarity or 0) >= tau_similar
         report.check(
             "similarity",

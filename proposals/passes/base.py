@@ -59,11 +59,12 @@ DEFAULT_MAX_PROPOSALS = 50
 def _vector_neighbours(
     memory: Memory, entry_pk: int, body: str, limit: int, view: str
 ) -> list[int]:
-    """Nearest entries by vector, when an embedding provider is configured; else none."""
-    from memory.embeddings import get_provider
+    """Nearest entries by vector, when an embedding provider is configured and reads ``body``
+    (``memory.embeddings.model_reads``); else none."""
+    from memory.embeddings import model_reads
     from memory.search import vector_channel
 
-    if get_provider() is None:
+    if not model_reads(body):
         return []
     return [
         c.entry_pk

@@ -5,7 +5,8 @@ and for drift).
    the last real run stopped) against its neighbourhood (:func:`~proposals.passes.base.
    neighbourhoods`: the batch's lexical neighbours in a fixed number of queries, ∪ the vector
    index), same kind only, scored with the similarity the admission check uses
-   (``memory.dedupe``: lexical Jaccard, or cosine with embeddings).
+   (``memory.dedupe.Similarity``: lexical Jaccard, or cosine with embeddings — for the pairs
+   whose two texts the model reads; the others lexically, judged by the lexical rule).
 2. An edge when the score reaches the threshold (``jobs.near_duplicates.threshold``; default
    the Memory's ``tau_similar``; with embeddings at least ``COSINE_THRESHOLD``, at most
    ``tau_same``), the two bodies give no slot different values (``bodies.slot_differences``:
@@ -30,7 +31,7 @@ already has a proposal (any status but stale) is reported, not filed again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -38,7 +39,7 @@ from scipy.sparse.csgraph import connected_components
 
 from memory import hooks
 from memory.actors import Actor
-from memory.dedupe import round_score, similarity_method, thresholds
+from memory.dedupe import Similarity, round_score, similarity, thresholds
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from ..models import ProposalKind
@@ -73,25 +74,39 @@ COSINE_NEAREST_BELOW = 0.8
 COSINE_MIN_SUBJECT = 0.0
 
 
+class Rule(NamedTuple):
+    """The edge rule of one similarity method (:func:`pair_edge`'s parameters): a pair scoring
+    below ``nearest_below`` must also be mutually nearest (cosine only)."""
+
+    threshold: float
+    min_subject: float
+    nearest_below: float | None
+
+
+def rules(memory: Memory, method: str) -> dict[str, Rule]:
+    """The rule of each method a run under the configured ``method`` may score a pair with:
+    lexical always (also the pairs the model cannot read), and cosine with embeddings."""
+    out = {"lexical": Rule(*default_parameters(memory, "lexical"), None)}
+    if method != "lexical":
+        out[method] = Rule(*default_parameters(memory, method), COSINE_NEAREST_BELOW)
+    return out
+
+
 def candidate_edges(
-    memory: Memory,
-    run: base.Pass,
-    threshold: float,
-    min_subject: float = DEFAULT_MIN_SUBJECT,
-    nearest_below: float | None = None,
+    memory: Memory, run: base.Pass, sim: Similarity, by_method: dict[str, Rule]
 ) -> tuple[dict[tuple[int, int], dict[str, Any]], dict[int, base.HeadRow]]:
-    """Scored pairs that make an edge (:func:`pair_edge`: at or above ``threshold``, no slot
-    with different values, subjects overlapping at least ``min_subject``), and the heads of
-    their entries. A pair scoring below ``nearest_below`` is an edge only when each entry is
-    the other's nearest: no pair scored in the run (whatever its verdict) scores higher for
-    either (``pairs_not_nearest`` counts the others).
+    """Scored pairs that make an edge under the rule of the method that scored them
+    (:func:`pair_edge`: at or above its ``threshold``, no slot with different values, subjects
+    overlapping at least its ``min_subject``), and the heads of their entries. A cosine pair
+    scoring below ``nearest_below`` is an edge only when each entry is the other's nearest: no
+    pair scored by cosine in the run (whatever its verdict) scores higher for either
+    (``pairs_not_nearest`` counts the others).
 
     Keyset batches of ``base.NEIGHBOURHOOD_BATCH`` entries (resuming where the last real run
     stopped, :func:`base.resumed_scan`), each with its neighbourhoods found in a fixed number
     of queries (:func:`base.neighbourhoods`). With the lexical similarity a pair is first
     scored on the stored tokens (the same Jaccard), and only the pairs reaching the threshold
     are scored again with ``memory.dedupe``'s function, whose score is recorded."""
-    method, scores_of = similarity_method()
     qs = base.active_projection(memory).filter(
         validity__in=[Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
     )
@@ -103,7 +118,14 @@ def candidate_edges(
     unsure: dict[tuple[int, int], tuple[dict[str, Any], base.HeadRow, base.HeadRow]] = {}
     for pks, batch, near, light in base.neighbourhood_scan(run, qs, finder):
         pools = _candidate_pools(
-            run, pks, batch, near, light, edges, threshold=threshold, lexical=method == "lexical"
+            run,
+            pks,
+            batch,
+            near,
+            light,
+            edges,
+            threshold=by_method["lexical"].threshold,
+            lexical=sim.method == "lexical",
         )
         wanted = {n for ns in pools.values() for n in ns} | set(pools)
         heads = base.load_heads(memory, wanted, evidence=False)
@@ -112,20 +134,27 @@ def candidate_edges(
             others = [heads[n] for n in pool_pks if (min(pk, n), max(pk, n)) not in edges]
             if not others:
                 continue
-            scores = scores_of(row.body, [o.body for o in others])
-            for other, score in zip(others, scores, strict=True):
-                for x in (pk, other.entry_pk):
-                    nearest[x] = max(nearest.get(x, 0.0), score)
-                if score < threshold:
+            scores = sim.scores(row.body, [o.body for o in others])
+            for other, scored in zip(others, scores, strict=True):
+                rule, score = by_method[scored.method], scored.value
+                if rule.nearest_below is not None:
+                    for x in (pk, other.entry_pk):
+                        nearest[x] = max(nearest.get(x, 0.0), score)
+                if score < rule.threshold:
                     continue
                 refused, edge = pair_edge(
-                    row.body, other.body, score, threshold=threshold, min_subject=min_subject
+                    row.body,
+                    other.body,
+                    score,
+                    threshold=rule.threshold,
+                    min_subject=rule.min_subject,
                 )
                 if refused:
                     run.count(refused, 1)
                     continue
+                edge["method"] = scored.method
                 pair = (min(pk, other.entry_pk), max(pk, other.entry_pk))
-                if nearest_below is not None and score < nearest_below:
+                if rule.nearest_below is not None and score < rule.nearest_below:
                     unsure[pair] = (edge, row, other)
                     continue
                 edges[pair] = edge
@@ -233,16 +262,24 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     consolidation proposals filed by the system actor (each in its own transaction through
     ``submit_proposal``) and the run row; nothing about the entries changes.
     """
-    method, _ = similarity_method()
-    threshold, min_subject = default_parameters(memory, method)
-    nearest_below = None if method == "lexical" else COSINE_NEAREST_BELOW
+    sim = similarity()
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    by_method = rules(run.memory, sim.method)
+    method = sim.method
+    threshold, min_subject, nearest_below = by_method[method]
     run.parameters.update(
         threshold=threshold, min_subject=min_subject, method=method, neighbours=base.NEIGHBOURS
     )
     if nearest_below is not None:
         run.parameters["nearest_below"] = nearest_below
-    edges, heads = candidate_edges(run.memory, run, threshold, min_subject, nearest_below)
+        # Pairs with a text the model cannot read are scored and judged lexically.
+        lexical = by_method["lexical"]
+        run.parameters["unread_pairs"] = {
+            "method": "lexical",
+            "threshold": lexical.threshold,
+            "min_subject": lexical.min_subject,
+        }
+    edges, heads = candidate_edges(run.memory, run, sim, by_method)
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["clusters"] = len(groups)
@@ -250,10 +287,12 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     for group in groups:
         members = base.most_complete_first(heads[n] for n in group)
         target, redundant = members[0], members[1:]
-        item = _cluster_item(group, members, edges, heads, threshold, method)
+        item = _cluster_item(group, members, edges, heads, by_method)
+        method = item["inputs"]["method"]
+        within = " / ".join(f"{by_method[m].threshold} ({m})" for m in method.split("+"))
         rationale = (
             f"Near-duplicate health pass: {len(members)} entries within similarity "
-            f"{threshold} ({method}) and no differing value; merged extractively into "
+            f"{within} and no differing value; merged extractively into "
             f"the most complete one, {target.uid}."
         )
         propose_merged(
@@ -314,12 +353,19 @@ def _cluster_item(
     members: list[base.HeadRow],
     edges: dict[tuple[int, int], dict[str, Any]],
     heads: dict[int, base.HeadRow],
-    threshold: float,
-    method: str,
+    by_method: dict[str, Rule],
 ) -> dict[str, Any]:
-    """The receipt of one cluster: its members (the target, the most complete, first) and up
-    to 20 of the scored pairs inside it."""
+    """The receipt of one cluster: its members (the target, the most complete, first), up to
+    20 of the scored pairs inside it, and the methods that scored them ("cosine+lexical" when
+    the model could read only some of the texts) with their thresholds."""
     inside = [(a, b) for (a, b) in edges if a in group and b in group]
+    methods = sorted({edges[p]["method"] for p in inside}, reverse=True)
+    method = "+".join(methods)
+    threshold: float | dict[str, float] = (
+        by_method[method].threshold
+        if len(methods) == 1
+        else {m: by_method[m].threshold for m in methods}
+    )
     return {
         "entry_id": members[0].uid,
         "entries": base.uids(members),

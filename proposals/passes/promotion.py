@@ -11,11 +11,12 @@ becomes one promotion proposal; a single occurrence never does.
    counted in memory (``candidates.ScopedNeighbourhoods``); more are looked up through the
    index over every head, a fixed number of lexical queries per batch; with an embedding
    provider each note's vector neighbours are added (``base.neighbourhoods``). Scored with the
-   similarity the admission check uses (``memory.dedupe.similarity_method``): lexical Jaccard,
+   similarity the admission check uses (``memory.dedupe.Similarity``): lexical Jaccard,
    first on the stored tokens; with embeddings the cosine of the stored vectors
-   (``memory.vectors.head_vectors``, read for each batch's pairs). An edge at
-   ``jobs.promotion.threshold`` (default 0.4 lexical, ``COSINE_THRESHOLD`` with embeddings)
-   between notes of *different* sessions with no differing value.
+   (``memory.vectors.head_vectors``, read for each batch's pairs) for the pairs whose two notes
+   the model reads, the others lexically. An edge at ``jobs.promotion.threshold`` (default 0.4
+   lexical, ``COSINE_THRESHOLD`` with embeddings; a lexically scored pair always needs the
+   lexical threshold) between notes of *different* sessions with no differing value.
 3. Themes: connected components (``scipy.sparse.csgraph``). A theme whose notes come from fewer
    than ``promotion_min_sessions`` (default 2) distinct sessions is never proposed.
 4. One promotion proposal per theme, filed through the intake (which re-checks the sessions):
@@ -35,8 +36,8 @@ from django.db.models import Q
 
 from memory import hooks
 from memory.actors import Actor
-from memory.dedupe import lexical_similarity, round_score, similarity_method
-from memory.embeddings import EmbeddingProvider, get_provider
+from memory.dedupe import Similarity, lexical_similarity, round_score, similarity
+from memory.embeddings import EmbeddingProvider
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
 from ..models import ProposalKind
@@ -96,16 +97,20 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
     memory = run.memory
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
-    method, _ = similarity_method()
-    provider = get_provider() if method == "cosine" else None
-    default = DEFAULT_THRESHOLD if provider is None else COSINE_THRESHOLD
+    sim = similarity()
+    method = sim.method
+    default = DEFAULT_THRESHOLD if sim.provider is None else COSINE_THRESHOLD
     threshold = float(cfg.get("threshold", default))
+    # Notes the model cannot read are paired by words, at the lexical threshold.
+    lexical = threshold if sim.provider is None else DEFAULT_THRESHOLD
     target_kind = str(cfg.get("target_kind", Kind.FACT))
     needed = promotion_min_sessions(memory)
     run.parameters.update(
         threshold=threshold, min_sessions=needed, target_kind=target_kind, method=method
     )
-    edges, heads = _theme_edges(run, threshold, provider)
+    if sim.provider is not None:
+        run.parameters["unread_pairs"] = {"method": "lexical", "threshold": lexical}
+    edges, heads = _theme_edges(run, {"cosine": threshold, "lexical": lexical}, sim)
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["themes"] = len(groups)
@@ -139,13 +144,15 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
 
 
 def _theme_edges(
-    run: base.Pass, threshold: float, provider: EmbeddingProvider | None = None
+    run: base.Pass, threshold: dict[str, float], sim: Similarity
 ) -> tuple[dict[tuple[int, int], float], dict[int, base.HeadRow]]:
-    """Pairs of eligible notes from different sessions scoring at least ``threshold`` with no
-    differing value, with their rounded scores, and the heads of their notes. Lexically a pair
-    is first scored on the stored tokens (the same Jaccard); with a ``provider`` by the cosine
-    of the notes' stored vectors, read for each batch's pairs (:func:`_cosines`). Full rows are
+    """Pairs of eligible notes from different sessions scoring at least the ``threshold`` of the
+    method that scored them with no differing value, with their rounded scores, and the heads of
+    their notes. Lexically a pair is first scored on the stored tokens (the same Jaccard); with
+    an embedding provider by the cosine of the notes' stored vectors, read for each batch's
+    pairs (:func:`_cosines`), when the model reads both notes (else lexically). Full rows are
     read only for the pairs passing."""
+    provider = sim.provider
     memory = run.memory
     edges: dict[tuple[int, int], float] = {}
     kept: dict[int, base.HeadRow] = {}
@@ -153,6 +160,7 @@ def _theme_edges(
     for _pks, batch, near, light in base.neighbourhood_scan(run, _notes(memory), finder):
         reasons = {pk: h.state_reason for pk, h in light.items()}
         pairs: list[tuple[int, int]] = []
+        worded: set[tuple[int, int]] = set()  # reaching the lexical threshold on the tokens
         for pk, ns in near.items():
             mine = batch[pk]
             tokens = mine.tokens
@@ -165,21 +173,31 @@ def _theme_edges(
                 key = (min(pk, n), max(pk, n))
                 if key in edges:
                     continue
-                if provider is None and jaccard(tokens, other.tokens) < threshold:
+                if jaccard(tokens, other.tokens) >= threshold["lexical"]:
+                    worded.add(key)
+                elif provider is None:
                     continue
                 pairs.append((pk, n))
         cosines: dict[tuple[int, int], float] = {}
         if provider is not None:
             cosines = _cosines(run, provider, pairs)
-            pairs = [(a, b) for a, b in pairs if cosines[(min(a, b), max(a, b))] >= threshold]
+            pairs = [
+                (a, b)
+                for a, b in pairs
+                if cosines[(min(a, b), max(a, b))] >= threshold["cosine"]
+                or (min(a, b), max(a, b)) in worded
+            ]
         heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
         for pk, n in pairs:
             row, full = heads[pk], heads[n]
             key = (min(pk, n), max(pk, n))
             if key in edges:
                 continue
-            score = cosines[key] if provider else lexical_similarity(row.body, full.body)
-            if score < threshold or bodies.value_differences(row.body, full.body):
+            if provider is not None and sim.reads(row.body) and sim.reads(full.body):
+                score, needed = cosines[key], threshold["cosine"]
+            else:
+                score, needed = lexical_similarity(row.body, full.body), threshold["lexical"]
+            if score < needed or bodies.value_differences(row.body, full.body):
                 continue
             edges[key] = round_score(score)
             kept[pk], kept[n] = row, full

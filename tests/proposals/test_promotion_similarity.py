@@ -107,7 +107,7 @@ def test_head_vectors_reads_what_is_stored_and_embeds_only_the_rest(memory, agen
     embedded: list[str] = []
 
     class Counting:
-        key, dimensions = provider.key, provider.dimensions
+        key, dimensions, scripts = provider.key, provider.dimensions, provider.scripts
 
         def embed(self, texts: Sequence[str]) -> list[list[float]]:
             embedded.extend(texts)
