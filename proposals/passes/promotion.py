@@ -101,8 +101,9 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     method = sim.method
     default = DEFAULT_THRESHOLD if sim.provider is None else COSINE_THRESHOLD
     threshold = float(cfg.get("threshold", default))
-    # Notes the model cannot read are paired by words, at the lexical threshold.
-    lexical = threshold if sim.provider is None else DEFAULT_THRESHOLD
+    # Notes the model cannot read are paired by words, at the lexical threshold (a policy's
+    # threshold applies to every pair, as the add-time check's and the near-duplicate pass's do).
+    lexical = float(cfg.get("threshold", DEFAULT_THRESHOLD))
     target_kind = str(cfg.get("target_kind", Kind.FACT))
     needed = promotion_min_sessions(memory)
     run.parameters.update(
