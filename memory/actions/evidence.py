@@ -56,6 +56,18 @@ class ResolvedEvidence:
     declaration: SourceDeclaration | None
 
 
+def parse_iso_datetime(value: str) -> datetime | None:
+    """ISO 8601 text as an aware datetime (a naive one is UTC); None for text that is not one,
+    including a well-formed but impossible date such as ``2025-13-45T00:00:00``."""
+    try:
+        parsed = parse_datetime(value)
+    except ValueError:
+        return None
+    if parsed is None:
+        return None
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+
+
 def check_evidence_count(items: Sequence[Any], *, field_name: str = "evidence") -> None:
     """413 ``too_large`` past the evidence limit — for a request's list, and for a union a
     write would store (a revise stores the predecessor's evidence ∪ the new)."""
@@ -100,11 +112,9 @@ def clean_evidence(raw: EvidenceArg | None, *, field_name: str = "evidence") -> 
         observed = item.get("observed_at")
         observed_at = None
         if observed not in (None, ""):
-            observed_at = parse_datetime(observed) if isinstance(observed, str) else None
+            observed_at = parse_iso_datetime(observed) if isinstance(observed, str) else None
             if observed_at is None:
                 raise ValidationFailed(details={f"{where}.observed_at": ["Not an ISO datetime."]})
-            if timezone.is_naive(observed_at):
-                observed_at = timezone.make_aware(observed_at, UTC)
         quote = clean_text(item.get("quote"), field=f"{where}.quote", limit=2000)
         out.append(EvidenceInput(source=source, ref=ref, observed_at=observed_at, quote=quote))
     return out

@@ -5,27 +5,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Required, TypedDict, Unpack
-
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from ..admission import clean_body, clean_id
 from ..exceptions import ValidationFailed
 from ..models import Sensitivity, Tier
 from ..text import content_hash
-from .evidence import EvidenceArg, EvidenceInput, clean_evidence, dedupe_evidence
+from .evidence import (
+    EvidenceArg,
+    EvidenceInput,
+    clean_evidence,
+    dedupe_evidence,
+    parse_iso_datetime,
+)
 
 
 def _clean_datetime(value: str | None, field_name: str) -> datetime | None:
     """ISO 8601 text (the edges take it as text) as an aware datetime; a naive one is UTC."""
     if not value:
         return None
-    parsed = parse_datetime(value)
+    parsed = parse_iso_datetime(value)
     if parsed is None:
         raise ValidationFailed(details={field_name: ["Not an ISO 8601 datetime."]})
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+    return parsed
 
 
 @dataclass(frozen=True)

@@ -87,3 +87,27 @@ def test_every_invalid_input_answer_reads_the_same(api, agent):
         error = r.json()["error"]
         assert error["code"] == "invalid" and error["details"], (what, r.text)
         assert error["message"] == "The request has invalid fields.", (what, r.text)
+
+
+def test_a_well_formed_but_impossible_date_is_an_invalid_field_not_a_500(api, agent):
+    """``2025-13-45T00:00:00`` has the shape of ISO 8601 but names no day."""
+    client = api.as_(agent)
+    impossible = "2025-13-45T00:00:00"
+    effective = client.post(
+        "/api/v1/memories/acme/entries",
+        {"body": "The nightly job runs at 02:00", "kind": "fact", "effective_at": impossible},
+    )
+    observed = client.post(
+        "/api/v1/memories/acme/entries",
+        {
+            "body": "The nightly job runs at 03:00",
+            "kind": "fact",
+            "evidence": [{"source": "repo", "ref": "cron.yaml", "observed_at": impossible}],
+        },
+    )
+    assert effective.status_code == 400, effective.text
+    assert effective.json()["error"]["details"] == {"effective_at": ["Not an ISO 8601 datetime."]}
+    assert observed.status_code == 400, observed.text
+    assert observed.json()["error"]["details"] == {
+        "evidence[0].observed_at": ["Not an ISO datetime."]
+    }
