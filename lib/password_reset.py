@@ -13,11 +13,15 @@ the request came to (one of ``ALLOWED_HOSTS``).
 The mail is rendered in the request and handed to the ``password_reset.send_mail`` task (this
 module is in ``CELERY_IMPORTS``, so a worker knows it): with a broker a worker talks to the mail
 server, so the answer takes as long for an address that has an account as for one that has none
-(and a slow mail server holds up no web worker).
+(and a slow mail server holds up no web worker). A mail that cannot be handed over or sent in the
+request (no broker, the mail server down; or the broker down) is logged, as Django's own form does,
+and the answer is the "sent" page all the same: an error page only for addresses that have an
+account would tell which do.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import shared_task
@@ -30,6 +34,8 @@ from django.template import loader
 
 from .lockout import in_words
 from .throttling import password_reset_wait
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -55,7 +61,10 @@ class QueuedPasswordResetForm(PasswordResetForm):
     ) -> None:
         subject = "".join(loader.render_to_string(subject_template_name, context).splitlines())
         body = loader.render_to_string(email_template_name, context)
-        send_reset_mail.delay(subject, body, to_email)
+        try:
+            send_reset_mail.delay(subject, body, to_email)
+        except Exception:  # the broker, or without one the mail server: same answer for all
+            log.exception("Failed to send password reset email to %s", context["user"].pk)
 
 
 class PasswordResetView(auth_views.PasswordResetView):

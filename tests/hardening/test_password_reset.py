@@ -201,3 +201,54 @@ def test_a_worker_knows_the_mail_task():
         env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
     )
     assert out.stdout.strip().splitlines()[-1] == "True", out.stderr
+
+
+class RefusingMailServer:
+    """A mail backend whose server refuses the connection (as SMTP does when it is down)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def send_messages(self, messages):
+        raise ConnectionRefusedError("mail server down")
+
+
+def test_a_mail_server_that_fails_answers_as_for_an_address_without_an_account(
+    lena, rates, settings
+):
+    """Without a broker the task runs in the request: a mail server that is down must not turn
+    the answer for an address that has an account into an error page (which would tell it has
+    one), nor hold the request through the task's retries."""
+    settings.EMAIL_BACKEND = f"{__name__}.RefusingMailServer"
+    attempts: list[str] = []
+    original = RefusingMailServer.send_messages
+
+    def counted(self, messages):
+        attempts.append("try")
+        return original(self, messages)
+
+    RefusingMailServer.send_messages = counted  # type: ignore[method-assign]
+    try:
+        known = ask("lena@example.com")
+        unknown = ask("nobody@example.com")
+    finally:
+        RefusingMailServer.send_messages = original  # type: ignore[method-assign]
+    assert (known.status_code, known["Location"]) == (unknown.status_code, unknown["Location"])
+    assert known.status_code == 302
+    assert len(attempts) == 1
+
+
+def test_a_broker_that_is_down_answers_as_for_an_address_without_an_account(
+    lena, rates, monkeypatch
+):
+    from kombu.exceptions import OperationalError
+
+    from lib import password_reset
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("broker down")
+
+    monkeypatch.setattr(password_reset.send_reset_mail, "delay", refuse)
+    known, unknown = ask("lena@example.com"), ask("nobody@example.com")
+    assert (known.status_code, known["Location"]) == (unknown.status_code, unknown["Location"])
+    assert known.status_code == 302
