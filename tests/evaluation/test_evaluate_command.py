@@ -62,5 +62,14 @@ def test_shared_database_writes_the_workloads_beside_the_other_memories(memory, 
     slugs = json.loads(out.read_text())["meta"]["memories"]
     assert slugs and Memory.objects.filter(slug__in=slugs).count() == len(slugs)
     # a second run on a database of evaluation workloads only needs no flag
-    Memory.objects.filter(pk=memory.pk).update(slug="eval-kept-by-an-earlier-run")
+    Memory.objects.filter(pk=memory.pk).update(
+        slug="eval-kept-by-an-earlier-run", name="[evaluation] kept by an earlier run"
+    )
     call_command("evaluate", "no_regression", "--quick", "--seed", "5")
+
+
+def test_a_served_memory_whose_slug_reads_like_a_workload_is_still_refused(db):
+    served = Memory.objects.create(slug="eval-harness", name="Eval harness team")
+    with pytest.raises(CommandError, match=r"such as 'eval-harness'"):
+        call_command("evaluate", "no_regression", "--quick")
+    assert list(Memory.objects.values_list("slug", flat=True)) == [served.slug]

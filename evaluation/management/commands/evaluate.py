@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.registry import all_sections, select
 from evaluation.report import plot, run_sections, table, write_json
-from evaluation.workbench import SLUG_PREFIX, Workbench
+from evaluation.workbench import NAME_PREFIX, SLUG_PREFIX, Workbench
 from memory.models import Memory
 from review import notifications
 
@@ -71,8 +71,12 @@ class Command(BaseCommand):
 
 def refuse_a_served_database() -> None:
     """Refuse a database holding Memories that are not evaluation workloads: what evaluate
-    writes there can never be removed and its proposals would wait in reviewers' inboxes."""
-    others = Memory.objects.exclude(slug__startswith=SLUG_PREFIX).order_by("pk")
+    writes there can never be removed and its proposals would wait in reviewers' inboxes. A
+    workload carries both marks, its slug's and its name's: a served Memory may well be called
+    ``eval-…``."""
+    others = Memory.objects.exclude(
+        slug__startswith=SLUG_PREFIX, name__startswith=NAME_PREFIX
+    ).order_by("pk")
     first = others.values_list("slug", flat=True).first()
     if first is None:
         return
