@@ -152,6 +152,8 @@ class Finding:
             "entry_id": self.entry.uid,
             "score": round_score(self.score),
             "relation": self.relation,
+            # Which similarity scored the pair: each is judged on its own thresholds.
+            "method": self.method,
         }
         if self.claimed:
             out["claimed"] = True

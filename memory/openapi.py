@@ -105,6 +105,13 @@ EntryPage = cursor_page("EntryPage", EntryOut)
 class NearDuplicate(s.Serializer):
     entry_id = s.CharField(**Null)
     score = s.FloatField()
+    relation = s.ChoiceField(choices=["duplicate_of", "near_duplicate_of"])
+    method = s.ChoiceField(
+        choices=["cosine", "lexical"],
+        help_text="What scored the pair: the embedding model's cosine when it reads both texts, "
+        "else word overlap (Jaccard); each is judged on its own thresholds.",
+    )
+    claimed = s.BooleanField(required=False, help_text="The entry the writer named.")
 
 
 class WriteResult(s.Serializer):

@@ -118,6 +118,7 @@ def test_with_the_model_a_restatement_in_another_script_is_still_found_by_its_wo
     again = remember(memory, a, "ทีมประชุมกันทุกเช้าวันจันทร์")
     ((found,),) = [again.near_duplicates]
     assert found["entry_id"] == first.uid and found["relation"] == "near_duplicate_of"
+    assert found["method"] == "lexical"  # the writer is told what scored the pair
     relation = Relation.objects.get(memory=memory, from_entry=again.entry)
     assert relation.evidence == [{"method": "lexical", "claimed": False}]
 
@@ -127,7 +128,7 @@ def test_with_the_model_english_is_still_scored_by_the_model(memory, agent):
     a = agent.actor
     first = remember(memory, a, "Mara Okafor owns the payments service").entry
     again = remember(memory, a, "The payments service is owned by Mara Okafor")
-    assert [d["entry_id"] for d in again.near_duplicates] == [first.uid]
+    assert [(d["entry_id"], d["method"]) for d in again.near_duplicates] == [(first.uid, "cosine")]
     relation = Relation.objects.get(memory=memory, from_entry=again.entry)
     assert relation.evidence == [{"method": "cosine", "claimed": False}]
 

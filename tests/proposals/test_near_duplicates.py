@@ -17,7 +17,7 @@ def test_a_duplicate_gets_a_relation_and_a_system_consolidation_proposal(a):
     assert new.status_code == 201, new.text
     body = new.json()
     assert body["near_duplicates"] == [
-        {"entry_id": old["entry_id"], "score": 1.0, "relation": "duplicate_of"}
+        {"entry_id": old["entry_id"], "score": 1.0, "relation": "duplicate_of", "method": "lexical"}
     ]
     proposal = a.get(f"{P}/{body['proposal']}").json()
     assert proposal["kind"] == "consolidation" and proposal["status"] == "pending"
@@ -49,7 +49,12 @@ def test_a_near_duplicate_gets_an_observation_but_no_proposal(a):
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["near_duplicates"] == [
-        {"entry_id": old["entry_id"], "score": 0.7143, "relation": "near_duplicate_of"}
+        {
+            "entry_id": old["entry_id"],
+            "score": 0.7143,
+            "relation": "near_duplicate_of",
+            "method": "lexical",
+        }
     ]
     assert "proposal" not in body
     assert Relation.objects.get().kind == "near_duplicate_of"
@@ -80,7 +85,12 @@ def test_thresholds_come_from_the_memory_policy(api, a, reviewer):
     old = add_via_api(a, "The deploy target is eu-2")
     body = a.post(E, {"body": "The deploy target is eu-2 via ArgoCD", "kind": "fact"}).json()
     assert body["near_duplicates"] == [
-        {"entry_id": old["entry_id"], "score": 0.75, "relation": "duplicate_of"}
+        {
+            "entry_id": old["entry_id"],
+            "score": 0.75,
+            "relation": "duplicate_of",
+            "method": "lexical",
+        }
     ]
     payload = a.get(f"{P}/{body['proposal']}").json()["payload"]
     assert payload["target"]["entry_id"] == old["entry_id"]
@@ -97,7 +107,12 @@ def test_a_duplicate_score_with_a_different_value_files_no_consolidation(api, a,
     old = add_via_api(a, "The deploy target is eu-2")
     body = a.post(E, {"body": "The deploy target is eu-3", "kind": "fact"}).json()
     assert body["near_duplicates"] == [
-        {"entry_id": old["entry_id"], "score": 0.7143, "relation": "duplicate_of"}
+        {
+            "entry_id": old["entry_id"],
+            "score": 0.7143,
+            "relation": "duplicate_of",
+            "method": "lexical",
+        }
     ]
     assert "proposal" not in body
     assert Proposal.objects.count() == 0
@@ -165,6 +180,7 @@ def test_a_working_note_repeated_on_add_files_no_consolidation(a):
         "entry_id": first["entry_id"],
         "score": 1.0,
         "relation": "duplicate_of",
+        "method": "lexical",
     }
     assert "proposal" not in r
     assert Proposal.objects.count() == 0
@@ -196,6 +212,7 @@ def test_a_claim_is_verified_before_anything_acts_on_it(a):
             "entry_id": similar["entry_id"],
             "score": 0.8889,
             "relation": "near_duplicate_of",
+            "method": "lexical",
             "claimed": True,
         }
     ]
