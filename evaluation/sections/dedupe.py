@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -112,28 +113,38 @@ def calibrate(scores: list[float], labels: list[str], method: str) -> dict[str, 
     return out
 
 
-def measure(bench: Workbench) -> dict[str, Any]:
-    pairs = selected_pairs(load_pairs()["pairs"], bench.quick)
-    labels = [p["label"] for p in pairs]
-    configured = similarity().method
+def by_method(
+    pairs: list[dict[str, Any]], evaluate: Callable[[str, list[Score]], dict[str, Any]]
+) -> dict[str, Any]:
+    """``evaluate(method, scores)`` of ``pairs`` scored lexically, then with the MiniLM model
+    (the model's key first), by method; without the model's package, why it was skipped."""
     methods: dict[str, Any] = {}
     with embeddings(None):
-        method, scored = score_pairs(pairs)
-        scores = [s.value for s in scored]
-        methods[method] = {"scores": scores, **calibrate(scores, labels, method)}
+        method, scores = score_pairs(pairs)
+        methods[method] = evaluate(method, scores)
     skipped = model_unavailable()
     if skipped:
         methods["cosine"] = {"skipped": skipped}
     else:
         with embeddings(MINILM):
-            method, scored = score_pairs(pairs)
-            scores = [s.value for s in scored]
-            methods[method] = {
-                "model": MiniLMProvider.key,
-                "scores": scores,
-                "unread_pairs": sum(1 for s in scored if s.method != method),
-                **calibrate(scores, labels, method),
-            }
+            method, scores = score_pairs(pairs)
+            methods[method] = {"model": MiniLMProvider.key, **evaluate(method, scores)}
+    return methods
+
+
+def measure(bench: Workbench) -> dict[str, Any]:
+    pairs = selected_pairs(load_pairs()["pairs"], bench.quick)
+    labels = [p["label"] for p in pairs]
+    configured = similarity().method
+
+    def evaluate(method: str, scored: list[Score]) -> dict[str, Any]:
+        scores = [s.value for s in scored]
+        out: dict[str, Any] = {"scores": scores}
+        if method != "lexical":  # the lexical similarity reads every pair, the model may not
+            out["unread_pairs"] = sum(1 for s in scored if s.method != method)
+        return {**out, **calibrate(scores, labels, method)}
+
+    methods = by_method(pairs, evaluate)
     provider = get_provider()
     return {
         "pairs": len(pairs),

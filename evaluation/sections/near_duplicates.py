@@ -27,14 +27,12 @@ from typing import Any
 
 from evaluation.restatement_corpus import LABELS, PAIRS, RESTATEMENT, SPLITS, Pair, split
 from memory.dedupe import Score
-from memory.embeddings import MiniLMProvider
 from memory.models import Memory
 from proposals.passes.near_duplicates import Rule, pair_edge, rules
 
 from ..registry import Figure, SectionResult, section
 from ..workbench import Workbench
-from .dedupe import score_pairs
-from .recall import MINILM, embeddings, model_unavailable
+from .dedupe import by_method
 
 #: The thresholds of the sweep: 0.30, 0.31, …, 0.95 (the table prints every 0.05 and the
 #: default; the JSON report has them all).
@@ -144,21 +142,10 @@ def evaluate_method(pairs: list[Pair], method: str, scores: list[Score]) -> dict
 
 def measure(bench: Workbench) -> dict[str, Any]:
     pairs = selected_pairs(bench.quick)
-    as_dicts = [p._asdict() for p in pairs]
-    methods: dict[str, Any] = {}
-    with embeddings(None):
-        method, scores = score_pairs(as_dicts)
-        methods[method] = evaluate_method(pairs, method, scores)
-    skipped = model_unavailable()
-    if skipped:
-        methods["cosine"] = {"skipped": skipped}
-    else:
-        with embeddings(MINILM):
-            method, scores = score_pairs(as_dicts)
-            methods[method] = {
-                "model": MiniLMProvider.key,
-                **evaluate_method(pairs, method, scores),
-            }
+    methods = by_method(
+        [p._asdict() for p in pairs],
+        lambda method, scores: evaluate_method(pairs, method, scores),
+    )
     return {
         "pairs": len(pairs),
         "ids": [p.id for p in pairs],

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from evaluation import restatement_corpus as corpus
+from evaluation.sections import dedupe
 from evaluation.sections import near_duplicates as section
 from memory.dedupe import lexical_similarity
 from memory.models import Memory
@@ -36,7 +37,7 @@ def test_the_corpus_is_labelled_split_and_multilingual():
 
 
 def test_lexical_figures_are_the_pass_rule_on_the_jaccard(tmp_path, monkeypatch):
-    monkeypatch.setattr(section, "model_unavailable", lambda: "skipped: no model here")
+    monkeypatch.setattr(dedupe, "model_unavailable", lambda: "skipped: no model here")
     d = run_section(tmp_path)
     assert d["methods"]["cosine"] == {"skipped": "skipped: no model here"}
     lexical = d["methods"]["lexical"]
