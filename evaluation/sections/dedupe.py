@@ -201,25 +201,39 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-def figures(report: dict[str, Any]) -> list[Figure]:
-    out = []
-    for method, result in report["methods"].items():
-        if "skipped" in result:
-            continue
-        series = {}
-        for decision in DECISIONS:
-            curve = result[decision]["curve"]
-            series[f"{decision} precision"] = [(c["tau"], c["precision"]) for c in curve]
-            series[f"{decision} recall"] = [(c["tau"], c["recall"]) for c in curve]
-        out.append(
-            Figure(
-                title=f"Near-duplicate thresholds, {method} ({report['pairs']} pairs)",
-                x_label="tau (score ≥ tau)",
-                y_label="precision / recall",
-                series=series,
-            )
+Series = dict[str, list[tuple[float, float]]]
+
+
+def precision_recall_figures(
+    report: dict[str, Any], title: str, x_label: str, series: Callable[[dict[str, Any]], Series]
+) -> list[Figure]:
+    """One figure of precision and recall per method that ran: ``series`` of its result."""
+    return [
+        Figure(
+            title=f"{title}, {method} ({report['pairs']} pairs)",
+            x_label=x_label,
+            y_label="precision / recall",
+            series=series(result),
         )
-    return out
+        for method, result in report["methods"].items()
+        if "skipped" not in result
+    ]
+
+
+def curves(result: dict[str, Any]) -> Series:
+    """Precision and recall of each decision over tau."""
+    series = {}
+    for decision in DECISIONS:
+        curve = result[decision]["curve"]
+        series[f"{decision} precision"] = [(c["tau"], c["precision"]) for c in curve]
+        series[f"{decision} recall"] = [(c["tau"], c["recall"]) for c in curve]
+    return series
+
+
+def figures(report: dict[str, Any]) -> list[Figure]:
+    return precision_recall_figures(
+        report, "Near-duplicate thresholds", "tau (score ≥ tau)", curves
+    )
 
 
 @section("dedupe", title="Near-duplicate threshold calibration (tau_same, tau_similar)", order=15)

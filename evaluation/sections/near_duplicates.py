@@ -32,7 +32,7 @@ from proposals.passes.near_duplicates import Rule, pair_edge, rules
 
 from ..registry import Figure, SectionResult, section
 from ..workbench import Workbench
-from .dedupe import by_method
+from .dedupe import Series, by_method, precision_recall_figures
 
 #: The thresholds of the sweep: 0.30, 0.31, …, 0.95 (the table prints every 0.05 and the
 #: default; the JSON report has them all).
@@ -227,26 +227,19 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
+def sweeps(r: dict[str, Any]) -> Series:
+    """Precision and recall on each half of the corpus over the swept threshold."""
+    series = {}
+    for half in SPLITS:
+        series[f"{half} precision"] = [(s["threshold"], s[half]["precision"]) for s in r["sweep"]]
+        series[f"{half} recall"] = [(s["threshold"], s[half]["recall"]) for s in r["sweep"]]
+    return series
+
+
 def figures(report: dict[str, Any]) -> list[Figure]:
-    out = []
-    for method, r in report["methods"].items():
-        if "skipped" in r:
-            continue
-        series = {}
-        for half in SPLITS:
-            series[f"{half} precision"] = [
-                (s["threshold"], s[half]["precision"]) for s in r["sweep"]
-            ]
-            series[f"{half} recall"] = [(s["threshold"], s[half]["recall"]) for s in r["sweep"]]
-        out.append(
-            Figure(
-                title=f"Near-duplicate pass rule, {method} ({report['pairs']} pairs)",
-                x_label="threshold (other checks unchanged)",
-                y_label="precision / recall",
-                series=series,
-            )
-        )
-    return out
+    return precision_recall_figures(
+        report, "Near-duplicate pass rule", "threshold (other checks unchanged)", sweeps
+    )
 
 
 @section(
