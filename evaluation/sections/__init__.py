@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     ledger,
     near_duplicates,
     no_regression,
+    passes,
     quality_guard,
     recall,
 )
