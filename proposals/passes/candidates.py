@@ -11,24 +11,34 @@ PostgreSQL ``search_vector`` GIN index, the SQLite FTS5 table ``memory_entryvers
 2. Document frequency: the number of versions of the Memory holding the term, counted by the
    index and capped at ``postings_cap + 1`` (one query for the batch's terms not counted yet in
    this run; the counts are kept for the run). A term held by more than ``postings_cap``
-   versions is too common to pair on and is never looked up.
-3. Keys: each entry's ``key_terms`` rarest remaining terms (document frequency, then the term).
+   versions is too common to pair on and is never looked up. The same query reads the posting
+   list of every term held by at most ``postings_cap`` versions, so it also gives, exactly and
+   for free, how many heads of the view hold it (:attr:`Neighbourhoods.held`, kept for the run).
+3. Keys: each entry's ``key_terms`` most informative terms — content terms (not stop words,
+   ``memory.text.stop_terms``: a Korean or Japanese particle is a syllable held by half the
+   Memory), held by another head of the view than the entry's own (a term no other entry
+   holds finds nothing: spending a key on it left a long restatement, whose rare terms are
+   mostly its own wording, without a single useful key) — rarest first (heads holding, then
+   versions holding, then the term).
 4. Postings: one query returns, for every distinct key of the batch not kept from an earlier
    batch, the heads of the view (active heads, or every head) holding it — at most
    ``postings_cap`` per key. Up to ``postings_budget`` posting rows are kept for the next
    batches (a run reads the Memory as of when it read each list, like any keyset walk).
 5. In Python: per entry, the entries sharing its keys, with the number of keys shared. An entry
    qualifies when it shares at least the admission floor of the lexical channel
-   (``memory.search.query_floor`` of the entry's terms) of its *content* keys (keys that are not
-   stop words), the floor lowered to the number of content keys when the common terms left
-   fewer. Best first by keys shared, then entry id, at most ``limit``.
+   (``memory.search.query_floor`` of the entry's terms) of its *content* terms, as far as its
+   keys can tell: a neighbour sharing the floor's number of content terms shares at least that
+   number less the content terms other entries hold that are not keys (too common, or past
+   ``key_terms``) of the keys — at least one. Best first by keys shared, then entry id, at most
+   ``limit``.
 
 In a Memory where no term is held by more than ``postings_cap`` versions and no entry has more
-than ``key_terms`` terms, the entries qualifying are exactly the lexical channel's
-(``lexical_channel`` with the entry's terms and the same floor), ranked by the same count; only
-the tie-break differs (entry id; the channel prefers fewer tokens first). Every figure comes
-from the stored tokens and exact posting lists, never from planner statistics, so SQLite and
-PostgreSQL give identical neighbourhoods. Work per batch is bounded by (distinct keys) ×
+than ``key_terms`` content terms that other entries hold, the entries qualifying are exactly the
+lexical channel's (``lexical_channel`` with the entry's terms and the same floor), ranked by the
+same count of content terms; only the tie-break differs (entry id; the channel prefers fewer
+tokens first). Every figure comes from the stored tokens and exact posting lists, never from
+planner statistics (PostgreSQL's lexeme statistics are estimates over every Memory), so SQLite
+and PostgreSQL give identical neighbourhoods. Work per batch is bounded by (distinct keys) ×
 ``postings_cap`` rows.
 
 What a pass needs of a neighbour before comparing bodies (kind, state, session, stored tokens)
@@ -192,6 +202,9 @@ class Neighbourhoods:
     #: lists are dropped, so the memory held stays bounded.
     postings_budget: int = POSTINGS_BUDGET
     frequencies: dict[str, int] = field(default_factory=dict)
+    #: Heads of the view holding each term held by at most ``postings_cap`` versions (the
+    #: length of its posting list, read with its frequency).
+    held: dict[str, int] = field(default_factory=dict)
     #: Lexical queries run, and posting rows read, so far.
     queries: int = 0
     postings_read: int = 0
@@ -237,6 +250,7 @@ class Neighbourhoods:
             if isinstance(held, str):
                 held = [int(e) for e in held.split(",")] if held else []
             postings[str(term)] = list(held)
+            self.held[str(term)] = len(held)
             self.postings_read += len(held)
         return postings
 
@@ -372,10 +386,17 @@ class Neighbourhoods:
             self._kept_rows += rows
 
     def keys(self, terms: Sequence[str]) -> list[str]:
-        """The ``key_terms`` rarest of ``terms`` held by at most ``postings_cap`` versions
-        (their frequencies must be counted)."""
-        usable = [t for t in terms if self.frequencies.get(t, 0) <= self.postings_cap]
-        usable.sort(key=lambda t: (self.frequencies.get(t, 0), t))
+        """The ``key_terms`` most informative of an entry's ``terms`` (their frequencies must be
+        counted; the entry is a head of the view): content terms held by at most
+        ``postings_cap`` versions and by another head than the entry's own, rarest first."""
+        stops = stop_terms()
+        held, frequencies = self.held, self.frequencies
+        usable = [
+            t
+            for t in terms
+            if held.get(t, 0) >= 2 and frequencies.get(t, 0) <= self.postings_cap and t not in stops
+        ]
+        usable.sort(key=lambda t: (held[t], frequencies[t], t))
         return usable[: self.key_terms]
 
     def of(self, texts: Mapping[int, str]) -> dict[int, list[int]]:
@@ -421,26 +442,28 @@ class Neighbourhoods:
         stops = stop_terms()
         out: dict[int, list[int]] = {}
         for pk, ks in keys.items():
-            content = [t for t in terms[pk] if t not in stops] or terms[pk]
-            content_set = set(content)
-            content_keys = [k for k in ks if k in content_set]
-            need = min(_floor(content), len(content_keys))
+            need = self._need(terms[pk], ks, stops)
             if need <= 0:
                 out[pk] = []
                 continue
-            shared_content = Counter(chain.from_iterable(postings.get(k, ()) for k in content_keys))
-            shared_content.pop(pk, None)
-            qualified = [n for n, c in shared_content.items() if c >= need]
-            if not qualified:
-                out[pk] = []
-                continue
-            if len(content_keys) == len(ks):
-                shared = shared_content  # every key is a content key
-            else:
-                shared = Counter(chain.from_iterable(postings.get(k, ()) for k in ks))
+            shared = Counter(chain.from_iterable(postings.get(k, ()) for k in ks))
+            shared.pop(pk, None)
+            qualified = [n for n, c in shared.items() if c >= need]
             qualified.sort(key=lambda n: (-shared[n], n))
             out[pk] = qualified[: self.limit]
         return out
+
+    def _need(self, terms: Sequence[str], keys: Sequence[str], stops: frozenset[str]) -> int:
+        """How many of its ``keys`` an entry's neighbour must hold (0: none can qualify): the
+        admission floor of the entry's content terms, less its content terms that other entries
+        may hold but are not keys (a neighbour may hold those instead), at least one."""
+        if not keys:
+            return 0
+        content = [t for t in terms if t not in stops]
+        key_set = set(keys)
+        # Held by another head, or too common to be counted: a neighbour may hold it.
+        elsewhere = sum(1 for t in content if t not in key_set and self.held.get(t, 2) >= 2)
+        return max(1, _floor(content) - elsewhere)
 
 
 #: A scope of more entries than this is not indexed in memory (:func:`scoped_neighbourhoods`).
@@ -469,6 +492,7 @@ class ScopedNeighbourhoods(Neighbourhoods):
             for term in rows[pk].tokens:
                 index.setdefault(term, []).append(pk)
         self.frequencies = {t: len(pks) for t, pks in index.items()}
+        self.held = dict(self.frequencies)
         self._index = {t: pks for t, pks in index.items() if len(pks) <= self.postings_cap}
         self.postings_read = sum(len(pks) for pks in self._index.values())
         self._neighbours_kept = dict(rows)

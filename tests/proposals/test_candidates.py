@@ -22,6 +22,7 @@ from django.test.utils import CaptureQueriesContext
 from memory.actors import Actor
 from memory.models import Entry, Memory
 from memory.search import ACTIVE, lexical_channel
+from memory.text import stop_terms
 from proposals.models import Proposal, ProposalStatus, RejectionReason
 from proposals.passes import base, candidates
 from proposals.passes.candidates import (
@@ -189,6 +190,44 @@ def test_a_fixed_number_of_queries_per_batch(memory, agent):
     # The floor (2 of 3 content terms): "runbook" and the word shared with the entry before,
     # or with the one after; "runbook" alone, which every entry has, is not enough.
     assert all(len(ns) == 2 for ns in found.values())
+
+
+# --- Keys: informative terms ------------------------------------------------------------------
+
+# One fact written twice, in close wording: each side holds more terms of its own (a changed
+# ending is a new syllable and two new bigrams) than a neighbourhood has keys.
+KO_BACKUP = (
+    "프로덕션 데이터베이스 백업은 매일 밤 3시에 실행되고 결과는 운영 채널로 알림이 간다.",
+    "프로덕션 데이터베이스 백업은 매일 밤 3시에 실행되며 그 결과는 운영 채널에 알림으로 전달된다.",
+)
+KO_OTHERS = (
+    "팀 정기 회의는 매주 수요일 10시에 시작한다.",
+    "배치 작업의 재시도 횟수는 3회이다.",
+    "스테이징 환경은 Python 3.11에서 실행된다.",
+    "번역 문자열은 Crowdin에서 관리한다.",
+)
+
+
+def test_keys_are_content_terms_other_entries_hold_rarest_first(memory):
+    finder = Neighbourhoods(memory)
+    # Particles are stop words; "간다" is held by the entry alone; "운영" by too many versions.
+    finder.frequencies = {"는": 2, "의": 2, "간다": 1, "백업": 3, "채널": 2, "운영": 101}
+    finder.held = {"는": 2, "의": 2, "간다": 1, "백업": 3, "채널": 2}
+    assert finder.keys(["는", "의", "간다", "백업", "채널", "운영"]) == ["채널", "백업"]
+
+
+def test_a_korean_restatement_is_compared(memory, agent):
+    a = agent.actor
+    first, second = (add(memory, a, b) for b in KO_BACKUP)
+    for body in KO_OTHERS:
+        add(memory, a, body)
+    finder = Neighbourhoods(memory)
+    found = finder.of(texts(heads_of(memory)))
+    assert second.pk in found[first.pk]
+    assert first.pk in found[second.pk]
+    stops = stop_terms()
+    for text in texts(heads_of(memory)).values():
+        assert not set(finder.keys(stored_terms(text))) & stops
 
 
 def test_a_term_held_by_more_versions_than_the_cap_pairs_nothing(memory, agent):
