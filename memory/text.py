@@ -14,11 +14,15 @@ configuration) index exactly the same tokens, and the very same function analyze
    ``_CJK_RANGES``) ignores ICU's dictionary words: each character of a CJK run is a unigram
    and each adjacent pair a bigram. Pure-ASCII text skips ICU: UAX #29 never breaks inside an
    ASCII run of letters, digits and underscores, so the result is the same.
-3. **Stem** (:func:`tokenize`): words written only in Latin letters go through the Snowball
-   English stemmer (PyStemmer), so ``deploys``, ``deployed`` and ``deploying`` are one term.
-   Words with digits or underscores (``redis_7``, ``max_connections``) are identifiers and stay
-   verbatim. ``settings.STEWARD_ANALYZER["STEM"]`` (default ``True``) is read at every call;
-   ``False`` gives the unstemmed analyzer (changing it needs ``rebuild_projection --reindex``).
+3. **Stem** (:func:`tokenize`): a word written in one script's letters goes through the
+   Snowball stemmer (PyStemmer) of that script's language (``STEMMERS``): Latin letters English,
+   so ``deploys``, ``deployed`` and ``deploying`` are one term; Cyrillic Russian (``серверы``,
+   ``серверов``: ``сервер``); Greek Greek; Armenian Armenian. A script shared by languages
+   that no one stemmer serves (Arabic letters write Arabic, Persian and Urdu) and the scripts
+   written without inflection here (CJK, Thai) are not stemmed. Words with digits or
+   underscores (``redis_7``, ``max_connections``) are identifiers and stay verbatim.
+   ``settings.STEWARD_ANALYZER["STEM"]`` (default ``True``) is read at every call; ``False``
+   gives the unstemmed analyzer (changing it needs ``rebuild_projection --reindex``).
 
 **Stop words** never leave the token stream: every word is indexed and every query term is
 searched and counted for ranking. :func:`stop_terms` (the lists of the ``stopwords`` package —
@@ -99,6 +103,14 @@ _PIECE = re.compile(
 _STRIP_JOINERS = str.maketrans("", "", _JOINERS)
 # Latin letters (after casefold) and the combining diacritics NFC could not compose.
 _LATIN_WORD = re.compile("[a-z\u00df-\u00f6\u00f8-\u024f\u1e00-\u1eff\u0300-\u036f]+")
+#: Each stemmed script: the letters a word must be written in (after casefold), and the Snowball
+#: language its words are stemmed with. Cyrillic is Russian's: its stemmer also folds ё into е.
+STEMMERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_LATIN_WORD, "english"),
+    (re.compile("[\u0430-\u045f\u0491\u0300-\u036f]+"), "russian"),
+    (re.compile("[\u0390\u03ac-\u03ce\u1f00-\u1ffc\u0300-\u036f]+"), "greek"),
+    (re.compile("[\u0561-\u0587]+"), "armenian"),
+)
 
 _local = threading.local()
 
@@ -111,12 +123,22 @@ def _breaker() -> icu.BreakIterator:
     return bi
 
 
-def _stemmer() -> Stemmer.Stemmer:
-    """This thread's Snowball English stemmer (a stemmer must not be used concurrently)."""
-    st = getattr(_local, "stemmer", None)
-    if st is None:
-        st = _local.stemmer = Stemmer.Stemmer("english")
-    return st
+def _stemmers() -> list[tuple[re.Pattern[str], Stemmer.Stemmer]]:
+    """This thread's Snowball stemmers, one per script of ``STEMMERS`` (a stemmer must not be
+    used concurrently)."""
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = [
+            (letters, Stemmer.Stemmer(language)) for letters, language in STEMMERS
+        ]
+    return stemmers
+
+
+def _stem(token: str, stemmers: list[tuple[re.Pattern[str], Stemmer.Stemmer]]) -> str:
+    for letters, stemmer in stemmers:
+        if letters.fullmatch(token):
+            return str(stemmer.stemWord(token))
+    return token
 
 
 def normalize_body(body: str) -> str:
@@ -176,8 +198,8 @@ def _analyze(text: str, stem: bool) -> list[str]:
     tokens = words(text)
     if not stem:
         return tokens
-    stemmer = _stemmer()
-    return [stemmer.stemWord(t) if _LATIN_WORD.fullmatch(t) else t for t in tokens]
+    stemmers = _stemmers()
+    return [_stem(t, stemmers) for t in tokens]
 
 
 def tokenize(text: str) -> list[str]:

@@ -102,9 +102,27 @@ def test_english_words_are_stemmed_the_same_at_index_and_query_time():
     assert searchable_text("The release schedule") == "the releas schedul"
 
 
-def test_identifiers_and_other_scripts_are_not_stemmed():
+def test_identifiers_are_not_stemmed():
     assert tokenize("max_connections redis_7 v2s") == ["max_connections", "redis_7", "v2s"]
-    assert tokenize("Москва москвы") == ["москва", "москвы"]
+
+
+def test_cyrillic_greek_and_armenian_words_are_stemmed_by_their_script():
+    # Russian: the plural, the genitive plural and ё written as е are one term.
+    assert tokenize("серверы серверов") == ["сервер", "сервер"]
+    assert tokenize("короткими короткие") == tokenize("короткий")[:1] * 2
+    assert tokenize("ёлка") == tokenize("елки")
+    # Greek: the case endings and the accents.
+    assert tokenize("διακομιστής διακομιστές") == ["διακομ", "διακομ"]
+    assert tokenize("βάση βάσεις") == tokenize("βαση")[:1] * 2
+    assert tokenize("սերվերներ") == ["սերվեր"]
+
+
+def test_scripts_without_a_stemmer_and_mixed_words_stay_verbatim():
+    # Arabic letters write several languages; CJK and Thai do not inflect here.
+    assert tokenize("الخوادم") == ["الخوادم"]
+    assert tokenize("サーバー") == words("サーバー")
+    # A word mixing scripts (Latin and Cyrillic) belongs to no one stemmer.
+    assert tokenize("serverы") == ["serverы"]
 
 
 def test_stemming_is_read_from_the_setting_at_call_time():
@@ -280,6 +298,26 @@ def test_reanalyze_recomputes_old_rows_in_batches_and_is_idempotent(memory, aged
 def test_reanalyze_check_writes_nothing(memory, aged):
     assert reanalyze_versions(check=True).changed == 2
     assert reanalyze_versions(check=True).changed == 2
+
+
+@pytest.mark.django_db
+def test_a_query_finds_the_other_russian_and_greek_forms(memory, me):
+    russian = remember(memory, me, "Наши серверы баз данных работают во Франкфурте").entry
+    greek = remember(memory, me, "Ο διακομιστής της βάσης δεδομένων είναι στην Αθήνα").entry
+    assert lexical_candidates(memory.pk, "сервер базы") == [russian.pk]
+    assert lexical_candidates(memory.pk, "διακομιστές") == [greek.pk]
+
+
+@pytest.mark.django_db
+def test_migration_0019_restems_cyrillic_versions_written_before(memory, me):
+    version = remember(memory, me, "Наши серверы баз данных работают во Франкфурте").version
+    _rewrite(version.pk, searchable_text="наши серверы баз данных работают во франкфурте")
+    assert lexical_candidates(memory.pk, "серверов") == []
+    migration = importlib.import_module("memory.migrations.0019_stem_by_script")
+    migration.reindex(None, SimpleNamespace(connection=connection))
+    assert lexical_candidates(memory.pk, "серверов") == [version.entry_id]
+    v = EntryVersion.objects.get(pk=version.pk)
+    assert v.searchable_text == searchable_text(v.body)
 
 
 @pytest.mark.django_db
