@@ -22,7 +22,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, F
 from django.db.models.functions import TruncDate
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -44,6 +44,7 @@ from .models import (
     HeadState,
     MaintenanceRun,
     Memory,
+    Revision,
     RevisionChange,
     sensitivities_up_to,
 )
@@ -68,33 +69,50 @@ PAGE_JOBS = (
 POLL_SECONDS = 2
 
 
-def active_over_time(memory: Memory, days: int = HISTORY_DAYS) -> list[dict[str, Any]]:
+def active_over_time(
+    memory: Memory, active: int, inactive: int, days: int = HISTORY_DAYS
+) -> list[dict[str, Any]]:
     """Active and inactive entry counts at the end of each of the last ``days`` days with a
-    change, replayed from revision changes (one aggregate query)."""
+    change, given today's counts (``active``, ``inactive``: the inventory's).
+
+    Replayed backwards from today's counts over the revision changes of the window only, so
+    the cost follows the Memory's recent activity, not its size: the newest revision recorded
+    before the window is found by walking the ``(memory, number)`` index down from the head,
+    and the changes after it are summed by day in one aggregate query. A day's point is the
+    counts after its last revision."""
+    start = timezone.localtime() - timedelta(days=days)
+    start = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    before = (
+        Revision.objects.filter(memory_id=memory.pk, recorded_at__lt=start)
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
+    )
     rows = (
-        RevisionChange.objects.filter(revision__memory_id=memory.pk)
+        RevisionChange.objects.filter(
+            revision__memory_id=memory.pk, revision__number__gt=before or 0
+        )
+        .exclude(from_state=F("to_state"))
         .annotate(day=TruncDate("revision__recorded_at"))
         .values("day", "from_state", "to_state")
         .annotate(n=Count("pk"))
-        .order_by("day")
+        .order_by("-day")
     )
-    active = inactive = 0
     series: dict[str, tuple[int, int]] = {}
     for r in rows:
-        if r["from_state"] == r["to_state"]:
-            continue
-        if r["from_state"] == HeadState.ACTIVE:
-            active -= r["n"]
-        elif r["from_state"] == HeadState.INACTIVE:
-            inactive -= r["n"]
-        if r["to_state"] == HeadState.ACTIVE:
-            active += r["n"]
-        elif r["to_state"] == HeadState.INACTIVE:
-            inactive += r["n"]
-        series[str(r["day"])] = (active, inactive)
-    cutoff = str((timezone.now() - timedelta(days=days)).date())
+        day = str(r["day"])
+        # The counts at the end of a day are those before the changes of every later day.
+        series.setdefault(day, (active, inactive))
+        n = r["n"]
+        active += n * ((r["from_state"] == HeadState.ACTIVE) - (r["to_state"] == HeadState.ACTIVE))
+        inactive += n * (
+            (r["from_state"] == HeadState.INACTIVE) - (r["to_state"] == HeadState.INACTIVE)
+        )
+    first = str(start.date())
     return [
-        {"day": day, "active": a, "inactive": i} for day, (a, i) in series.items() if day >= cutoff
+        {"day": day, "active": a, "inactive": i}
+        for day, (a, i) in sorted(series.items())
+        if day >= first
     ]
 
 
@@ -131,7 +149,7 @@ def memory_home(request: HttpRequest, slug: str) -> HttpResponse:
     actor, memory = page_reader(request, slug)
     figures = inventory.inventory(memory)
     charts = {
-        "history": active_over_time(memory),
+        "history": active_over_time(memory, figures["active"], figures["inactive"]),
         "importance": figures["importance"],
         "auto": figures["auto_deactivations"],
         "pending": figures["pending_proposals"],

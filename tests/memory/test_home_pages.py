@@ -209,3 +209,56 @@ def test_a_queued_run_the_worker_skipped_says_so_and_why_and_stops_polling(
     assert "Status: skipped" in part and "hx-trigger" not in part
     assert "Not run: the same job was already running on this Memory when a worker took it." in part
     assert not MaintenanceRun.objects.exists()
+
+
+def test_the_history_chart_is_replayed_backwards_over_its_window_only(
+    memory, agent, django_assert_num_queries
+):
+    """The chart's points are today's counts less the changes of later days, read from the
+    revisions of the last 90 days only (two queries, whatever the Memory's age)."""
+    from datetime import timedelta
+    from unittest import mock
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from memory import inventory
+    from memory.views_home import active_over_time
+
+    now = timezone.now()
+
+    def at(days_ago: int) -> Any:
+        return mock.patch("django.utils.timezone.now", return_value=now - timedelta(days_ago))
+
+    def forget(uid: str) -> None:
+        actions.forget_entry(memory, actor=agent.actor, entry_uid=uid, reason="outdated")
+
+    with at(120):  # before the window: counted in today's figures, never replayed
+        old = [remember(memory, agent.actor, f"Old fact {i}", dedupe=False) for i in range(3)]
+        forget(old[0].entry.uid)
+    with at(60):
+        [remember(memory, agent.actor, f"Spring fact {i}", dedupe=False) for i in range(2)]
+        forget(old[1].entry.uid)
+    with at(10):
+        actions.reactivate_entry(memory, actor=agent.actor, entry_uid=old[0].entry.uid)
+        remember(memory, agent.actor, "Autumn fact", dedupe=False)
+    remember(memory, agent.actor, "Today's fact", dedupe=False)
+
+    figures = inventory.inventory(memory)
+    assert (figures["active"], figures["inactive"]) == (6, 1)
+    days = [str((now - timedelta(d)).date()) for d in (60, 10, 0)]
+    with django_assert_num_queries(2), CaptureQueriesContext(connection) as queries:
+        history = active_over_time(memory, figures["active"], figures["inactive"])
+    assert history == [
+        {"day": days[0], "active": 3, "inactive": 2},
+        {"day": days[1], "active": 5, "inactive": 1},
+        {"day": days[2], "active": 6, "inactive": 1},
+    ]
+    # Only the changes after the newest revision before the window are aggregated: revision 4
+    # (the forget 120 days ago) bounds the aggregate, so the Memory's older history is not read.
+    aggregate = queries.captured_queries[1]["sql"]
+    assert "memory_revisionchange" in aggregate and '"number" > 4' in aggregate
+    # The points follow from today's counts, not from a replay of the whole history.
+    shifted = active_over_time(memory, figures["active"] + 100, figures["inactive"])
+    assert [p["active"] for p in shifted] == [103, 105, 106]
