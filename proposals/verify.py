@@ -27,6 +27,7 @@ from typing import Any
 
 from memory.dedupe import Similarity, round_score, similarity
 from memory.models import Memory
+from memory.text import _CJK
 from memory.text import words as word_stream
 
 #: Bump when the verification rules change in a way a reviewer should know about.
@@ -65,12 +66,20 @@ def same_text(a: str, b: str) -> bool:
 class Detail:
     text: str
     kind: str
+    #: What the detail's value is compared by, when not its casefolded text: a weekday's day
+    #: ("Fridays", "пятницу" and "金曜日" are all ``friday``).
+    value: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.value or self.text.casefold()
 
 
 _MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
     r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
+_PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")
 # Ordered: earlier patterns claim their span first, so "02:00" is one time, not two numbers,
 # and "scripts/deploy.sh" is one path, not an identifier inside a path.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -110,7 +119,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("version", re.compile(r"\bv?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?![\w.]*\w)|\bv\d+\b")),
-    ("number", re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")),
+    ("number", _PLAIN_NUMBER),
     # Counts written out ("a sprint of two weeks" / "three weeks" are two values; "three"
     # dropped by a merge is a lost detail). Not "one", more often a pronoun than a count.
     (
@@ -123,8 +132,40 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
 ]
 _NOT_DETAILS = {"e.g", "i.e", "etc", "vs", "a.m", "p.m"}
+
+#: A Chinese, Japanese or Korean character (the analyzer's ``memory.text._CJK``): a word of
+#: its own. ``_IN_WORD``: a character that continues a word written with spaces.
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_IN_WORD = f"[^\\W{_CJK}]"
+
+#: The days of the week, Monday first, as each language writes them: English names (and their
+#: plurals), Japanese 月曜(日)…, Korean 월요일…, Russian names in any case form — but "среда"
+#: only in the forms a weekday takes ("в среду", "по средам"), since it also means "environment".
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY = re.compile(
+    rf"(?P<en>(?<!{_IN_WORD})(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?!{_IN_WORD}))"
+    r"|(?P<ja>[月火水木金土日]曜日?)"
+    r"|(?P<ko>[월화수목금토일]요일)"
+    rf"|(?P<ru>(?<!{_IN_WORD})(?:понедельник|вторник|сред(?=(?:у|ам|ах)(?!{_IN_WORD}))"
+    rf"|четверг|пятниц|суббот|воскресень){_IN_WORD}*)",
+    re.IGNORECASE,
+)
+_WEEKDAY_STEMS = {
+    "en": ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun"),
+    "ja": tuple("月火水木金土日"),
+    "ko": tuple("월화수목금토일"),
+    "ru": ("понедельник", "вторник", "сред", "четверг", "пятниц", "суббот", "воскресень"),
+}
+#: A unit written right after a number in Japanese or Korean ("30秒", "4つ", "2週間", "3ヶ月",
+#: "10시", "5분", "3시간"): one counter (a kanji, a katakana word, a Hangul syllable that is not
+#: a particle) — "3から", "3에서" are a number and a particle.
+_UNIT = re.compile(
+    r"[ヶケカか箇]月|つ|[ァ-ヺー]+[\u4e00-\u9fff]?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]間?"
+    r"|(?![에은는이가을를의로으와과도만부까보처])[가-힣](?:간|월)?"
+)
+_BARE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?= )")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
-_SENTENCE_END = re.compile(r"(?:^|[.!?:;]\s+|\n\s*(?:[-*•]\s+)?|\(\s*|[\"“‘]\s*)$")
+_SENTENCE_END = re.compile(r"(?:^|[.!?:;]\s+|[。！？]\s*|\n\s*(?:[-*•]\s+)?|\(\s*|[\"“‘]\s*)$")
 
 
 def _is_capitalized(word: str) -> bool:
@@ -142,11 +183,19 @@ def extract_details(text: str) -> list[Detail]:
     Proper names are capitalized words that do not start a sentence, acronyms (UTC, CET), and
     runs of two or more capitalized words (a sentence-initial "Mara Okafor …" counts). A lone
     capitalized word at the start of a sentence is not taken for a name.
+
+    Words end where the analyzer's do (``memory.text.words``): a Chinese, Japanese or Korean
+    character is a word of its own, so "APIのタイムアウトは30秒" holds the name "API" and the
+    number "30秒" rather than one identifier spanning the sentence. A number followed by a
+    counter is one value with its unit ("30秒", "4つ", "10시", "5분": ``_UNIT``), and a weekday
+    is a date whatever its language (``_WEEKDAY``; compared by the day).
     """
     text = unicodedata.normalize("NFC", text)
+    spaced = spaced_cjk(text)
     taken = [False] * len(text)
-    found = _pattern_details(text, taken)
-    found += _name_details(text, taken)
+    found = _weekday_details(text, taken)
+    found += _pattern_details(text, spaced, taken)
+    found += _name_details(spaced, taken)
     found.sort(key=lambda x: x[0])
     out: list[Detail] = []
     seen: set[str] = set()
@@ -156,6 +205,30 @@ def extract_details(text: str) -> list[Detail]:
             seen.add(key)
             out.append(d)
     return out
+
+
+def spaced_cjk(text: str, repl: str = " ") -> str:
+    """``text`` with each Chinese, Japanese or Korean character (``memory.text._CJK``) replaced
+    by ``repl`` (an ``re.sub`` replacement). With a space, the default, the text keeps its
+    length, so a match in it is a span of ``text``, and no pattern's word runs across such a
+    character, as no analyzer word does."""
+    if text.isascii():
+        return text
+    return _CJK_CHAR.sub(repl, text)
+
+
+def _weekday_details(text: str, taken: list[bool]) -> list[tuple[int, Detail]]:
+    """The weekdays of ``text`` (``_WEEKDAY``) as dates valued by the day, claiming their
+    characters in ``taken``."""
+    found: list[tuple[int, Detail]] = []
+    for m in _WEEKDAY.finditer(text):
+        lang = m.lastgroup or "en"
+        word = m.group().casefold()
+        stems = _WEEKDAY_STEMS[lang]
+        day = next(i for i, stem in enumerate(stems) if word.startswith(stem))
+        if _claim(taken, *m.span()):
+            found.append((m.start(), Detail(m.group(), "date", _WEEKDAYS[day])))
+    return found
 
 
 def _claim(taken: list[bool], start: int, end: int) -> bool:
@@ -168,17 +241,24 @@ def _claim(taken: list[bool], start: int, end: int) -> bool:
     return True
 
 
-def _pattern_details(text: str, taken: list[bool]) -> list[tuple[int, Detail]]:
-    """The details ``_PATTERNS`` match, each with where it starts, taken in the patterns'
-    order: a match claims its characters in ``taken``, and one overlapping a match taken
-    before it is dropped."""
+def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[int, Detail]]:
+    """The details ``_PATTERNS`` match in ``spaced`` (``text`` as :func:`spaced_cjk` made it),
+    each with where it starts and its text from ``text``, taken in the patterns' order: a match
+    claims its characters in ``taken``, and one overlapping a match taken before it is dropped.
+    Numbers with a unit are taken after versions and before bare numbers."""
     found: list[tuple[int, Detail]] = []
     for kind, pattern in _PATTERNS:
-        for m in pattern.finditer(text):
+        if pattern is _PLAIN_NUMBER and spaced is not text:
+            found += _unit_details(text, spaced, taken)
+        for m in pattern.finditer(spaced):
             start, end = m.span()
-            value = m.group(1) if kind == "code" else m.group(0)
-            value = value.rstrip(".,;:!?)]}'\"") if kind in ("url", "path") else value
-            end = start + len(m.group(0)) if kind == "code" else start + len(value)
+            if kind == "code":
+                value = text[m.start(1) : m.end(1)]
+            else:
+                value = text[start:end]
+                if kind in ("url", "path"):
+                    value = value.rstrip(".,;:!?)]}'\"")
+                end = start + len(value)
             if not value or value.casefold() in _NOT_DETAILS:
                 continue
             if kind == "path" and value.count("/") == 1 and value.endswith("/") is False:
@@ -188,6 +268,20 @@ def _pattern_details(text: str, taken: list[bool]) -> list[tuple[int, Detail]]:
                     continue
             if _claim(taken, start, end):
                 found.append((start, Detail(value, kind)))
+    return found
+
+
+def _unit_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[int, Detail]]:
+    """Numbers written right before a Chinese, Japanese or Korean counter (``_UNIT``) as one
+    number value ("30秒", "10시"), claiming their characters in ``taken``."""
+    found: list[tuple[int, Detail]] = []
+    for m in _BARE_NUMBER.finditer(spaced):
+        unit = _UNIT.match(text, m.end())
+        if unit is None:
+            continue
+        start, end = m.start(), unit.end()
+        if _claim(taken, start, end):
+            found.append((start, Detail(text[start:end], "number")))
     return found
 
 
@@ -241,8 +335,11 @@ def detail_present(detail: str, text: str) -> bool:
 
 
 def detail_pattern(detail: str, flags: int = 0) -> re.Pattern[str]:
-    """``detail`` as a whole token sequence: not inside a longer word, number or version."""
-    return re.compile(r"(?<![\w])" + re.escape(detail) + r"(?![\w]|[.,]\d)", re.UNICODE | flags)
+    """``detail`` as a whole token sequence: not inside a longer word, number or version (a
+    Chinese, Japanese or Korean character is a word of its own: "30秒" is in "30秒です")."""
+    return re.compile(
+        f"(?<!{_IN_WORD})" + re.escape(detail) + rf"(?!{_IN_WORD}|[.,]\d)", re.UNICODE | flags
+    )
 
 
 @dataclass

@@ -58,6 +58,45 @@ def test_details_are_extracted_by_kind(text, expected):
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Japanese has no spaces: a CJK character ends a word (as the analyzer's words do), and a
+        # number keeps its counter. The whole sentence was one identifier.
+        ("APIのタイムアウトは30秒に設定されている。", [("API", "name"), ("30秒", "number")]),
+        ("本番クラスタのノードは4つ。", [("4つ", "number")]),
+        ("チームの定例会議は毎週水曜日の10時から。", [("水曜日", "date"), ("10時", "number")]),
+        ("ステージング環境はPython 3.11で動いている。", [("Python", "name"), ("3.11", "version")]),
+        ("ビルドキャッシュはs3://acme-cacheに保存される。", [("s3://acme-cache", "url")]),
+        ("期間は3ヶ月、会議は2週間ごと。", [("3ヶ月", "number"), ("2週間", "number")]),
+        ("3から5まで", [("3", "number"), ("5", "number")]),  # a particle is no counter
+        # Korean
+        ("팀 정기 회의는 매주 수요일 10시에 시작한다.", [("수요일", "date"), ("10시", "number")]),
+        ("배치 작업의 재시도 횟수는 5회로 바뀌었다.", [("5회", "number")]),
+        ("빌드는 3시간, 리뷰는 5분 걸린다.", [("3시간", "number"), ("5분", "number")]),
+        ("3에서 5로", [("3", "number"), ("5", "number")]),
+        # Russian: a weekday in the form a weekday takes ("среда" is also "environment")
+        ("Планёрка проходит каждую среду в 10:00.", [("среду", "date"), ("10:00", "time")]),
+        ("Тестовая среда работает на Python 3.11.", [("Python", "name"), ("3.11", "version")]),
+        ("Таймаут API составляет 30 секунд.", [("API", "name"), ("30", "number")]),
+        # Mixed Japanese and English
+        ("deploy targetはeu-3になった", [("eu-3", "identifier")]),
+        ("API gatewayのtimeoutは60秒に変更", [("API", "name"), ("60秒", "number")]),
+        ("Redisのmaxmemoryは2GBに設定", [("2GB", "identifier")]),  # "Redis" opens the sentence
+        # English: a weekday is a date, wherever it stands
+        ("Friday deploys start at 14:00", [("Friday", "date"), ("14:00", "time")]),
+    ],
+)
+def test_details_end_where_the_analyzers_words_do(text, expected):
+    assert [(d.text, d.kind) for d in extract_details(text)] == expected
+
+
+def test_a_weekday_is_valued_by_its_day_in_every_language():
+    texts = ("every Friday", "on Fridays", "毎週金曜日", "金曜に", "매주 금요일", "по пятницам")
+    assert {d.key for t in texts for d in extract_details(t)} == {"friday"}
+    assert [d.key for d in extract_details("по средам, в четверг")] == ["wednesday", "thursday"]
+
+
+@pytest.mark.parametrize(
     ("detail", "text", "present"),
     [
         ("3", "Python 3.11", False),
@@ -66,6 +105,10 @@ def test_details_are_extracted_by_kind(text, expected):
         ("deploy.sh", "run scripts/deploy.sh", True),
         ("UTC", "at 02:00 utc", True),
         ("eu-2", "eu-west-2", False),
+        ("30秒", "タイムアウトは30秒です", True),
+        ("30", "タイムアウトは300秒", False),
+        ("水曜日", "毎週水曜日の会議", True),
+        ("eu-3", "targetはeu-3になった", True),
     ],
 )
 def test_detail_presence_is_whole_token_and_case_insensitive(detail, text, present):
