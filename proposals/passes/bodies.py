@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from memory.text import stemming, stop_terms, tokenize, words
+from memory.text import is_cjk, stemming, stop_terms, tokenize, words
 
-from ..verify import Detail, detail_pattern, extract_details
+from ..verify import Detail, detail_pattern, extract_details, spaced_cjk
 
 #: Detail kinds that name a slot's value (a difference there is a different value).
 VALUE_KINDS = ("number", "time", "date", "version", "identifier", "name", "url", "path", "email")
@@ -52,19 +52,26 @@ def _details(body: str) -> tuple[Detail, ...]:
 
 
 def details_by_kind(body: str) -> dict[str, set[str]]:
-    """The value details of ``body`` by kind (casefolded texts)."""
+    """The value details of ``body`` by kind (casefolded texts; a weekday by its day, so
+    "Friday", "Fridays" and "金曜日" are one value)."""
     out: dict[str, set[str]] = {}
     for d in _details(body):
         if d.kind in VALUE_KINDS:
-            out.setdefault(d.kind, set()).add(d.text.casefold())
+            out.setdefault(d.kind, set()).add(d.key)
     return out
 
 
-#: Words that narrate a change of value ("moved from 9:30 to 10:00", "is now eu-3").
+#: Words that narrate a change of value ("moved from 9:30 to 10:00", "is now eu-3"; Japanese
+#: 変更 / 変わった / 今は, Korean 바뀌었다 / 변경 / 이제, Russian "теперь", "перенесли").
 CHANGE_CUE = re.compile(
-    r"\b(?:moved|changed|switched|replaced|updated?|now|no longer|instead|from\b.+\bto)\b",
+    r"\b(?:moved|changed|switched|replaced|updated?|now|no longer|instead|from\b.+\bto)\b"
+    r"|変更|変わっ|移動|今は|바뀌|변경|이제"
+    r"|(?<!\w)(?:теперь|перенес\w*|перенёс\w*|измен\w*|вместо)(?!\w)",
     re.IGNORECASE,
 )
+#: The same cues as subject words (cut from a subject as the English ones of
+#: :data:`FUNCTION_WORDS` are): a body narrating the change is about the same slot.
+CHANGE_WORDS = "変更 変わった 移動 今は 現在 바뀌었다 변경 이제 현재 теперь сейчас"
 
 
 def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
@@ -86,7 +93,7 @@ def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
 #: negation of "on"): a slot holding one on one side only holds another value.
 NEGATIONS = frozenset(
     "not no never t cannot without none nothing nobody neither nor off".split()  # noqa: SIM905
-)
+) | {"не", "нет", "никогда", "нельзя"}  # Russian: not, no, never, must not
 #: Verbs that only link a subject to its value ("the app uses / talks to the gateway at …",
 #: "logs go / are sent to Loki"): one replaced by another does not change the fact.
 LINKING_VERBS = frozenset(
@@ -110,12 +117,12 @@ def word_swap(a: str, b: str) -> list[list[str]]:
     side, differing both ways, linking verbs aside ("uses" / "talks to"); or a negation on one
     side only. A slot only one side fills ("deploys via ArgoCD") is extra information, and a
     slot whose terms are the same ("every Friday" / "on Fridays") says the same."""
-    wa, wb = words(a), words(b)
+    wa, wb = _slot_words(a), _slot_words(b)
     ops = SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes()
     changed = [op for op in ops if op[0] != "equal"]
     if len(changed) != 1:
         return []
-    kept = " ".join(w for tag, i1, i2, _, _ in ops if tag == "equal" for w in wa[i1:i2])
+    kept = " ".join(_joined(wa[i1:i2]) for tag, i1, i2, _, _ in ops if tag == "equal")
     values = " ".join(
         v for d in (details_by_kind(a), details_by_kind(b)) for vs in d.values() for v in vs
     )
@@ -126,11 +133,40 @@ def word_swap(a: str, b: str) -> list[list[str]]:
     if bool(NEGATIONS.intersection(slot_a)) != bool(NEGATIONS.intersection(slot_b)):
         return [slot_a, slot_b]
     linking = _linking_terms()
-    ta = content_terms(" ".join(slot_a)) - linking
-    tb = content_terms(" ".join(slot_b)) - linking
-    if ta - tb and tb - ta and max(len(ta), len(tb)) <= SWAP_MAX_TERMS:
+    ta = content_terms(_joined(slot_a)) - linking
+    tb = content_terms(_joined(slot_b)) - linking
+    if ta - tb and tb - ta and max(_size(ta), _size(tb)) <= SWAP_MAX_TERMS:
         return [slot_a, slot_b]
     return []
+
+
+def _slot_words(body: str) -> list[str]:
+    """The words of ``body`` in order, each Chinese, Japanese or Korean character one word (the
+    analyzer's unigrams, without its bigrams: a bigram stream puts one changed character in
+    three places, so "深色" / "浅色" were never one slot)."""
+    return words(spaced_cjk(body, " \\g<0> "))
+
+
+def _joined(tokens: Sequence[str]) -> str:
+    """``tokens`` of :func:`_slot_words` as text again: adjacent CJK characters written
+    together (so the analyzer gives their bigrams back), other words apart."""
+    out: list[str] = []
+    run = False  # whether out[-1] is CJK characters
+    for t in tokens:
+        cjk = len(t) == 1 and is_cjk(t)
+        if cjk and run:
+            out[-1] += t
+        else:
+            out.append(t)
+        run = cjk
+    return " ".join(out)
+
+
+def _size(terms: set[str]) -> int:
+    """How many words ``terms`` stand for: a CJK run by its bigrams (as the search floor counts
+    it), its single characters only when it has none."""
+    runs = [t for t in terms if not (len(t) == 1 and is_cjk(t))]
+    return len(runs) or len(terms)
 
 
 @lru_cache(maxsize=2)
@@ -175,7 +211,20 @@ def _subject_terms(body: str) -> frozenset[str]:
     for d in _details(body):
         if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
             text = detail_pattern(d.text, re.IGNORECASE).sub(" ", text)
-    return frozenset(t for t in words(text) if t not in FUNCTION_WORDS and not t.isdigit())
+    return frozenset(t for t in words(text) if not t.isdigit() and t not in _subject_fillers())
+
+
+def _subject_fillers() -> frozenset[str]:
+    return _subject_filler(stemming())
+
+
+@lru_cache(maxsize=2)
+def _subject_filler(stem: bool) -> frozenset[str]:
+    """Words that carry no subject: :data:`FUNCTION_WORDS`, the words of :data:`CHANGE_WORDS`,
+    and the stop words not written in ASCII (particles, endings, Russian pronouns: the English
+    ones are the function words, whose list the subjects were measured with)."""
+    other = {t for t in stop_terms() if not t.isascii()}
+    return FUNCTION_WORDS | frozenset(words(CHANGE_WORDS)) | frozenset(other)
 
 
 def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from memory import actions, maintenance, vectors
 from memory.actors import Actor
+from memory.dedupe import lexical_similarity
 from memory.exceptions import MaintenanceDisabled, MaintenanceRunning
 from memory.models import (
     AuditEvent,
@@ -112,6 +113,48 @@ def test_counts_written_out_are_two_values_of_one_slot():
     assert bodies.value_differences(new, old) == {"number": [["three"], ["two"]]}
     found = is_contradiction(new, old, min_similarity=0.2, min_subject=0.75)
     assert found is not None and found["values"] == {"number": [["three"], ["two"]]}
+
+
+def test_values_and_subjects_are_the_analyzers_words_in_japanese_korean_and_russian():
+    """A changed weekday or count is a contradiction in languages written without spaces (the
+    whole sentence was one identifier value, and the subject was left empty)."""
+
+    def contradiction(new: str, old: str) -> dict[str, Any] | None:
+        found = is_contradiction(new, old, min_similarity=0.2, min_subject=0.75)
+        return found and found["values"]
+
+    assert contradiction(
+        "チームの定例会議は毎週木曜日の10時から。", "チームの定例会議は毎週水曜日の10時から。"
+    ) == {"date": [["thursday"], ["wednesday"]]}
+    assert contradiction(
+        "배치 작업의 재시도 횟수는 5회로 바뀌었다.", "배치 작업의 재시도 횟수는 3회이다."
+    ) == {"number": [["5회"], ["3회"]]}
+    assert contradiction(
+        "Планёрка команды проходит каждый четверг в 10:00.",
+        "Планёрка команды проходит каждую среду в 10:00.",
+    ) == {"date": [["thursday"], ["wednesday"]]}
+    assert contradiction("API gatewayのtimeoutは60秒に変更", "API gatewayのtimeoutは30秒") == {
+        "number": [["60秒"], ["30秒"]]
+    }
+    # Another subject with its own value: no conflict.
+    assert contradiction("開発環境のタイムアウトは10秒。", "APIのタイムアウトは30秒。") is None
+    # The same fact with the same values: a restatement the near-duplicate pass may merge.
+    a, b = "APIのタイムアウトは30秒に設定されている。", "APIのタイムアウトは30秒に設定している。"
+    assert bodies.slot_differences(a, b) == {}
+    assert bodies.subject_similarity(a, b) >= 0.9
+    assert pair_edge(a, b, lexical_similarity(a, b), threshold=0.6, min_subject=0.6)[0] is None
+
+
+def test_one_character_of_another_value_in_cjk_is_a_swapped_slot():
+    assert bodies.word_swap("エディタは深色テーマを使う。", "エディタは浅色テーマを使う。") == [
+        ["深"],
+        ["浅"],
+    ]
+    assert bodies.word_swap("에디터는 어두운 테마를 사용한다.", "에디터는 밝은 테마를 사용한다.")
+    # An ending that changes is no value.
+    assert not bodies.word_swap(
+        "APIのタイムアウトは30秒に設定されている。", "APIのタイムアウトは30秒に設定している。"
+    )
 
 
 def test_a_word_swapped_in_one_slot_or_a_negation_is_a_different_value():
