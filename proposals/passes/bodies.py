@@ -211,20 +211,28 @@ def _subject_terms(body: str) -> frozenset[str]:
     for d in _details(body):
         if d.kind in VALUE_KINDS and not (d.kind == "name" and _is_acronym(d.text)):
             text = detail_pattern(d.text, re.IGNORECASE).sub(" ", text)
-    return frozenset(t for t in words(text) if not t.isdigit() and t not in _subject_fillers())
+    stem = stemming()
+    return frozenset(t for t in words(text) if not t.isdigit() and not _no_subject(t, stem))
 
 
-def _subject_fillers() -> frozenset[str]:
-    return _subject_filler(stemming())
+@lru_cache(maxsize=65536)
+def _no_subject(word: str, stem: bool) -> bool:
+    """Whether ``word`` (one of :func:`memory.text.words`) carries no subject: one of
+    :data:`FUNCTION_WORDS` or of :data:`CHANGE_WORDS`, or a stop word not written in ASCII
+    (particles, endings, Russian pronouns: the English ones are the function words, whose list
+    the subjects were measured with) — looked up as the analyzer indexes it (``stem``: whether
+    it stems; a Russian word by its stem, a CJK bigram as itself, its last token)."""
+    if word in FUNCTION_WORDS or word in _change_words():
+        return True
+    if word.isascii():
+        return False
+    analyzed = tokenize(word)
+    return bool(analyzed) and analyzed[-1] in stop_terms()
 
 
-@lru_cache(maxsize=2)
-def _subject_filler(stem: bool) -> frozenset[str]:
-    """Words that carry no subject: :data:`FUNCTION_WORDS`, the words of :data:`CHANGE_WORDS`,
-    and the stop words not written in ASCII (particles, endings, Russian pronouns: the English
-    ones are the function words, whose list the subjects were measured with)."""
-    other = {t for t in stop_terms() if not t.isascii()}
-    return FUNCTION_WORDS | frozenset(words(CHANGE_WORDS)) | frozenset(other)
+@lru_cache(maxsize=1)
+def _change_words() -> frozenset[str]:
+    return frozenset(words(CHANGE_WORDS))
 
 
 def subject_similarity(a: str, b: str, *, strict: bool = False) -> float:
