@@ -19,7 +19,9 @@ by default, cosine over embeddings when an embedding provider is configured
 two texts the model reads (``memory.embeddings.model_reads``: all-MiniLM-L6-v2 reads text in
 Latin letters). A pair it cannot read is scored lexically and judged by the lexical thresholds:
 the English model scores unrelated Thai, Korean or Hindi sentences 0.8-1.0. :class:`Similarity`
-decides per pair; ``proposals.verify`` and the maintenance passes use it too.
+decides per pair; ``proposals.verify`` and the maintenance passes use it too. A policy's number
+(``tau_same``, ``tau_similar``) is the threshold of the configured similarity and judges only the
+pairs that similarity scores; ``{"cosine": x, "lexical": y}`` sets each (:func:`thresholds`).
 """
 
 from __future__ import annotations
@@ -39,9 +41,12 @@ from .text import tokenize
 MAX_CANDIDATES = 20
 #: Default (tau_same, tau_similar) per similarity method, calibrated on the labelled pair set of
 #: ``manage.py evaluate dedupe`` (docs/recall-evaluation.md gives the precision and recall at
-#: each). A Memory's policy ``tau_same`` / ``tau_similar`` overrides them.
+#: each). A Memory's policy ``tau_same`` / ``tau_similar`` overrides them
+#: (:func:`policy_threshold`).
 DEFAULT_THRESHOLDS = {"lexical": (0.9, 0.6), "cosine": (0.85, 0.35)}
 DEFAULT_TAU_SAME, DEFAULT_TAU_SIMILAR = DEFAULT_THRESHOLDS["lexical"]
+#: The similarity methods, the keys of a per-method policy threshold.
+METHODS = ("cosine", "lexical")
 
 # --- Similarity -----------------------------------------------------------------------------
 
@@ -119,15 +124,35 @@ def similarity() -> Similarity:
     return Similarity(get_provider())
 
 
+def configured_method() -> str:
+    """The configured similarity: ``"cosine"`` with an embedding provider, else lexical."""
+    return "lexical" if get_provider() is None else "cosine"
+
+
+def policy_threshold(value: Any, method: str, default: float) -> float:
+    """The threshold a policy ``value`` sets for pairs scored by ``method``, else ``default``.
+
+    An object ``{"cosine"?: x, "lexical"?: y}`` sets each method. A number is the threshold of
+    the configured similarity (:func:`configured_method`) only: a number tuned for cosine would
+    be far too loose for a Jaccard (and one tuned for Jaccard far too strict for a cosine), so
+    the pairs the other method scores keep that method's ``default``."""
+    if isinstance(value, dict):
+        return float(value.get(method, default))
+    if value is None or method != configured_method():
+        return default
+    return float(value)
+
+
 def thresholds(memory: Memory, method: str | None = None) -> tuple[float, float]:
-    """``(tau_same, tau_similar)`` from the Memory's policy, else the defaults of ``method``
-    (default: the active similarity); tau_similar never above tau_same."""
+    """``(tau_same, tau_similar)`` for pairs scored by ``method`` (default: the configured
+    similarity): the Memory's policy for that method (:func:`policy_threshold`), else the
+    method's defaults; tau_similar never above tau_same."""
     if method is None:
-        method = "lexical" if get_provider() is None else "cosine"
+        method = configured_method()
     same, similar = DEFAULT_THRESHOLDS[method]
     policy = memory.policy or {}
-    tau_same = float(policy.get("tau_same", same))
-    tau_similar = float(policy.get("tau_similar", similar))
+    tau_same = policy_threshold(policy.get("tau_same"), method, same)
+    tau_similar = policy_threshold(policy.get("tau_similar"), method, similar)
     return tau_same, min(tau_similar, tau_same)
 
 

@@ -13,6 +13,7 @@ from lib.outbound import url_problem
 from .. import audit
 from ..actors import Actor
 from ..admission import clean_id, clean_text
+from ..dedupe import METHODS
 from ..exceptions import (
     Forbidden,
     MemoryExists,
@@ -38,7 +39,10 @@ class Policy(TypedDict, total=False):
 
     ``jobs`` maps a job name (``memory.jobs.JOB_NAMES``) to its settings (``enabled``,
     ``every_hours`` and the :data:`JOB_SETTINGS`); the maps of integers are keyed by tier or
-    kind (``retention_days``, ``half_life_days``) or by proposal kind (``approvals_required``)."""
+    kind (``retention_days``, ``half_life_days``) or by proposal kind (``approvals_required``).
+    A similarity threshold (``tau_same``, ``tau_similar``, a job's ``threshold``) is a number,
+    the threshold of the configured similarity, or ``{cosine?, lexical?}`` setting each method
+    (``memory.dedupe.policy_threshold``)."""
 
     quality_ranking: bool
     freshness: Freshness
@@ -46,8 +50,8 @@ class Policy(TypedDict, total=False):
     importance_floor: int
     l1_enabled: bool
     l1_max_per_run: int
-    tau_same: float
-    tau_similar: float
+    tau_same: float | dict[str, float]
+    tau_similar: float | dict[str, float]
     capacity_low_entries: int
     approvals_required: dict[str, int]
     webhook_url: str
@@ -62,10 +66,10 @@ class Policy(TypedDict, total=False):
 #: The keys a policy may carry.
 POLICY_KEYS = frozenset(Policy.__optional_keys__)
 
-#: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)).
+#: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)), besides
+#: ``enabled``, ``target_kind`` and ``threshold`` (a similarity threshold, number or per method).
 JOB_SETTINGS: dict[str, tuple[float, float]] = {
     "every_hours": (0.01, 24 * 365),
-    "threshold": (0, 1),
     "min_similarity": (0, 1),
     "min_subject": (0, 1),
     "duplicate_density": (0, 100),
@@ -90,10 +94,8 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
     if unknown:
         raise ValidationFailed(details={"policy": [f"Unknown key(s): {unknown}."]})
     for key in ("tau_same", "tau_similar"):
-        if key in policy and not (
-            isinstance(policy[key], int | float) and 0 <= float(policy[key]) <= 1
-        ):
-            raise ValidationFailed(details={f"policy.{key}": ["A number between 0 and 1."]})
+        if key in policy:
+            _check_threshold(policy[key], f"policy.{key}")
     _check_jobs(policy.get("jobs"))
     _check_int_map(policy, "half_life_days", 1, 36_500)
     for key in ("quality_ranking", "l1_enabled", "recall_events"):
@@ -161,6 +163,9 @@ def _check_jobs(jobs: Any) -> None:
         if not isinstance(cfg, dict):
             raise ValidationFailed(details={field: ["Must be an object."]})
         for key, value in cfg.items():
+            if key == "threshold":
+                _check_threshold(value, f"{field}.{key}")
+                continue
             if key == "enabled":
                 ok = isinstance(value, bool)
             elif key == "target_kind":
@@ -174,6 +179,23 @@ def _check_jobs(jobs: Any) -> None:
                 raise ValidationFailed(
                     details={f"{field}.{key}": ["Not a valid setting for this job."]}
                 )
+
+
+def _check_threshold(value: Any, field: str) -> None:
+    """A similarity threshold: a number from 0 to 1 (the configured similarity's), or an object
+    setting it per method, ``{cosine?: 0..1, lexical?: 0..1}``."""
+    if isinstance(value, dict):
+        for method, number in value.items():
+            if method not in METHODS:
+                raise ValidationFailed(
+                    details={f"{field}.{method}": [f"Unknown method; one of {list(METHODS)}."]}
+                )
+            if not _num_in(number, 0, 1):
+                raise ValidationFailed(details={f"{field}.{method}": ["A number from 0 to 1."]})
+    elif not _num_in(value, 0, 1):
+        raise ValidationFailed(
+            details={field: ["A number from 0 to 1, or {cosine?, lexical?} of such numbers."]}
+        )
 
 
 def _int_in(value: Any, low: int, high: int) -> bool:

@@ -79,14 +79,15 @@ def file_duplicate_consolidation(
         return
     best, target = candidates[0]
     # The pair's own method: the add scored it lexically when the model cannot read one text.
-    tau_same, _ = thresholds(memory, similarity().method_for(target.head.version.body, new_body))
+    method = similarity().method_for(target.head.version.body, new_body)
+    tau_same, _ = thresholds(memory, method)
     texts = sorted([target.head.version.body, new_body], key=bodies.completeness, reverse=True)
     data: dict[str, Any] = {
         "memory": memory.slug,
         "kind": ProposalKind.CONSOLIDATION.value,
         "rationale": (
             f"Near-duplicate found on add: {result.entry.uid} scores {best['score']} against "
-            f"{target.uid} (tau_same {tau_same})."
+            f"{target.uid} ({method} tau_same {tau_same})."
         ),
         "target": {"entry_id": target.uid, "version": target.head.version.number},
         "redundant": [{"entry_id": result.entry.uid, "version": result.version.number}],

@@ -87,7 +87,8 @@ class Consolidation(base.BodyKind):
             "similarity",
             "pass" if similar else "warn",
             f"Weakest target–redundant similarity {report.similarity} "
-            f"({'at or above' if similar else 'below'} tau_similar {tau_similar}).",
+            f"({'at or above' if similar else 'below'} {report.similarity_method} tau_similar "
+            f"{tau_similar}).",
         )
         verify.check_details(report, [target.text(), *(r.text() for r in redundant)], draft.body)
         _check_kinds_and_sensitivity(report, target, redundant)

@@ -7,14 +7,15 @@ and for drift).
    index), same kind only, scored with the similarity the admission check uses
    (``memory.dedupe.Similarity``: lexical Jaccard, or cosine with embeddings — for the pairs
    whose two texts the model reads; the others lexically, judged by the lexical rule).
-2. An edge when the score reaches the threshold (``jobs.near_duplicates.threshold``; default
-   the Memory's ``tau_similar``; with embeddings at least ``COSINE_THRESHOLD``, at most
-   ``tau_same``), the two bodies give no slot different values (``bodies.slot_differences``:
-   "standup at 9:30" and "standup at 10:00", "prefers dark mode" and "prefers light mode",
-   "allowed" and "not allowed" are a contradiction for the contradiction pass, never a merge)
-   and, with the lexical similarity, the subjects (content words without values) overlap at
-   least ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not
-   "the hotline closes at 18:00"; with embeddings 0, as a paraphrase may share no word).
+2. An edge when the score reaches the threshold of the method that scored it
+   (``jobs.near_duplicates.threshold``: a number is the configured similarity's, an object sets each
+   method; default the Memory's ``tau_similar``; with embeddings at least ``COSINE_THRESHOLD``, at
+   most ``tau_same``), the two bodies give no slot different values (``bodies.slot_differences``:
+   "standup at 9:30" and "standup at 10:00", "prefers dark mode" and "prefers light mode", "allowed"
+   and "not allowed" are a contradiction for the contradiction pass, never a merge) and, with the
+   lexical similarity, the subjects (content words without values) overlap at least
+   ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not "the
+   hotline closes at 18:00"; with embeddings 0, as a paraphrase may share no word).
    :func:`pair_edge` is that rule, scored on labelled pairs by ``manage.py evaluate
    near_duplicates``. With embeddings, a pair below ``COSINE_NEAREST_BELOW`` is an edge only
    when each entry is the other's nearest in the run.
@@ -39,7 +40,7 @@ from scipy.sparse.csgraph import connected_components
 
 from memory import hooks
 from memory.actors import Actor
-from memory.dedupe import Similarity, round_score, similarity, thresholds
+from memory.dedupe import Similarity, policy_threshold, round_score, similarity, thresholds
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from ..models import ProposalKind
@@ -190,12 +191,13 @@ def pair_edge(
 
 def default_parameters(memory: Memory, method: str) -> tuple[float, float]:
     """The pass's ``(threshold, min_subject)`` for ``memory`` under the similarity ``method``:
-    the policy's ``jobs.near_duplicates`` settings, else the defaults (``min_subject``:
+    the policy's ``jobs.near_duplicates`` settings (a ``threshold`` number is the configured
+    similarity's, ``memory.dedupe.policy_threshold``), else the defaults (``min_subject``:
     ``DEFAULT_MIN_SUBJECT`` lexically, ``COSINE_MIN_SUBJECT`` with embeddings)."""
     tau_same, tau_similar = thresholds(memory, method)
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
     default = _default_threshold(method, tau_same, tau_similar)
-    threshold = float(cfg["threshold"]) if "threshold" in cfg else default
+    threshold = policy_threshold(cfg.get("threshold"), method, default)
     min_subject = DEFAULT_MIN_SUBJECT if method == "lexical" else COSINE_MIN_SUBJECT
     return threshold, float(cfg.get("min_subject", min_subject))
 

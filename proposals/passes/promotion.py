@@ -14,9 +14,10 @@ becomes one promotion proposal; a single occurrence never does.
    similarity the admission check uses (``memory.dedupe.Similarity``): lexical Jaccard,
    first on the stored tokens; with embeddings the cosine of the stored vectors
    (``memory.vectors.head_vectors``, read for each batch's pairs) for the pairs whose two notes
-   the model reads, the others lexically. An edge at ``jobs.promotion.threshold`` (default 0.4
-   lexical, ``COSINE_THRESHOLD`` with embeddings; a lexically scored pair always needs the
-   lexical threshold) between notes of *different* sessions with no differing value.
+   the model reads, the others lexically. An edge at the threshold of the method that scored
+   the pair (``jobs.promotion.threshold``: a number is the configured similarity's, an object
+   sets each method; default 0.4 lexical, ``COSINE_THRESHOLD`` with embeddings) between notes
+   of *different* sessions with no differing value.
 3. Themes: connected components (``scipy.sparse.csgraph``). A theme whose notes come from fewer
    than ``promotion_min_sessions`` (default 2) distinct sessions is never proposed.
 4. One promotion proposal per theme, filed through the intake (which re-checks the sessions):
@@ -36,7 +37,13 @@ from django.db.models import Q
 
 from memory import hooks
 from memory.actors import Actor
-from memory.dedupe import Similarity, lexical_similarity, round_score, similarity
+from memory.dedupe import (
+    Similarity,
+    lexical_similarity,
+    policy_threshold,
+    round_score,
+    similarity,
+)
 from memory.embeddings import EmbeddingProvider
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
@@ -100,10 +107,10 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     sim = similarity()
     method = sim.method
     default = DEFAULT_THRESHOLD if sim.provider is None else COSINE_THRESHOLD
-    threshold = float(cfg.get("threshold", default))
-    # Notes the model cannot read are paired by words, at the lexical threshold (a policy's
-    # threshold applies to every pair, as the add-time check's and the near-duplicate pass's do).
-    lexical = float(cfg.get("threshold", DEFAULT_THRESHOLD))
+    threshold = policy_threshold(cfg.get("threshold"), method, default)
+    # Notes the model cannot read are paired by words, at the lexical threshold: a policy's
+    # number is the configured similarity's, so with embeddings it leaves the lexical default.
+    lexical = policy_threshold(cfg.get("threshold"), "lexical", DEFAULT_THRESHOLD)
     target_kind = str(cfg.get("target_kind", Kind.FACT))
     needed = promotion_min_sessions(memory)
     run.parameters.update(
@@ -111,7 +118,8 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     )
     if sim.provider is not None:
         run.parameters["unread_pairs"] = {"method": "lexical", "threshold": lexical}
-    edges, heads = _theme_edges(run, {"cosine": threshold, "lexical": lexical}, sim)
+    by_method = {"cosine": threshold, "lexical": lexical}
+    edges, heads = _theme_edges(run, by_method, sim)
     run.counts["edges"] = len(edges)
     groups = clusters(sorted(edges))
     run.counts["themes"] = len(groups)
@@ -119,7 +127,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     for group in groups:
         members = base.most_complete_first(heads[n] for n in group)
         sessions = sorted({m.session_id for m in members})
-        item = _theme_item(group, members, sessions, edges, heads, threshold)
+        item = _theme_item(group, members, sessions, edges, heads, by_method, sim)
         if len(sessions) < needed:
             run.record(item, "skipped_single_session")
             continue
@@ -232,21 +240,27 @@ def _theme_item(
     sessions: list[str],
     edges: dict[tuple[int, int], float],
     heads: dict[int, base.HeadRow],
-    threshold: float,
+    by_method: dict[str, float],
+    sim: Similarity,
 ) -> dict[str, Any]:
-    """The receipt of one theme: its notes (the most complete first), their sessions and up to
-    20 of the scored pairs inside it."""
+    """The receipt of one theme: its notes (the most complete first), their sessions, up to 20
+    of the scored pairs inside it, and the methods that scored them ("cosine+lexical" when the
+    model could read only some of the notes) with their thresholds."""
+    inside = [(a, b) for (a, b) in edges if a in group and b in group]
+    methods = sorted(
+        {sim.method_for(heads[a].body, heads[b].body) for a, b in inside}, reverse=True
+    )
+    threshold: float | dict[str, float] = (
+        by_method[methods[0]] if len(methods) == 1 else {m: by_method[m] for m in methods}
+    )
     return {
         "entry_id": members[0].uid,
         "entries": base.uids(members),
         "reason": "recurring_theme",
         "inputs": {
             "sessions": sessions,
-            "pairs": [
-                [heads[a].uid, heads[b].uid, s]
-                for (a, b), s in edges.items()
-                if a in group and b in group
-            ][:20],
+            "pairs": [[heads[a].uid, heads[b].uid, edges[(a, b)]] for a, b in inside[:20]],
             "threshold": threshold,
+            "method": "+".join(methods),
         },
     }
