@@ -92,13 +92,15 @@ def _mark_ranges() -> Iterator[tuple[int, int]]:
                 start = None
 
 
-_CJK = _class(_CJK_RANGES)
+#: The CJK ranges as a regular expression character class body (for ``[...]``): the characters
+#: the analyzer reads one by one, for the callers that must cut words where it does.
+CJK_CLASS = _class(_CJK_RANGES)
 _MARKS = _class(_mark_ranges())
 # Within one ICU word: a CJK run, or a run of other letters, marks, digits, underscores that
 # starts with a letter, digit or underscore (a mark with nothing to sit on is dropped).
-_WORD_START = f"[^\\W{_CJK}]"
+_WORD_START = f"[^\\W{CJK_CLASS}]"
 _PIECE = re.compile(
-    rf"(?P<cjk>(?:(?=\w)[{_CJK}])+)|(?P<word>{_WORD_START}(?:{_WORD_START}|[{_MARKS}{_JOINERS}])*)"
+    rf"(?P<cjk>(?:(?=\w)[{CJK_CLASS}])+)|(?P<word>{_WORD_START}(?:{_WORD_START}|[{_MARKS}{_JOINERS}])*)"
 )
 _STRIP_JOINERS = str.maketrans("", "", _JOINERS)
 # Latin letters (after casefold) and the combining diacritics NFC could not compose.

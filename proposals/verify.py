@@ -27,7 +27,7 @@ from typing import Any
 
 from memory.dedupe import Similarity, round_score, similarity
 from memory.models import Memory
-from memory.text import _CJK
+from memory.text import CJK_CLASS
 from memory.text import words as word_stream
 
 #: Bump when the verification rules change in a way a reviewer should know about.
@@ -133,10 +133,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 _NOT_DETAILS = {"e.g", "i.e", "etc", "vs", "a.m", "p.m"}
 
-#: A Chinese, Japanese or Korean character (the analyzer's ``memory.text._CJK``): a word of
+#: A Chinese, Japanese or Korean character (the analyzer's ``memory.text.CJK_CLASS``): a word of
 #: its own. ``_IN_WORD``: a character that continues a word written with spaces.
-_CJK_CHAR = re.compile(f"[{_CJK}]")
-_IN_WORD = f"[^\\W{_CJK}]"
+_CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
+_IN_WORD = f"[^\\W{CJK_CLASS}]"
 
 #: The days of the week, Monday first, as each language writes them: English names (and their
 #: plurals), Japanese 月曜(日)…, Korean 월요일…, Russian names in any case form — but "среда"
@@ -208,7 +208,7 @@ def extract_details(text: str) -> list[Detail]:
 
 
 def spaced_cjk(text: str, repl: str = " ") -> str:
-    """``text`` with each Chinese, Japanese or Korean character (``memory.text._CJK``) replaced
+    """``text`` with each Chinese, Japanese or Korean character (``memory.text.CJK_CLASS``) replaced
     by ``repl`` (an ``re.sub`` replacement). With a space, the default, the text keeps its
     length, so a match in it is a span of ``text``, and no pattern's word runs across such a
     character, as no analyzer word does."""
