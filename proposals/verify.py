@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from text_to_num import text2num
+
 from memory.dedupe import Similarity, round_score, similarity
 from memory.models import Memory
 from memory.text import CJK_CLASS
@@ -79,6 +81,11 @@ _MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
     r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
+_COUNT_WORD = (
+    r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+    r"|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty"
+    r"|ninety|hundred|thousand|million)"
+)
 _PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")
 # Ordered: earlier patterns claim their span first, so "02:00" is one time, not two numbers,
 # and "scripts/deploy.sh" is one path, not an identifier inside a path.
@@ -121,14 +128,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("version", re.compile(r"\bv?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?![\w.]*\w)|\bv\d+\b")),
     ("number", _PLAIN_NUMBER),
     # Counts written out ("a sprint of two weeks" / "three weeks" are two values; "three"
-    # dropped by a merge is a lost detail). Not "one", more often a pronoun than a count.
+    # dropped by a merge is a lost detail), one run of number words each ("twenty-five"). Not
+    # "one" on its own, more often a pronoun than a count.
     (
         "number",
-        re.compile(
-            r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
-            r"|forty|fifty|sixty|hundred|thousand)\b",
-            re.IGNORECASE,
-        ),
+        re.compile(rf"\b{_COUNT_WORD}(?:[\s-]+(?:and[\s-]+)?(?:{_COUNT_WORD}|one))*\b", re.I),
     ),
 ]
 _NOT_DETAILS = {"e.g", "i.e", "etc", "vs", "a.m", "p.m"}
@@ -267,8 +271,21 @@ def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[in
                 if left.isalpha() and right.isalpha():
                     continue
             if _claim(taken, start, end):
-                found.append((start, Detail(value, kind)))
+                found.append(
+                    (start, Detail(value, kind, _number_value(value) if kind == "number" else ""))
+                )
     return found
+
+
+def _number_value(text: str) -> str:
+    """What a count is compared by: its integer ("4", "04" and "four" are ``4``; "twenty-five"
+    is ``25``, read by ``text2num``), else its text (a decimal, a percentage)."""
+    if text.isdigit():
+        return str(int(text))
+    try:
+        return str(text2num(" ".join(re.split(r"[\s-]+", text.casefold())), "en"))
+    except ValueError:
+        return ""
 
 
 def _unit_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[int, Detail]]:
@@ -349,13 +366,26 @@ class LostDetail:
     entries: list[str] = field(default_factory=list)
 
 
+def number_keys(text: str) -> set[str]:
+    """The values of the counts ``text`` holds (:attr:`Detail.key`: "4" and "four" are one)."""
+    return {d.key for d in extract_details(text) if d.kind == "number"}
+
+
+def detail_kept(detail: Detail, text: str, numbers: set[str]) -> bool:
+    """Whether ``text`` keeps ``detail``: it holds its words, or, for a count, the same number
+    written otherwise (``numbers``: :func:`number_keys` of ``text``)."""
+    return detail_present(detail.text, text) or (detail.kind == "number" and detail.key in numbers)
+
+
 def lost_details(replaced: Sequence[tuple[str, str]], proposed: str) -> list[LostDetail]:
     """Details of the replaced bodies (``(entry_id, body)`` pairs) missing from ``proposed``,
-    in order of first appearance, each with the entries it came from."""
+    in order of first appearance, each with the entries it came from. A count written another
+    way ("four" for "4") is not lost."""
     lost: dict[str, LostDetail] = {}
+    numbers = number_keys(proposed)
     for entry_id, body in replaced:
         for d in extract_details(body):
-            if detail_present(d.text, proposed):
+            if detail_kept(d, proposed, numbers):
                 continue
             item = lost.setdefault(d.text.casefold(), LostDetail(d.text, d.kind))
             if entry_id not in item.entries:

@@ -51,13 +51,16 @@ def _details(body: str) -> tuple[Detail, ...]:
     return tuple(extract_details(body))
 
 
-def details_by_kind(body: str) -> dict[str, set[str]]:
-    """The value details of ``body`` by kind (casefolded texts; a weekday by its day, so
-    "Friday", "Fridays" and "金曜日" are one value)."""
-    out: dict[str, set[str]] = {}
+def details_by_kind(body: str) -> dict[str, dict[str, str]]:
+    """The value details of ``body`` by kind: ``{key: shown}``, each value by what it is
+    compared by (:attr:`Detail.key`: a weekday by its day, so "Friday", "Fridays" and "金曜日"
+    are one value; a count by its number, so "4" and "four" are one) and how it is shown (a
+    weekday by its day, anything else as written, casefolded)."""
+    out: dict[str, dict[str, str]] = {}
     for d in _details(body):
         if d.kind in VALUE_KINDS:
-            out.setdefault(d.kind, set()).add(d.key)
+            shown = d.text.casefold() if d.kind == "number" else d.key
+            out.setdefault(d.kind, {}).setdefault(d.key, shown)
     return out
 
 
@@ -83,7 +86,8 @@ def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
     cue_a, cue_b = bool(CHANGE_CUE.search(a)), bool(CHANGE_CUE.search(b))
     out: dict[str, list[list[str]]] = {}
     for kind in sorted(set(da) & set(db)):
-        only_a, only_b = sorted(da[kind] - db[kind]), sorted(db[kind] - da[kind])
+        only_a = sorted(da[kind][k] for k in da[kind].keys() - db[kind].keys())
+        only_b = sorted(db[kind][k] for k in db[kind].keys() - da[kind].keys())
         if (only_a and only_b) or (only_a and cue_a) or (only_b and cue_b):
             out[kind] = [only_a, only_b]
     return out
@@ -124,7 +128,10 @@ def word_swap(a: str, b: str) -> list[list[str]]:
         return []
     kept = " ".join(_joined(wa[i1:i2]) for tag, i1, i2, _, _ in ops if tag == "equal")
     values = " ".join(
-        v for d in (details_by_kind(a), details_by_kind(b)) for vs in d.values() for v in vs
+        v
+        for d in (details_by_kind(a), details_by_kind(b))
+        for vs in d.values()
+        for v in vs.values()
     )
     if not content_terms(kept) - content_terms(values):
         return []
@@ -269,12 +276,21 @@ def _filler(stem: bool) -> frozenset[str]:
 def adds_to(sentence: str, merged: str) -> bool:
     """Whether ``sentence`` says something ``merged`` does not: a detail it lacks (a host, a
     number, a version, a name), or a content term it lacks. A sentence that only restates —
-    an inflection ("formats" next to "format"), filler ("again", "now") — adds nothing."""
-    from ..verify import detail_present
+    an inflection ("formats" next to "format"), filler ("again", "now"), a count written
+    another way ("four" next to "4") — adds nothing."""
+    from ..verify import detail_kept
 
-    if any(not detail_present(d.text, merged) for d in _details(sentence)):
+    numbers = {d.key for d in _details(merged) if d.kind == "number"}
+    if any(not detail_kept(d, merged, numbers) for d in _details(sentence)):
         return True
-    return bool(content_terms(sentence) - content_terms(merged))
+    # The words of a count the merge holds as digits are not new content.
+    written = {
+        t
+        for d in _details(sentence)
+        if d.kind == "number" and d.key in numbers
+        for t in tokenize(d.text)
+    }
+    return bool(content_terms(sentence) - content_terms(merged) - written)
 
 
 def merged_body(bodies: Sequence[str]) -> str:

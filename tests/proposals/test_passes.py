@@ -785,3 +785,16 @@ def test_the_maintenance_command_dry_runs_then_applies(memory, duplicates):
     assert len(filed(memory, "consolidation")) == 1
     with pytest.raises(CommandError, match="No memory"):
         call_command("maintenance", "capacity", memory="nope", stdout=out)
+
+
+def test_a_count_written_as_digits_or_words_is_one_value():
+    digits, words = "Indent Python code with 4 spaces.", "Indent Python code with four spaces."
+    assert bodies.slot_differences(digits, words) == {}
+    assert is_contradiction(words, digits, min_similarity=0.2, min_subject=0.75) is None
+    assert pair_edge(digits, words, 0.9, threshold=0.6, min_subject=0.6)[0] is None
+    # The merge keeps the first wording: the second only restates the count.
+    assert bodies.merged_body([digits, words]) == digits
+    # Another number is still another value, shown as written.
+    assert bodies.value_differences("Sprints last three weeks.", "Sprints last 4 weeks.") == {
+        "number": [["three"], ["4"]]
+    }

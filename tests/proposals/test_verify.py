@@ -190,3 +190,24 @@ def test_lexical_similarity_is_symmetric_and_bounded(a, b):
 def test_a_text_with_words_is_identical_to_itself(text):
     assume(tokenize(text))
     assert lexical_similarity(text, text) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("Indent with 4 spaces.", "4"),
+        ("Indent with four spaces.", "4"),
+        ("Keep 04 replicas.", "4"),
+        ("The team has twenty-five engineers.", "25"),
+        ("The team has twenty five engineers.", "25"),
+        ("Coverage stays above 80%.", "80%"),
+    ],
+)
+def test_a_count_is_compared_by_its_number_however_it_is_written(text, key):
+    assert [d.key for d in extract_details(text) if d.kind == "number"] == [key]
+
+
+def test_a_count_written_another_way_is_not_lost():
+    assert lost_details([("e_1", "Indent with four spaces.")], "Indent with 4 spaces.") == []
+    lost = lost_details([("e_1", "Indent with four spaces.")], "Indent with 2 spaces.")
+    assert [(d.text, d.kind) for d in lost] == [("four", "number")]
