@@ -227,9 +227,9 @@ def _weekday_details(text: str, taken: list[bool]) -> list[tuple[int, Detail]]:
     found: list[tuple[int, Detail]] = []
     for m in _WEEKDAY.finditer(text):
         lang = m.lastgroup or "en"
-        word = m.group().casefold()
         stems = _WEEKDAY_STEMS[lang]
-        day = next(i for i, stem in enumerate(stems) if word.startswith(stem))
+        # Matched as the pattern matched (case-insensitively: "FRıDAY" is Friday).
+        day = next(i for i, stem in enumerate(stems) if re.match(stem, m.group(), re.IGNORECASE))
         if _claim(taken, *m.span()):
             found.append((m.start(), Detail(m.group(), "date", _WEEKDAYS[day])))
     return found
@@ -279,10 +279,11 @@ def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[in
 
 def _number_value(text: str) -> str:
     """What a count is compared by: its integer ("4", "04" and "four" are ``4``; "twenty-five"
-    is ``25``, read by ``text2num``), else its text (a decimal, a percentage)."""
-    if text.isdigit():
-        return str(int(text))
+    is ``25``, read by ``text2num``), else its text (a decimal, a percentage, digits too many
+    for an integer)."""
     try:
+        if text.isdigit():
+            return str(int(text))
         return str(text2num(" ".join(re.split(r"[\s-]+", text.casefold())), "en"))
     except ValueError:
         return ""

@@ -211,3 +211,17 @@ def test_a_count_written_another_way_is_not_lost():
     assert lost_details([("e_1", "Indent with four spaces.")], "Indent with 4 spaces.") == []
     lost = lost_details([("e_1", "Indent with four spaces.")], "Indent with 2 spaces.")
     assert [(d.text, d.kind) for d in lost] == [("four", "number")]
+
+
+def test_a_weekday_matched_regardless_of_case_is_valued_by_its_day():
+    # The pattern matches case-insensitively, where a dotless ı stands for i: "FRıDAY" is
+    # Friday (its casefold, "frıday", does not start with "fri").
+    assert [(d.kind, d.key) for d in extract_details("Standup every FRıDAY at 10:00")] == [
+        ("date", "friday"),
+        ("time", "10:00"),
+    ]
+
+
+def test_a_number_too_long_for_an_integer_is_compared_by_its_text():
+    long = "9" * 5000
+    assert [(d.kind, d.key) for d in extract_details(f"The seed is {long}.")] == [("number", long)]
