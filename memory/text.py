@@ -17,9 +17,11 @@ configuration) index exactly the same tokens, and the very same function analyze
 3. **Stem** (:func:`tokenize`): a word written in one script's letters goes through the
    Snowball stemmer (PyStemmer) of that script's language (``STEMMERS``): Latin letters English,
    so ``deploys``, ``deployed`` and ``deploying`` are one term; Cyrillic Russian (``серверы``,
-   ``серверов``: ``сервер``); Greek Greek; Armenian Armenian. A script shared by languages
-   that no one stemmer serves (Arabic letters write Arabic, Persian and Urdu) and the scripts
-   written without inflection here (CJK, Thai) are not stemmed. Words with digits or
+   ``серверов``: ``сервер``; Ukrainian, Bulgarian and Serbian words written in the same letters
+   go through it too, alike at index and query time, so only how well their forms merge
+   differs); Greek Greek; Armenian Armenian. Arabic letters (Arabic, Persian, Urdu: no one
+   stemmer serves them all) and the scripts written without inflection here (CJK, Thai) are
+   not stemmed. Words with digits or
    underscores (``redis_7``, ``max_connections``) are identifiers and stay verbatim.
    ``settings.STEWARD_ANALYZER["STEM"]`` (default ``True``) is read at every call; ``False``
    gives the unstemmed analyzer (changing it needs ``rebuild_projection --reindex``).

@@ -32,6 +32,7 @@ already has a proposal (any status but stale) is reported, not filed again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -256,6 +257,20 @@ def clusters(pairs: list[tuple[int, int]]) -> list[list[int]]:
     return sorted((sorted(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0])
 
 
+def edges_within(
+    groups: list[list[int]], pairs: Iterable[tuple[int, int]]
+) -> list[list[tuple[int, int]]]:
+    """The pairs inside each of ``groups`` (components of those pairs), in the pairs' order: one
+    pass over the pairs, whatever the number of groups."""
+    group_of = {n: i for i, g in enumerate(groups) for n in g}
+    inside: list[list[tuple[int, int]]] = [[] for _ in groups]
+    for a, b in pairs:
+        i = group_of.get(a)
+        if i is not None and group_of.get(b) == i:
+            inside[i].append((a, b))
+    return inside
+
+
 def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
     """The near-duplicate health pass of one Memory (see the module docstring).
 
@@ -286,10 +301,10 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     groups = clusters(sorted(edges))
     run.counts["clusters"] = len(groups)
     pending = hooks.entries_with_pending_proposals(run.memory, [n for g in groups for n in g])
-    for group in groups:
+    for group, inside in zip(groups, edges_within(groups, edges), strict=True):
         members = base.most_complete_first(heads[n] for n in group)
         target, redundant = members[0], members[1:]
-        item = _cluster_item(group, members, edges, heads, by_method)
+        item = _cluster_item(inside, members, edges, heads, by_method)
         method = item["inputs"]["method"]
         within = " / ".join(f"{by_method[m].threshold} ({m})" for m in method.split("+"))
         rationale = (
@@ -351,16 +366,16 @@ def _default_threshold(method: str, tau_same: float, tau_similar: float) -> floa
 
 
 def _cluster_item(
-    group: list[int],
+    inside: list[tuple[int, int]],
     members: list[base.HeadRow],
     edges: dict[tuple[int, int], dict[str, Any]],
     heads: dict[int, base.HeadRow],
     by_method: dict[str, Rule],
 ) -> dict[str, Any]:
     """The receipt of one cluster: its members (the target, the most complete, first), up to
-    20 of the scored pairs inside it, and the methods that scored them ("cosine+lexical" when
-    the model could read only some of the texts) with their thresholds."""
-    inside = [(a, b) for (a, b) in edges if a in group and b in group]
+    20 of the scored pairs inside it (``inside``: :func:`edges_within`), and the methods that
+    scored them ("cosine+lexical" when the model could read only some of the texts) with their
+    thresholds."""
     methods = sorted({edges[p]["method"] for p in inside}, reverse=True)
     method = "+".join(methods)
     threshold: float | dict[str, float] = (

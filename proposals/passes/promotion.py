@@ -57,7 +57,7 @@ from .candidates import (
     jaccard,
     scoped_neighbourhoods,
 )
-from .near_duplicates import clusters, propose_merged
+from .near_duplicates import clusters, edges_within, propose_merged
 
 JOB = "promotion"
 DEFAULT_THRESHOLD = 0.4
@@ -124,10 +124,10 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     groups = clusters(sorted(edges))
     run.counts["themes"] = len(groups)
     pending = hooks.entries_with_pending_proposals(memory, [n for g in groups for n in g])
-    for group in groups:
+    for group, inside in zip(groups, edges_within(groups, edges), strict=True):
         members = base.most_complete_first(heads[n] for n in group)
         sessions = sorted({m.session_id for m in members})
-        item = _theme_item(group, members, sessions, edges, heads, by_method, sim)
+        item = _theme_item(inside, members, sessions, edges, heads, by_method, sim)
         if len(sessions) < needed:
             run.record(item, "skipped_single_session")
             continue
@@ -235,7 +235,7 @@ def _cosines(
 
 
 def _theme_item(
-    group: list[int],
+    inside: list[tuple[int, int]],
     members: list[base.HeadRow],
     sessions: list[str],
     edges: dict[tuple[int, int], float],
@@ -245,8 +245,8 @@ def _theme_item(
 ) -> dict[str, Any]:
     """The receipt of one theme: its notes (the most complete first), their sessions, up to 20
     of the scored pairs inside it, and the methods that scored them ("cosine+lexical" when the
-    model could read only some of the notes) with their thresholds."""
-    inside = [(a, b) for (a, b) in edges if a in group and b in group]
+    model could read only some of the notes) with their thresholds (``inside``: the scored
+    pairs inside the theme, :func:`~.near_duplicates.edges_within`)."""
     methods = sorted(
         {sim.method_for(heads[a].body, heads[b].body) for a, b in inside}, reverse=True
     )

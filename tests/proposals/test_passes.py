@@ -798,3 +798,12 @@ def test_a_count_written_as_digits_or_words_is_one_value():
     assert bodies.value_differences("Sprints last three weeks.", "Sprints last 4 weeks.") == {
         "number": [["three"], ["4"]]
     }
+
+
+def test_the_pairs_inside_each_cluster_are_found_in_one_pass_in_the_pairs_order():
+    from proposals.passes.near_duplicates import clusters, edges_within
+
+    pairs = [(5, 9), (1, 2), (7, 8), (2, 3), (9, 11)]
+    groups = clusters(sorted(pairs))
+    assert groups == [[1, 2, 3], [5, 9, 11], [7, 8]]
+    assert edges_within(groups, pairs) == [[(1, 2), (2, 3)], [(5, 9), (9, 11)], [(7, 8)]]
