@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from django.db import connection
@@ -26,7 +28,11 @@ from .common import (
     content_terms,
     query_floor,
     query_terms,
+    setting,
 )
+
+#: Most admitted rows one tier ranks (``LEXICAL_TIER_ROWS``): its newest versions.
+TIER_ROWS = 2000
 
 #: Seconds the lexeme frequencies read from ``pg_stats`` are reused within a process.
 STATS_TTL = 300.0
@@ -89,57 +95,102 @@ def _matched_condition(terms: Sequence[str], min_matched: int) -> str:
     return _tsquery(wide) if wide != list(terms) else ""
 
 
+#: Most groups of terms (``'a' & 'b'``) written into one tier's exact index condition; past
+#: it the index scan costs more than counting the terms on the rows.
+MAX_GROUPS = 12
+
+
+def _at_least(terms: Sequence[str], count: int) -> list[str]:
+    """The groups of ``count`` of ``terms``: a text holds ``count`` or more of the terms
+    exactly when it holds every term of one group."""
+    return [" & ".join(f"'{t}'" for t in group) for group in combinations(terms, count)]
+
+
+def _tier_condition(
+    terms: Sequence[str], content: Sequence[str], floor: int, tier: Tier
+) -> str | None:
+    """The tier's rows as one full-text condition (None when it would take more than
+    ``MAX_GROUPS`` groups): ``floor`` of the content terms, ``tier.low`` of all terms and
+    fewer than ``tier.high``. Exact, like the counts of :func:`_postgres_sql`, and estimated
+    by PostgreSQL from its lexeme statistics, so the planner knows how many rows a common
+    tier holds and reads them newest first."""
+    stops = len(terms) - len(content)
+    counts: list[tuple[Sequence[str], int]] = []
+    # The floor is implied by the tier's fewest terms unless stop words can make them up ...
+    if tier.low - stops < floor:
+        counts.append((content, floor))
+    # ... and the tier's fewest terms by the floor when it asks for as many.
+    if tier.low > floor or not counts:
+        counts.append((terms, tier.low))
+    if tier.high is not None:
+        counts.append((terms, tier.high))
+    if sum(math.comb(len(ts), n) for ts, n in counts) > MAX_GROUPS:
+        return None
+    parts = [_at_least(ts, n) for ts, n in counts]
+    below = parts.pop() if tier.high is not None else []
+    query = " & ".join("(" + " | ".join(f"({g})" for g in groups) + ")" for groups in parts)
+    return f"{query} & !({' | '.join(f'({g})' for g in below)})" if below else query
+
+
 def _postgres_sql(
     memory_pk: int,
     terms: Sequence[str],
     content: Sequence[str],
     floor: int,
-    min_matched: int,
+    tier: Tier,
     joins: str,
     where: Sequence[str],
     where_params: Sequence[Any],
 ) -> tuple[str, list[Any]]:
-    """The channel's query on PostgreSQL, in one level: the GIN lookup (any of the rarest
-    content terms, see ``prefilter_terms``), the per-term counts on the row's stored tsvector
-    (a lexeme is present exactly when the analyzer token is; one heap visit per row beats one
-    index probe per term), the floor and the view's filters, ordered by the count. No
-    subquery joined back to the versions: the planner sorts the matches once and reads the
-    joined filters only until the limit is reached."""
+    """One tier's rows on PostgreSQL (see :func:`_ranked_sql`).
+
+    Mostly one exact full-text condition (:func:`_tier_condition`) served by the GIN index.
+    With too many term groups for it: the GIN lookup (any of the rarest content terms, see
+    ``prefilter_terms``, and the pigeonhole condition of the tier's fewest matched terms, see
+    ``_matched_condition``) and the per-term counts on the row's stored tsvector (a lexeme is
+    present exactly when the analyzer token is; one heap visit per row beats one index probe
+    per term) for the floor and the tier. Then the view's filters."""
     hit = "(v.search_vector @@ %s::tsquery)::int"
     hits = " + ".join(hit for _ in terms)
-    content_hits = " + ".join(hit for _ in content)
-    prefilter = prefilter_terms(content, floor)
-    query = _tsquery(prefilter)
-    query = f"({query}) & ({wide})" if (wide := _matched_condition(terms, min_matched)) else query
     lexemes = [f"'{t}'" for t in terms]
+    exact = _tier_condition(terms, content, floor, tier)
     conditions = ["v.search_vector @@ %s::tsquery", "v.memory_id = %s"]
-    params: list[Any] = [query, memory_pk]
-    # A row the lookup found holds one of the prefilter's content terms: with a floor of one
-    # and every content term in the lookup, the count is implied and is not computed per row.
-    if not (floor <= 1 and list(prefilter) == list(content)):
-        conditions.append(f"({content_hits}) >= %s")
-        params += [*(f"'{t}'" for t in content), floor]
-    if min_matched > 0:
-        conditions.append(f"({hits}) >= %s")
-        params += [*lexemes, min_matched]
+    params: list[Any] = [exact, memory_pk]
+    if exact is None:
+        content_hits = " + ".join(hit for _ in content)
+        prefilter = prefilter_terms(content, floor)
+        query = _tsquery(prefilter)
+        if wide := _matched_condition(terms, tier.low):
+            query = f"({query}) & ({wide})"
+        params[0] = query
+        # A row the lookup found holds one of the prefilter's content terms: with a floor of
+        # one and every content term in the lookup, the count is implied.
+        if not (floor <= 1 and list(prefilter) == list(content)):
+            conditions.append(f"({content_hits}) >= %s")
+            params += [*(f"'{t}'" for t in content), floor]
+        # The floor on the content terms already implies as many matched terms.
+        if tier.low > floor:
+            conditions.append(f"({hits}) >= %s")
+            params += [*lexemes, tier.low]
+        if tier.high is not None:
+            conditions.append(f"({hits}) < %s")
+            params += [*lexemes, tier.high]
     # One term: every row matches it once, so the count orders nothing.
-    order = "" if len(terms) == 1 else f"({hits}) DESC, "
+    matched, matched_params = ("1", []) if len(terms) == 1 else (f"({hits})", lexemes)
     sql = f"""
-        SELECT v.entry_id, v.id
+        SELECT v.entry_id, v.id, v.term_count, {matched} AS matched
         FROM memory_entryversion v{joins}
         WHERE {" AND ".join([*conditions, *where])}
-        ORDER BY {order}v.term_count ASC, v.entry_id ASC, v.id ASC
-        LIMIT %s
     """
-    return sql, [*params, *where_params, *(lexemes if order else [])]
+    return sql, [*matched_params, *params, *where_params]
 
 
 def _scored_sql(
-    memory_pk: int, terms: Sequence[str], content: Sequence[str], floor: int, min_matched: int
+    memory_pk: int, terms: Sequence[str], content: Sequence[str], floor: int, tier: Tier
 ) -> tuple[str, list[Any]]:
     """SQLite's subquery of (id, matched, content_matched): versions containing at least
-    ``floor`` of the ``content`` terms and ``min_matched`` of all ``terms``, with the number of
-    distinct query terms (and of content terms) they contain — exact, like PostgreSQL's
+    ``floor`` of the ``content`` terms and a number of all ``terms`` within ``tier``, with the
+    number of distinct query terms (and of content terms) they contain — exact, like PostgreSQL's
     counts (:func:`_postgres_sql`), so both backends rank alike.
 
     The counts come from the FTS5 posting lists themselves (one MATCH per term, each
@@ -154,13 +205,71 @@ def _scored_sql(
         "WHERE memory_entryversion_fts MATCH %s"
         for t in terms
     )
+    below = "" if tier.high is None else " AND COUNT(*) < %s"
     sql = (
         f"SELECT id, COUNT(*) AS matched, SUM(content) AS content_matched FROM ({union}) "
-        "AS per_term GROUP BY id HAVING SUM(content) >= %s AND COUNT(*) >= %s"
+        f"AS per_term GROUP BY id HAVING SUM(content) >= %s AND COUNT(*) >= %s{below}"
     )
     # Each term is intersected with the Memory's scope token (migration 0010).
     scope = f'scope:"m{int(memory_pk)}" AND searchable_text:'
-    return sql, [*(f'{scope}"{t}"' for t in terms), floor, min_matched]
+    high = [] if tier.high is None else [tier.high]
+    return sql, [*(f'{scope}"{t}"' for t in terms), floor, tier.low, *high]
+
+
+def _sqlite_sql(
+    memory_pk: int,
+    terms: Sequence[str],
+    content: Sequence[str],
+    floor: int,
+    tier: Tier,
+    joins: str,
+    where: Sequence[str],
+    where_params: Sequence[Any],
+) -> tuple[str, list[Any]]:
+    """One tier's rows on SQLite (see :func:`_ranked_sql`): :func:`_scored_sql` joined to the
+    versions for the view's filters."""
+    scored, scored_params = _scored_sql(memory_pk, terms, content, floor, tier)
+    sql = f"""
+        SELECT v.entry_id, v.id, v.term_count, m.matched
+        FROM ({scored}) m
+        JOIN memory_entryversion v ON v.id = m.id{joins}
+        WHERE {" AND ".join(["v.memory_id = %s", *where])}
+    """
+    return sql, [*scored_params, memory_pk, *where_params]
+
+
+def _ranked_sql(rows: str, rows_params: list[Any], bound: int, limit: int) -> tuple[str, list[Any]]:
+    """One tier ranked, on both backends: the tier's ``bound`` newest rows (highest version id)
+    ordered by matched terms, then fewer tokens, then entry id, then version id. A tier holding
+    no more than ``bound`` rows is ranked whole. The bound lets PostgreSQL walk the versions
+    newest first and stop, instead of reading and sorting every row that holds a common term."""
+    sql = f"""
+        SELECT t.entry_id, t.id FROM ({rows} ORDER BY v.id DESC LIMIT %s) t
+        ORDER BY t.matched DESC, t.term_count ASC, t.entry_id ASC, t.id ASC
+        LIMIT %s
+    """
+    return sql, [*rows_params, bound, limit]
+
+
+@dataclass(frozen=True)
+class Tier:
+    """The rows holding at least ``low`` and fewer than ``high`` (None: any number) of the
+    query's terms."""
+
+    low: int
+    high: int | None = None
+
+
+#: Most tiers (statements) one channel call reads.
+MAX_TIERS = 3
+
+
+def tiers(n_terms: int, lowest: int) -> list[Tier]:
+    """The tiers of a query of ``n_terms`` terms whose rows hold at least ``lowest``, best
+    first: each of the two lowest counts alone, every higher count in one tier (such rows are
+    rare, and its index condition asks for that many terms, which makes it selective)."""
+    lows = sorted({min(lowest + i, n_terms) for i in range(MAX_TIERS)}, reverse=True)
+    return [Tier(low, high) for low, high in zip(lows, [None, *lows], strict=False)]
 
 
 def _view_scope(
@@ -212,38 +321,38 @@ def lexical_channel(
 
     ``view`` scopes the rows (ACTIVE / CURRENT / HISTORY / CANDIDATES); ``sensitivities`` (when
     given) is the caller's clearance, applied in the same query so nothing above it is ever
-    ranked. One query, whatever the size of the Memory (plus, at most every ``STATS_TTL``
-    seconds per process on PostgreSQL, one read of the lexeme statistics). A text is admitted
-    when it contains the admission floor's number of content terms (``common.content_terms``)
-    and, for a caller that can discard texts with fewer matching terms anyway, ``min_matched``
-    terms.
-    Ties of the number of matched terms go to the text with fewer tokens (``term_count``).
+    ranked. A text is admitted when it contains the admission floor's number of content terms
+    (``common.content_terms``) and, for a caller that can discard texts with fewer matching
+    terms anyway, ``min_matched`` terms.
+
+    Order: more matched terms first; ties go to the text with fewer tokens (``term_count``),
+    then to the lower entry id and version id. The rows are read in tiers of matched terms
+    (:func:`tiers`), best first, one query each, until ``limit`` rows are found — at most
+    ``MAX_TIERS`` queries whatever the size of the Memory (plus, at most every ``STATS_TTL``
+    seconds per process on PostgreSQL, one read of the lexeme statistics). A tier holding more
+    than ``LEXICAL_TIER_ROWS`` admitted rows (``settings.STEWARD_SEARCH``, at least ``limit``)
+    ranks only that many of them, its newest versions; below that the order is exactly the one
+    above, whatever the tiers.
     """
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
     content = content_terms(terms)
     floor = query_floor(terms)
     joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
-    if connection.vendor == "postgresql":
-        sql, params = _postgres_sql(
-            memory_pk, terms, content, floor, min_matched, joins, where, where_params
-        )
-    else:
-        scored, scored_params = _scored_sql(memory_pk, terms, content, floor, min_matched)
-        where = ["v.memory_id = %s", "m.content_matched >= %s", "m.matched >= %s", *where]
-        sql = f"""
-            SELECT v.entry_id, v.id
-            FROM ({scored}) m
-            JOIN memory_entryversion v ON v.id = m.id{joins}
-            WHERE {" AND ".join(where)}
-            ORDER BY m.matched DESC, v.term_count ASC, v.entry_id ASC, v.id ASC
-            LIMIT %s
-        """
-        params = [*scored_params, memory_pk, floor, min_matched, *where_params]
-    params.append(limit)
+    build = _postgres_sql if connection.vendor == "postgresql" else _sqlite_sql
+    bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)
+    rows: list[tuple[int, int]] = []
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+        for tier in tiers(len(terms), max(floor, min_matched, 1)):
+            sql, params = _ranked_sql(
+                *build(memory_pk, terms, content, floor, tier, joins, where, where_params),
+                bound=bound,
+                limit=limit - len(rows),
+            )
+            cursor.execute(sql, params)
+            rows += cursor.fetchall()
+            if len(rows) >= limit:
+                break
     return [Candidate(e, v, i) for i, (e, v) in enumerate(rows, start=1)]
 
 

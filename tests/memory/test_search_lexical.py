@@ -15,6 +15,7 @@ from memory.search import (
     lexical_channel,
     query_terms,
 )
+from memory.search.lexical import MAX_TIERS, tiers
 from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
@@ -110,11 +111,86 @@ def test_query_without_terms_finds_nothing(memory, me):
     assert lexical_candidates(memory.pk, "  ?! ") == []
 
 
-def test_lexical_candidates_is_one_query(memory, me, django_assert_num_queries):
+def test_lexical_candidates_is_one_query_when_the_best_tier_fills_the_limit(
+    memory, me, django_assert_num_queries
+):
     for i in range(5):
         remember(memory, me, f"Leader election note {i}")
     with django_assert_num_queries(1):
         assert len(lexical_candidates(memory.pk, "leader election", limit=3)) == 3
+
+
+@pytest.mark.parametrize("entries", [3, 60])
+def test_the_channel_reads_at_most_max_tiers_queries_whatever_the_memory_holds(
+    memory, me, entries, django_assert_max_num_queries
+):
+    for i in range(entries):
+        words = ["leader", "election", "the"][: 1 + i % 3]
+        remember(memory, me, f"{' '.join(words).capitalize()} note {i}")
+    terms = query_terms("the leader election")
+    assert len(tiers(len(terms), 1)) == MAX_TIERS  # every tier is read: the limit is not filled
+    with django_assert_max_num_queries(MAX_TIERS):
+        found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=1000)
+    assert len(found) == entries
+
+
+def _ranked_by_hand(memory, terms, floor, min_matched=0):
+    """The channel's order computed from the stored versions: every admitted head ranked by
+    (matched terms desc, tokens, entry id, version id) — the single-query definition."""
+    from memory.models import EntryVersion, Head
+    from memory.search import content_terms
+
+    content = set(content_terms(terms))
+    rows = []
+    heads = Head.objects.filter(memory=memory, state="active").values("version_id")
+    for v in EntryVersion.objects.filter(pk__in=heads):
+        held = set(query_terms(v.body))
+        matched = len(held & set(terms))
+        if len(held & content) >= floor and matched >= max(min_matched, 1):
+            rows.append((-matched, v.term_count, v.entry_id, v.pk))
+    return [entry for _, _, entry, _ in sorted(rows)]
+
+
+def test_tiers_rank_exactly_as_one_query_over_every_admitted_text(memory, me):
+    """Many ties of matched terms and of lengths: whichever tier fills the limit, the order is
+    the one of ranking every admitted text at once."""
+    from memory.search import query_floor
+
+    rng = random.Random(11)
+    vocab = ["quorvex", "blintar", "zatpel", "mervo", "kestrel", "the"]
+    filler = ["alpha", "beta", "gamma"]
+    for _ in range(120):
+        words = rng.sample(vocab, rng.randint(1, 5)) + [rng.choice(filler)] * rng.randint(0, 3)
+        rng.shuffle(words)
+        remember(memory, me, " ".join(words).capitalize())
+    for query in [
+        "quorvex",
+        "quorvex blintar",
+        "the quorvex zatpel",
+        "quorvex blintar zatpel mervo kestrel",
+    ]:
+        terms = query_terms(query)
+        floor = query_floor(terms)
+        for min_matched in (0, 2)[: len(terms)]:
+            expected = _ranked_by_hand(memory, terms, floor, min_matched)
+            assert len(expected) > 10, query
+            for limit in (1, 5, 17, 40, 1000):
+                found = lexical_channel(
+                    memory.pk, terms, view=ACTIVE, limit=limit, min_matched=min_matched
+                )
+                assert [c.entry_pk for c in found] == expected[:limit], (query, min_matched, limit)
+                assert [c.rank for c in found] == list(range(1, len(found) + 1))
+
+
+def test_a_tier_holding_more_rows_than_the_bound_ranks_its_newest(memory, me, settings):
+    """Above ``LEXICAL_TIER_ROWS`` admitted rows in a tier, only its newest versions are
+    ranked; the better tier above it is always ranked whole."""
+    settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_TIER_ROWS": 6}
+    both = [remember(memory, me, f"Leader election {'x ' * i}note").entry.pk for i in range(2)]
+    # Older is shorter: a ranking of every row would return the three oldest one-term texts.
+    one = [remember(memory, me, f"Leader {'y ' * i}note").entry.pk for i in range(12)]
+    found = lexical_channel(memory.pk, query_terms("leader election"), view=ACTIVE, limit=5)
+    assert [c.entry_pk for c in found] == both + one[-6:][:3]
 
 
 def test_a_cjk_run_counts_once_toward_the_floor(memory, me):
@@ -150,3 +226,21 @@ def test_min_matched_keeps_exactly_the_texts_holding_that_many_terms(memory, me)
         assert [c.entry_pk for c in found] == expected, m
         dropped += len(plain) - len(expected)
     assert plain and dropped  # the condition was put to work
+
+
+def test_the_bound_counts_only_rows_in_the_view(memory, me, settings):
+    """The newest-rows bound applies after the view's filters: an older candidate is found
+    in the candidates view although more newer active texts match than the bound."""
+    from memory.models import Head, HeadState
+    from memory.search.common import CANDIDATES
+
+    settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_TIER_ROWS": 3}
+    pending = remember(memory, me, "Leader election pending note").entry.pk
+    Head.objects.filter(entry_id=pending).update(state=HeadState.CANDIDATE)
+    for i in range(8):
+        remember(memory, me, f"Leader election note {i}")
+    terms = query_terms("leader election")
+    for limit in (1, 5):
+        found = lexical_channel(memory.pk, terms, view=CANDIDATES, limit=limit)
+        assert [c.entry_pk for c in found] == [pending]
+    assert len(lexical_channel(memory.pk, terms, view=ACTIVE, limit=5)) == 5
