@@ -316,6 +316,7 @@ def lexical_channel(
     sensitivities: Sequence[str] | None = None,
     exclude_entry_pks: Iterable[int] = (),
     min_matched: int = 0,
+    tiered: bool = True,
 ) -> list[Candidate]:
     """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
 
@@ -332,7 +333,8 @@ def lexical_channel(
     seconds per process on PostgreSQL, one read of the lexeme statistics). A tier holding more
     than ``LEXICAL_TIER_ROWS`` admitted rows (``settings.STEWARD_SEARCH``, at least ``limit``)
     ranks only that many of them, its newest versions; below that the order is exactly the one
-    above, whatever the tiers.
+    above, whatever the tiers. ``tiered=False`` reads every admitted row in one tier, one
+    query: for the write path's near-duplicate check, which runs on every add.
     """
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
@@ -343,7 +345,8 @@ def lexical_channel(
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)
     rows: list[tuple[int, int]] = []
     with connection.cursor() as cursor:
-        for tier in tiers(len(terms), max(floor, min_matched, 1)):
+        lowest = max(floor, min_matched, 1)
+        for tier in tiers(len(terms), lowest) if tiered else [Tier(lowest)]:
             sql, params = _ranked_sql(
                 *build(memory_pk, terms, content, floor, tier, joins, where, where_params),
                 bound=bound,
@@ -371,6 +374,8 @@ def lexical_candidates(
     the system's, scoped to the Memory), and nothing is written. With ``min_jaccard``, texts
     that cannot reach that Jaccard similarity of distinct tokens are left out (they would be
     discarded by the caller anyway): the candidates that remain are the same, found faster.
+    One query (one tier: an add runs it, and the best matches of a large Memory come from its
+    newest ``LEXICAL_TIER_ROWS`` admitted versions, like any tier's).
     """
     terms = query_terms(text)
     found = lexical_channel(
@@ -380,6 +385,7 @@ def lexical_candidates(
         limit=limit,
         exclude_entry_pks=exclude_entry_pks,
         min_matched=jaccard_min_matched(len(set(tokenize(text))), len(terms), min_jaccard),
+        tiered=False,
     )
     return [c.entry_pk for c in found]
 
