@@ -90,7 +90,7 @@ def clean_evidence(raw: EvidenceArg | None, *, field_name: str = "evidence") -> 
     :class:`EvidenceInput` values, once: an item that already is one is kept as it is.
 
     The input usually comes from JSON (a serializer's output, an MCP tool's arguments), so its
-    shape is checked here too: 400 ``validation_failed`` for anything but a list of objects."""
+    shape is checked here too: 400 ``invalid`` for anything but a list of objects."""
     if raw is None:
         return []
     if not isinstance(raw, list | tuple):

@@ -84,7 +84,7 @@ JOB_SETTINGS: dict[str, tuple[float, float]] = {
 
 def clean_policy(raw: Mapping[str, object] | None) -> Policy:
     """Parse a policy (or a policy change) from JSON into a :class:`Policy`: 400
-    ``validation_failed`` naming the first key that is unknown or out of range."""
+    ``invalid`` naming the first key that is unknown or out of range."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
