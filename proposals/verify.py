@@ -69,7 +69,8 @@ class Detail:
     text: str
     kind: str
     #: What the detail's value is compared by, when not its casefolded text: a weekday's day
-    #: ("Fridays", "пятницу" and "金曜日" are all ``friday``).
+    #: ("Fridays", "пятницу" and "金曜日" are all ``friday``), a count's number, a number and
+    #: its CJK counter without the space between them ("30 秒" is ``30秒``).
     value: str = ""
 
     @property
@@ -167,6 +168,23 @@ _UNIT = re.compile(
     r"[ヶケカか箇]月|つ|[ァ-ヺー]+[\u4e00-\u9fff]?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]間?"
     r"|(?![에은는이가을를의로으와과도만부까보처])[가-힣](?:간|월)?"
 )
+#: The counters a number may be written one space before ("30 秒" is "30秒"): seconds, minutes,
+#: hours, days, weeks, months, years, times, items, people, machines, multiples in Japanese,
+#: Chinese and Korean. A closed list, since a number and a space are as often followed by the
+#: next word ("ポート 8080 使用"); a Korean counter ends its word or is followed by a particle
+#: ("포트 8080 개발" holds no count).
+_SPACED_UNIT = re.compile(
+    r"時間|[ヶケカか箇]月|[个個]月|分[钟鐘]|小[时時]|[秒分日週周天年回個个件人次倍台つ]"
+    r"|(?:시간|개월|[초분시일주달년회번개명건배])"
+    r"(?![가-힣](?<![에은는이가을를의로으와과도만입간째]))"
+)
+#: What a URL or path holds of the CJK characters next to it (:func:`_cjk_path_end`): a run of
+#: them that starts a segment, followed by "/" or by "." and an extension, or, ending a URL, the
+#: run's Han, Katakana and Hangul up to the first hiragana (a Japanese particle).
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+_RUN_GOES_ON = re.compile(r"/|\.[A-Za-z0-9]")
+_NO_HIRAGANA = re.compile(f"(?:(?![\u3040-\u309f])[{CJK_CLASS}])+")
+_GOES_ON = {"url": re.compile(r"[^\s<>\"'`]*"), "path": re.compile(r"[\w.*<>@+/-]*")}
 _BARE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?= )")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_END = re.compile(r"(?:^|[.!?:;]\s+|[。！？]\s*|\n\s*(?:[-*•]\s+)?|\(\s*|[\"“‘]\s*)$")
@@ -191,8 +209,12 @@ def extract_details(text: str) -> list[Detail]:
     Words end where the analyzer's do (``memory.text.words``): a Chinese, Japanese or Korean
     character is a word of its own, so "APIのタイムアウトは30秒" holds the name "API" and the
     number "30秒" rather than one identifier spanning the sentence. A number followed by a
-    counter is one value with its unit ("30秒", "4つ", "10시", "5분": ``_UNIT``), and a weekday
-    is a date whatever its language (``_WEEKDAY``; compared by the day).
+    counter is one value with its unit ("30秒", "4つ", "10시", "5분": ``_UNIT``), also one space
+    before a counter of a closed list ("30 秒" is valued "30秒": ``_SPACED_UNIT``), and a weekday
+    is a date whatever its language (``_WEEKDAY``; compared by the day). A URL or path keeps the
+    CJK characters that belong to it (:func:`_cjk_path_end`): a run starting a segment when "/"
+    or "." and an extension follows it ("/srv/データ/設定.yaml"), and the Han, Katakana and
+    Hangul of a URL's last one, up to the first hiragana ("…/wiki/東京を参照" ends at "東京").
     """
     text = unicodedata.normalize("NFC", text)
     spaced = spaced_cjk(text)
@@ -259,6 +281,8 @@ def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[in
             if kind == "code":
                 value = text[m.start(1) : m.end(1)]
             else:
+                if kind in ("url", "path") and spaced is not text:
+                    end = _cjk_path_end(text, spaced, kind, end)
                 value = text[start:end]
                 if kind in ("url", "path"):
                     value = value.rstrip(".,;:!?)]}'\"")
@@ -277,6 +301,22 @@ def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[in
     return found
 
 
+def _cjk_path_end(text: str, spaced: str, kind: str, end: int) -> int:
+    """Where the URL or path (``kind``) that ``_PATTERNS`` matched up to ``end`` of ``spaced``
+    ends in ``text``: a run of CJK characters that starts one of its segments (right after "/",
+    "=" or "#") belongs to it when "/" or "." and an extension follows the run
+    ("/srv/データ/設定.yaml"), and a URL's last such run keeps its Han, Katakana and Hangul up
+    to the first hiragana, as Japanese particles are hiragana ("…/wiki/東京を参照" ends at
+    "東京"; "…/docsを参照" at "docs")."""
+    while text[end - 1] in "/=#" and (run := _CJK_RUN.match(text, end)):
+        if not _RUN_GOES_ON.match(text, run.end()):
+            last = _NO_HIRAGANA.match(text, end) if kind == "url" else None
+            return last.end() if last else end
+        goes_on = _GOES_ON[kind].match(spaced, run.end())
+        end = goes_on.end() if goes_on else run.end()
+    return end
+
+
 def _number_value(text: str) -> str:
     """What a count is compared by: its integer ("4", "04" and "four" are ``4``; "twenty-five"
     is ``25``, read by ``text2num``), else its text (a decimal, a percentage, digits too many
@@ -291,15 +331,20 @@ def _number_value(text: str) -> str:
 
 def _unit_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[int, Detail]]:
     """Numbers written right before a Chinese, Japanese or Korean counter (``_UNIT``) as one
-    number value ("30秒", "10시"), claiming their characters in ``taken``."""
+    number value ("30秒", "10시"), claiming their characters in ``taken``. A number one space
+    before a counter of ``_SPACED_UNIT`` is the same value: "30 秒" is valued "30秒"."""
     found: list[tuple[int, Detail]] = []
     for m in _BARE_NUMBER.finditer(spaced):
-        unit = _UNIT.match(text, m.end())
+        at = m.end()
+        if text[at] == " " and _SPACED_UNIT.match(text, at + 1):
+            at += 1
+        unit = _UNIT.match(text, at)
         if unit is None:
             continue
         start, end = m.start(), unit.end()
+        value = m.group() + unit.group() if at > m.end() else ""
         if _claim(taken, start, end):
-            found.append((start, Detail(text[start:end], "number")))
+            found.append((start, Detail(text[start:end], "number", value)))
     return found
 
 

@@ -145,6 +145,25 @@ def test_values_and_subjects_are_the_analyzers_words_in_japanese_korean_and_russ
     assert pair_edge(a, b, lexical_similarity(a, b), threshold=0.6, min_subject=0.6)[0] is None
 
 
+def test_a_counter_after_a_space_restates_the_value_and_a_cjk_url_part_is_a_value():
+    """ "30 秒" is "30秒" (the number alone was another value: a conflict between restatements),
+    and a URL differing in its CJK part only gives its slot another value (it was cut there)."""
+    spaced, unspaced = "APIのタイムアウトは30 秒", "APIのタイムアウトは30秒"
+    assert bodies.value_differences(spaced, unspaced) == {}
+    assert is_contradiction(spaced, unspaced, min_similarity=0.2, min_subject=0.75) is None
+    assert bodies.value_differences("APIのタイムアウトは60 秒", unspaced) == {
+        "number": [["60 秒"], ["30秒"]]
+    }
+    tokyo = "チームのwikiはhttps://ja.wikipedia.org/wiki/東京を参照。"
+    osaka = "チームのwikiはhttps://ja.wikipedia.org/wiki/大阪を参照。"
+    assert bodies.value_differences(osaka, tokyo) == {
+        "url": [["https://ja.wikipedia.org/wiki/大阪"], ["https://ja.wikipedia.org/wiki/東京"]]
+    }
+    assert bodies.value_differences(
+        "設定は/srv/データ/本番.yamlにある。", "設定は/srv/データ/開発.yamlにある。"
+    ) == {"path": [["/srv/データ/本番.yaml"], ["/srv/データ/開発.yaml"]]}
+
+
 def test_one_character_of_another_value_in_cjk_is_a_swapped_slot():
     assert bodies.word_swap("エディタは深色テーマを使う。", "エディタは浅色テーマを使う。") == [
         ["深"],

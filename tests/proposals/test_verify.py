@@ -90,6 +90,68 @@ def test_details_end_where_the_analyzers_words_do(text, expected):
     assert [(d.text, d.kind) for d in extract_details(text)] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A CJK run starting a segment belongs to a URL or path when "/" or an extension follows.
+        ("設定は/srv/データ/設定.yamlにある。", "/srv/データ/設定.yaml"),
+        ("手順は docs/設定/README.md を見る", "docs/設定/README.md"),
+        ("https://x.io/a/東京.htmlを参照", "https://x.io/a/東京.html"),
+        # A URL's last run keeps its Han, Katakana, Hangul, up to a hiragana particle.
+        ("詳細はhttps://ja.wikipedia.org/wiki/東京を参照。", "https://ja.wikipedia.org/wiki/東京"),
+        ("https://example.com/wiki/東京タワーを参照", "https://example.com/wiki/東京タワー"),
+        ("参见 https://zh.wikipedia.org/wiki/北京市。", "https://zh.wikipedia.org/wiki/北京市"),
+        ("https://www.google.com/search?q=東京の天気", "https://www.google.com/search?q=東京"),
+        ("https://example.com/docsを参照", "https://example.com/docs"),
+        # Prose around paths stays out of them.
+        ("/srv/data/設定ファイルを開く", "/srv/data/"),
+        ("使用/etc/nginx与/etc/apache", "/etc/nginx"),
+    ],
+)
+def test_a_url_or_path_keeps_the_cjk_characters_that_belong_to_it(text, expected):
+    assert extract_details(text)[0].text == expected
+    assert extract_details(text)[0].kind in ("url", "path")
+
+
+def test_a_merge_that_changes_the_cjk_part_of_a_url_loses_it():
+    old = "詳細は https://ja.wikipedia.org/wiki/東京 を参照"
+    lost = lost_details([("e_1", old)], "詳細は https://ja.wikipedia.org/wiki/大阪 を参照")
+    assert [(d.text, d.kind) for d in lost] == [("https://ja.wikipedia.org/wiki/東京", "url")]
+    assert lost_details([("e_1", old)], "詳細はhttps://ja.wikipedia.org/wiki/東京を参照。") == []
+
+
+@pytest.mark.parametrize(
+    ("spaced", "unspaced"),
+    [
+        ("APIのタイムアウトは30 秒", "APIのタイムアウトは30秒"),
+        ("期間は3 ヶ月、会議は2 週間ごと。", "期間は3ヶ月、会議は2週間ごと。"),
+        ("本番クラスタのノードは4 つ。", "本番クラスタのノードは4つ。"),
+        ("超时为 30 秒", "超时为30秒"),
+        ("빌드는 3 시간, 리뷰는 5 분 걸린다.", "빌드는 3시간, 리뷰는 5분 걸린다."),
+        ("재시도 횟수는 5 회로 바뀌었다.", "재시도 횟수는 5회로 바뀌었다."),
+    ],
+)
+def test_a_number_one_space_before_its_counter_is_the_same_value(spaced, unspaced):
+    assert [d.key for d in extract_details(spaced)] == [d.key for d in extract_details(unspaced)]
+    assert lost_details([("e_1", spaced)], unspaced) == []
+    assert lost_details([("e_1", unspaced)], spaced) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("ポート 8080 使用", "8080"),
+        ("포트 8080 사용", "8080"),
+        ("포트 8080 개발 서버", "8080"),  # 개 is a counter, 개발 ("development") is not
+        ("ポート 8080 本番環境", "8080"),
+    ],
+)
+def test_the_word_after_a_number_and_a_space_is_no_counter_unless_listed(text, number):
+    assert [(d.text, d.key) for d in extract_details(text) if d.kind == "number"] == [
+        (number, number)
+    ]
+
+
 def test_a_weekday_is_valued_by_its_day_in_every_language():
     texts = ("every Friday", "on Fridays", "毎週金曜日", "金曜に", "매주 금요일", "по пятницам")
     assert {d.key for t in texts for d in extract_details(t)} == {"friday"}
