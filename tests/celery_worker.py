@@ -7,16 +7,29 @@ import socket
 import subprocess
 import sys
 import urllib.parse
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from config.celery import app as celery_app
 
-REDIS_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+def _broker_url() -> str:
+    """The Redis database the Celery tests use, 8 to 15 (0 to 7 stay free for a real broker),
+    chosen by the configured database's name: the suites of checkouts running at once on one
+    machine, each on a database of its own, mostly get different ones, so one suite's worker
+    does not take another's tasks nor its flush empty another's queue (with a single shared
+    database they did). ``TEST_CELERY_BROKER_URL`` overrides it."""
+    name = str(settings.DATABASES["default"]["NAME"])
+    return f"redis://127.0.0.1:6379/{8 + zlib.crc32(name.encode()) % 8}"
+
+
+REDIS_URL = os.environ.get("TEST_CELERY_BROKER_URL") or _broker_url()
 
 
 def redis_up() -> bool:

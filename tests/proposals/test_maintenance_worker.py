@@ -25,8 +25,8 @@ from memory import actions
 from memory.actors import Actor
 from memory.models import MaintenanceLock, MaintenanceRun
 from proposals.models import Proposal
+from tests.celery_worker import REDIS_URL
 
-REDIS_URL = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
