@@ -32,7 +32,9 @@ Snowball's English list and the lists of the languages not written in Latin lett
 ``STOP_WORD_LANGUAGES`` — analyzed by this same analyzer) serves only the
 admission floor (``memory.search.common.admission_floor``): the floor is computed from, and
 compared with, a query's *content* terms, so "what is my pet called" asks for one of
-{pet, call} instead of two of five words of which three carry no meaning.
+{pet, call} instead of two of five words of which three carry no meaning. A CJK run is
+counted toward the floor by its content words in ICU's dictionary (:func:`cjk_words`), the
+one place those words are used.
 
 :func:`words` (segmentation without stemming) serves the callers that compare wording rather
 than search: "same text word for word", subject words, the hashing embedder.
@@ -191,6 +193,13 @@ def words(text: str) -> list[str]:
             flush()
     flush()
     return tokens
+
+
+def cjk_words(run: str) -> list[str]:
+    """ICU's dictionary words of ``run``, a run of CJK characters as the analyzer cut it
+    (casefolded, NFC), in order: ``妻の習い事は何ですか`` gives ``妻 の 習い事 は 何 です か``.
+    The index never holds them; the admission floor counts a query's CJK content by them."""
+    return [w for w in _icu_words(run) if w]
 
 
 def stemming() -> bool:

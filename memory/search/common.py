@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from ..text import distinct_terms, is_cjk, stop_terms
+from ..text import cjk_words, distinct_terms, is_cjk, stop_terms
 
 # Longest lexeme a PostgreSQL tsvector holds; longer tokens are not indexed there, so neither
 # backend searches for them.
@@ -50,14 +50,56 @@ def admission_floor(n_terms: int) -> int:
 def query_floor(terms: Sequence[str]) -> int:
     """The admission floor of a query's ``terms`` (0 for none): counted on its content terms.
 
-    A run of CJK characters is indexed twice over, as unigrams and as the bigrams joining them;
-    the floor counts the run once (its bigrams), so a Chinese or Japanese question is not held
-    to twice the share of an English one. Every content term still counts as a match."""
+    A run of CJK characters is indexed as unigrams and as the bigrams joining them, one term
+    per character or two whatever its words; the floor counts the run by its content words
+    instead (:func:`cjk_content_words`), as it counts an English question's content words, so
+    a Chinese or Japanese question is not held to a larger share: 妻の習い事は何ですか ("what is
+    my wife's hobby") asks for one of {妻, 習い事}, not two of its eight content bigrams.
+    With no content word at all (every word a stop word or hiragana) the content terms are
+    counted, a run by its bigrams. Every content term still counts as a match."""
     if not terms:
         return 0
     content = content_terms(terms)
-    runs = [t for t in content if not (len(t) == 1 and is_cjk(t))] or content
-    return admission_floor(len(runs))
+    units = [t for t in content if not is_cjk(t[0])] + cjk_content_words(terms)
+    if not units:
+        units = [t for t in content if not (len(t) == 1 and is_cjk(t))] or content
+    return admission_floor(len(units))
+
+
+def cjk_runs(terms: Sequence[str]) -> list[str]:
+    """The CJK runs ``terms`` were analyzed from, as far as their bigrams tell: the analyzer
+    gives a run's unigrams, then its bigrams in order, so consecutive bigrams overlapping by a
+    character rebuild the run (a bigram seen earlier in the query is not repeated, which may
+    cut a run in two). A CJK unigram that no rebuilt run holds is a run of its own."""
+    runs: list[str] = []
+    chained = False  # the previous term was a bigram ending runs[-1]
+    for t in terms:
+        bigram = len(t) == 2 and is_cjk(t[0])
+        if bigram and chained and runs[-1][-1] == t[0]:
+            runs[-1] += t[1]
+        elif bigram:
+            runs.append(t)
+        chained = bigram
+    held = set("".join(runs))
+    return runs + [t for t in terms if len(t) == 1 and is_cjk(t) and t not in held]
+
+
+def _hiragana(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u309f"
+
+
+def cjk_content_words(terms: Sequence[str]) -> list[str]:
+    """The content words of the CJK runs of ``terms`` (:func:`cjk_runs`), by ICU's dictionary
+    (``memory.text.cjk_words``): the words holding a character that is neither a stop word nor
+    hiragana — Japanese particles, endings and auxiliaries are written in hiragana, and the stop
+    lists name few of them (ない, もの, られ). A word that is a stop word does not count."""
+    stops = stop_terms()
+    return [
+        w
+        for run in cjk_runs(terms)
+        for w in cjk_words(run)
+        if w not in stops and any(not _hiragana(c) and c not in stops for c in w)
+    ]
 
 
 def channel_cap(k: int) -> int:

@@ -170,6 +170,25 @@ def test_the_floor_counts_content_terms_only():
     assert content_terms(query_terms("what is it")) == ["what", "is", "it"]
 
 
+def test_cjk_runs_are_rebuilt_from_their_bigrams_and_counted_by_content_words():
+    from memory.search.common import cjk_content_words, cjk_runs
+
+    terms = query_terms("妻の習い事は何ですか？")
+    assert cjk_runs(terms) == ["妻の習い事は何ですか"]
+    # ICU's words 妻 の 習い事 は 何 です か: the particles, the stop word 何 and the
+    # hiragana ending ですか are not content.
+    assert cjk_content_words(terms) == ["妻", "習い事"]
+    mixed = query_terms("Redis のタイムアウトは30秒です")
+    assert cjk_runs(mixed) == ["のタイムアウトは", "秒です"]
+    assert cjk_content_words(mixed) == ["タイム", "アウト", "秒"]
+    assert query_floor(mixed) == 2  # redis and three CJK words
+    # A single CJK character between other words is a run of its own.
+    assert cjk_runs(query_terms("port 犬 8080")) == ["犬"]
+    # Only stop words and hiragana: the content terms are counted, a run by its bigrams.
+    assert cjk_content_words(query_terms("これは何ですか")) == []
+    assert query_floor(query_terms("これは何ですか")) == 2
+
+
 @pytest.mark.django_db
 def test_one_content_term_is_enough_where_stop_words_once_raised_the_floor(memory, me):
     pet = remember(memory, me, "Pet: a cat named Miso").entry

@@ -193,16 +193,36 @@ def test_a_tier_holding_more_rows_than_the_bound_ranks_its_newest(memory, me, se
     assert [c.entry_pk for c in found] == both + one[-6:][:3]
 
 
-def test_a_cjk_run_counts_once_toward_the_floor(memory, me):
+def test_a_cjk_run_counts_toward_the_floor_by_its_content_words(memory, me):
     from memory.search import query_floor, search
 
     terms = query_terms("我女儿不能吃什么水果？")
-    # 9 content bigrams (the unigrams repeat the run): ceil(0.25 · 9) = 3, not ceil(0.25 · 14).
-    assert query_floor(terms) == 3
+    # 4 content words (不能 吃 什么 水果; 我 and 女 are stop words): ceil(0.25 · 4) → 2, not
+    # the 3 of its 9 content bigrams or the 4 of its 14 content terms.
+    assert query_floor(terms) == 2
     allergy = remember(memory, me, "我女儿对芒果过敏，点外卖时要注意。").entry
     remember(memory, me, "周末我们去爬山。")
     hits = search(memory, actor=me, query="我女儿不能吃什么水果？").hits
     assert [h.entry_id for h in hits] == [allergy.uid]
+
+
+def test_japanese_particles_do_not_raise_the_floor(memory, me):
+    """妻の習い事は何ですか ("what is my wife's hobby"): two content words, 妻 and 習い事, so
+    one is enough, as "wife" is enough for "what is my wife's hobby". Counted by bigrams
+    (妻の, の習, 習い, い事, 事は, は何, 何で, すか) the floor asked for two, and the only text
+    naming the wife shares just 妻 with it. A text sharing only particles and endings
+    (の, は, です) holds no content term and stays out."""
+    from memory.search import query_floor, search
+
+    terms = query_terms("妻の習い事は何ですか？")
+    assert query_floor(terms) == 1
+    wife = remember(memory, me, "妻は毎週末にヨガ教室に通っています。").entry
+    remember(memory, me, "チームの定例会議は毎週水曜日の午前11時です。")
+    remember(memory, me, "本番環境へのリリースは毎週金曜日の夕方に行います。")
+    hits = search(memory, actor=me, query="妻の習い事は何ですか？").hits
+    assert [h.entry_id for h in hits] == [wife.uid]
+    found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=10)
+    assert [c.entry_pk for c in found] == [wife.pk]
 
 
 def test_min_matched_keeps_exactly_the_texts_holding_that_many_terms(memory, me):
