@@ -131,7 +131,9 @@ class Source(models.Model):
 class SourceDeclaration(AppendOnlyModel):
     """One version of a source's evidence declaration. Missing = unknown / untrusted."""
 
-    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="declarations")
+    source = models.ForeignKey(
+        Source, on_delete=models.PROTECT, related_name="declarations", db_index=False
+    )
     version = models.PositiveIntegerField()
     authority = models.CharField(max_length=32, choices=Authority.choices)
     verification = models.CharField(max_length=16, choices=Verification.choices)
@@ -172,7 +174,9 @@ class EntryQuerySet(models.QuerySet["Entry"]):
 class Entry(models.Model):
     """A stable identity inside a Memory. Its text lives in immutable versions."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="entries")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.PROTECT, related_name="entries", db_index=False
+    )
     # The public id (``entry_id`` in the API). Stable for the life of the entry.
     uid = models.CharField(max_length=32, default=new_entry_id)
     kind = models.CharField(max_length=16, choices=Kind.choices)
@@ -200,8 +204,10 @@ class Entry(models.Model):
 class EntryVersion(AppendOnlyModel):
     """The immutable text of an entry at one point. Never updated, never deleted."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
-    entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="versions")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+", db_index=False)
+    entry = models.ForeignKey(
+        Entry, on_delete=models.PROTECT, related_name="versions", db_index=False
+    )
     number = models.PositiveIntegerField()
     body = models.TextField()
     content_hash = models.CharField(max_length=64)
@@ -230,7 +236,9 @@ class EntryVersion(AppendOnlyModel):
 class Evidence(AppendOnlyModel):
     """One citation on an entry version, with a snapshot of its source's declaration."""
 
-    version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="evidence")
+    version = models.ForeignKey(
+        EntryVersion, on_delete=models.PROTECT, related_name="evidence", db_index=False
+    )
     position = models.PositiveSmallIntegerField()
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="+")
     ref = models.CharField(max_length=2000)
@@ -258,7 +266,9 @@ class Evidence(AppendOnlyModel):
 class Revision(AppendOnlyModel):
     """The only unit of change. Append-only, numbered 1..N per Memory without gaps."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="revisions")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.PROTECT, related_name="revisions", db_index=False
+    )
     number = models.PositiveBigIntegerField()
     kind = models.CharField(max_length=16, choices=RevisionKind.choices)
     actor_type = models.CharField(max_length=8, choices=ActorType.choices)
@@ -308,7 +318,9 @@ class Head(models.Model):
     entry = models.OneToOneField(
         Entry, primary_key=True, on_delete=models.PROTECT, related_name="head"
     )
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="heads")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.PROTECT, related_name="heads", db_index=False
+    )
     version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
     state = models.CharField(max_length=16, choices=HeadState.choices)
     state_reason = models.CharField(max_length=300, blank=True, default="")
@@ -332,7 +344,9 @@ class Relation(models.Model):
     """A typed edge between entries. Observations annotate; authoritative edges are created
     only inside a revision, and retired (never deleted) by a later one."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="relations")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.PROTECT, related_name="relations", db_index=False
+    )
     kind = models.CharField(max_length=32, choices=RelationKind.choices)
     from_entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="relations_out")
     to_entry = models.ForeignKey(Entry, on_delete=models.PROTECT, related_name="relations_in")
@@ -370,7 +384,7 @@ class LifecycleProjection(models.Model):
     entry = models.OneToOneField(
         Entry, primary_key=True, on_delete=models.PROTECT, related_name="projection"
     )
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+", db_index=False)
     version = models.ForeignKey(EntryVersion, on_delete=models.PROTECT, related_name="+")
     state = models.CharField(max_length=16, choices=HeadState.choices)
     importance = models.PositiveSmallIntegerField()
@@ -413,7 +427,7 @@ class MaintenanceLock(models.Model):
     ``memory.maintenance.job_lock``; a row past ``expires_at`` belongs to a dead worker and is
     taken over."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
     job = models.CharField(max_length=32)
     holder = models.CharField(max_length=200)
     acquired_at = models.DateTimeField()
@@ -490,7 +504,9 @@ class MaintenanceRun(AppendOnlyModel):
     #: Most candidates / actions kept on one run (the counts cover everything).
     MAX_ITEMS = 200
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="maintenance_runs")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.PROTECT, related_name="maintenance_runs", db_index=False
+    )
     job = models.CharField(max_length=32)
     dry_run = models.BooleanField(default=True)
     parameters = models.JSONField(default=dict, blank=True)

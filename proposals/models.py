@@ -184,7 +184,9 @@ class ProposalQuerySet(models.QuerySet["Proposal"]):
 class Proposal(models.Model):
     """An L2 maintenance request, pending until a reviewer decides (or it goes stale)."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="proposals")
+    memory = models.ForeignKey(
+        Memory, on_delete=models.PROTECT, related_name="proposals", db_index=False
+    )
     kind = models.CharField(max_length=16, choices=ProposalKind.choices)
     status = models.CharField(
         max_length=24, choices=ProposalStatus.choices, default=ProposalStatus.PENDING
@@ -356,7 +358,9 @@ class ProposalContribution(AppendOnlyModel):
 class ProposalComment(ProposalContribution):
     """One message in a proposal's discussion (reviewers and the submitting agent)."""
 
-    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="comments")
+    proposal = models.ForeignKey(
+        Proposal, on_delete=models.PROTECT, related_name="comments", db_index=False
+    )
     # The proposal revision the comment was written on.
     proposal_revision = models.PositiveIntegerField()
     body = models.TextField()
@@ -374,7 +378,9 @@ class ProposalAmendment(ProposalContribution):
     ``before`` and ``after`` hold the amended fields (rationale, evidence, payload,
     verification) so the change can be shown as a diff."""
 
-    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="amendments")
+    proposal = models.ForeignKey(
+        Proposal, on_delete=models.PROTECT, related_name="amendments", db_index=False
+    )
     number = models.PositiveIntegerField()
     comment = models.TextField(blank=True, default="")
     before = models.JSONField()
@@ -393,7 +399,9 @@ class ProposalAmendment(ProposalContribution):
 class ProposalTarget(AppendOnlyModel):
     """One affected entry with its exact pre-state at submission. Written once."""
 
-    proposal = models.ForeignKey(Proposal, on_delete=models.PROTECT, related_name="targets")
+    proposal = models.ForeignKey(
+        Proposal, on_delete=models.PROTECT, related_name="targets", db_index=False
+    )
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
     position = models.PositiveSmallIntegerField()
     role = models.CharField(max_length=16, choices=TargetRole.choices)

@@ -35,7 +35,7 @@ class Decision(AppendOnlyModel):
     """One reviewer's verdict on a proposal, with the comment the submitter can read."""
 
     proposal = models.ForeignKey(
-        "proposals.Proposal", on_delete=models.PROTECT, related_name="decisions"
+        "proposals.Proposal", on_delete=models.PROTECT, related_name="decisions", db_index=False
     )
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
     verdict = models.CharField(max_length=16, choices=Verdict.choices)
@@ -165,7 +165,10 @@ class SavedView(models.Model):
     users (auditors) may keep views too, since a view changes nothing."""
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_views"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="saved_views",
+        db_index=False,
     )
     name = models.CharField(max_length=80)
     #: The inbox's non-default query parameters (``InboxFilter.params()``), values as strings.
