@@ -60,8 +60,8 @@ from itertools import chain
 from django.db import connection
 
 from memory.models import HeadState, Memory
-from memory.search.common import MAX_TERM_BYTES, admission_floor, setting
-from memory.text import is_cjk, stop_terms
+from memory.search.common import MAX_TERM_BYTES, query_floor, setting
+from memory.text import stop_terms
 
 #: A term held by more versions of the Memory than this pairs nothing (too common).
 POSTINGS_CAP = 100
@@ -174,15 +174,6 @@ def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neigh
         int(pk): Neighbour(int(pk), kind, session or "", bool(cs), state, reason or "", text or "")
         for pk, kind, session, cs, state, reason, text in rows
     }
-
-
-def _floor(content: Sequence[str]) -> int:
-    """``memory.search.query_floor`` of terms whose content terms are ``content`` (the same
-    rule — a CJK run counted once, by its bigrams — without looking the stop words up again)."""
-    if not content:
-        return 0
-    runs = [t for t in content if not (len(t) == 1 and is_cjk(t))] or content
-    return admission_floor(len(runs))
 
 
 @dataclass
@@ -455,15 +446,16 @@ class Neighbourhoods:
 
     def _need(self, terms: Sequence[str], keys: Sequence[str], stops: frozenset[str]) -> int:
         """How many of its ``keys`` an entry's neighbour must hold (0: none can qualify): the
-        admission floor of the entry's content terms, less its content terms that other entries
-        may hold but are not keys (a neighbour may hold those instead), at least one."""
+        admission floor of the entry's terms (``memory.search.query_floor``), less its content
+        terms that other entries may hold but are not keys (a neighbour may hold those instead),
+        at least one."""
         if not keys:
             return 0
         content = [t for t in terms if t not in stops]
         key_set = set(keys)
         # Held by another head, or too common to be counted: a neighbour may hold it.
         elsewhere = sum(1 for t in content if t not in key_set and self.held.get(t, 2) >= 2)
-        return max(1, _floor(content) - elsewhere)
+        return max(1, query_floor(terms) - elsewhere)
 
 
 #: A scope of more entries than this is not indexed in memory (:func:`scoped_neighbourhoods`).

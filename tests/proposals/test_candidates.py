@@ -122,6 +122,33 @@ def test_in_a_small_memory_the_neighbours_are_the_lexical_channels(memory, topic
         assert set(found[pk]) == {c.entry_pk for c in channel}, row.body
 
 
+def test_japanese_neighbours_are_the_lexical_channels(memory, agent):
+    """The floor counts a CJK run by its content words (``memory.search.query_floor``), here as
+    in the channel: the question shares only 妻 with the hobby, one of its two words."""
+    a = agent.actor
+    question, hobby, _, office = (
+        add(memory, a, body)
+        for body in (
+            "妻の習い事は何ですか",
+            "妻は毎週末にヨガ教室に通っています。",
+            "猫の名前はミソです",
+            "東京の事務所は新宿にあります",
+        )
+    )
+    rows = heads_of(memory)
+    found = Neighbourhoods(memory, limit=100).of(texts(rows))
+    assert set(found[question.pk]) == {hobby.pk, office.pk}
+    for pk, row in rows.items():
+        channel = lexical_channel(
+            memory.pk,
+            stored_terms(row.searchable_text),
+            view=ACTIVE,
+            limit=100,
+            exclude_entry_pks=[pk],
+        )
+        assert set(found[pk]) == {c.entry_pk for c in channel}, row.body
+
+
 def test_a_scoped_finder_over_every_entry_ranks_like_the_index(memory, topics):
     # One version per entry: the scope's head frequencies are the index's version counts.
     rows = heads_of(memory)
