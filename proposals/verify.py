@@ -87,12 +87,13 @@ _COUNT_WORD = (
     r"|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty"
     r"|ninety|hundred|thousand|million)"
 )
+_URL = re.compile(r"\b(?:https?|ftp|ssh|git|s3|file)://[^\s<>\"'`]+", re.IGNORECASE)
 _PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")
 # Ordered: earlier patterns claim their span first, so "02:00" is one time, not two numbers,
 # and "scripts/deploy.sh" is one path, not an identifier inside a path.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("code", re.compile(r"`([^`\n]+)`")),
-    ("url", re.compile(r"\b(?:https?|ftp|ssh|git|s3|file)://[^\s<>\"'`]+", re.IGNORECASE)),
+    ("url", _URL),
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
     (
         "date",
@@ -215,11 +216,12 @@ def extract_details(text: str) -> list[Detail]:
     CJK characters that belong to it (:func:`_cjk_path_end`): a run starting a segment when "/"
     or "." and an extension follows it ("/srv/データ/設定.yaml"), and the Han, Katakana and
     Hangul of a URL's last one, up to the first hiragana ("…/wiki/東京を参照" ends at "東京").
+    A weekday inside a URL is part of it, not a date ("…/wiki/金曜日" is one URL).
     """
     text = unicodedata.normalize("NFC", text)
     spaced = spaced_cjk(text)
     taken = [False] * len(text)
-    found = _weekday_details(text, taken)
+    found = _weekday_details(text, taken, _url_spans(text, spaced))
     found += _pattern_details(text, spaced, taken)
     found += _name_details(spaced, taken)
     found.sort(key=lambda x: x[0])
@@ -243,11 +245,16 @@ def spaced_cjk(text: str, repl: str = " ") -> str:
     return _CJK_CHAR.sub(repl, text)
 
 
-def _weekday_details(text: str, taken: list[bool]) -> list[tuple[int, Detail]]:
+def _weekday_details(
+    text: str, taken: list[bool], urls: Sequence[tuple[int, int]] = ()
+) -> list[tuple[int, Detail]]:
     """The weekdays of ``text`` (``_WEEKDAY``) as dates valued by the day, claiming their
-    characters in ``taken``."""
+    characters in ``taken`` — but none inside one of the ``urls`` (spans of ``text``): the day
+    a URL names ("…/wiki/金曜日", "…/friday") is part of that URL, which stays one value."""
     found: list[tuple[int, Detail]] = []
     for m in _WEEKDAY.finditer(text):
+        if any(start < m.end() and m.start() < end for start, end in urls):
+            continue
         lang = m.lastgroup or "en"
         stems = _WEEKDAY_STEMS[lang]
         # Matched as the pattern matched (case-insensitively: "FRıDAY" is Friday).
@@ -267,6 +274,35 @@ def _claim(taken: list[bool], start: int, end: int) -> bool:
     return True
 
 
+def _url_spans(text: str, spaced: str) -> list[tuple[int, int]]:
+    """Where the URLs of ``text`` stand, as :func:`_pattern_details` takes them (their CJK
+    characters included, trailing punctuation not): the weekdays are read before the patterns,
+    and a weekday inside a URL is not one."""
+    if "://" not in text:
+        return []
+    spans = []
+    for m in _URL.finditer(spaced):
+        start, end, _ = _matched(text, spaced, "url", m)
+        spans.append((start, end))
+    return spans
+
+
+def _matched(text: str, spaced: str, kind: str, m: re.Match[str]) -> tuple[int, int, str]:
+    """``(start, end, value)`` of the detail of ``kind`` that ``m`` (a match in ``spaced``)
+    stands for in ``text``: a code span's value without its backquotes, a URL or path with the
+    CJK characters that belong to it (:func:`_cjk_path_end`) and without trailing
+    punctuation."""
+    start, end = m.span()
+    if kind == "code":
+        return start, end, text[m.start(1) : m.end(1)]
+    if kind in ("url", "path") and spaced is not text:
+        end = _cjk_path_end(text, spaced, kind, end)
+    value = text[start:end]
+    if kind in ("url", "path"):
+        value = value.rstrip(".,;:!?)]}'\"")
+    return start, start + len(value), value
+
+
 def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[int, Detail]]:
     """The details ``_PATTERNS`` match in ``spaced`` (``text`` as :func:`spaced_cjk` made it),
     each with where it starts and its text from ``text``, taken in the patterns' order: a match
@@ -277,16 +313,7 @@ def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[in
         if pattern is _PLAIN_NUMBER and spaced is not text:
             found += _unit_details(text, spaced, taken)
         for m in pattern.finditer(spaced):
-            start, end = m.span()
-            if kind == "code":
-                value = text[m.start(1) : m.end(1)]
-            else:
-                if kind in ("url", "path") and spaced is not text:
-                    end = _cjk_path_end(text, spaced, kind, end)
-                value = text[start:end]
-                if kind in ("url", "path"):
-                    value = value.rstrip(".,;:!?)]}'\"")
-                end = start + len(value)
+            start, end, value = _matched(text, spaced, kind, m)
             if not value or value.casefold() in _NOT_DETAILS:
                 continue
             if kind == "path" and value.count("/") == 1 and value.endswith("/") is False:

@@ -164,6 +164,16 @@ def test_a_counter_after_a_space_restates_the_value_and_a_cjk_url_part_is_a_valu
     ) == {"path": [["/srv/データ/本番.yaml"], ["/srv/データ/開発.yaml"]]}
 
 
+def test_two_urls_ending_in_other_weekdays_are_two_values_not_two_days():
+    friday = "祝日の一覧はhttps://ja.wikipedia.org/wiki/金曜日を参照。"
+    saturday = "祝日の一覧はhttps://ja.wikipedia.org/wiki/土曜日を参照。"
+    assert bodies.value_differences(friday, saturday) == {
+        "url": [["https://ja.wikipedia.org/wiki/金曜日"], ["https://ja.wikipedia.org/wiki/土曜日"]]
+    }
+    # The same URL is one value however it is written around.
+    assert not bodies.value_differences(friday, "祝日の一覧は https://ja.wikipedia.org/wiki/金曜日")
+
+
 def test_one_character_of_another_value_in_cjk_is_a_swapped_slot():
     assert bodies.word_swap("エディタは深色テーマを使う。", "エディタは浅色テーマを使う。") == [
         ["深"],

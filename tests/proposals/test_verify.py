@@ -113,6 +113,43 @@ def test_a_url_or_path_keeps_the_cjk_characters_that_belong_to_it(text, expected
     assert extract_details(text)[0].kind in ("url", "path")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "詳細は https://ja.wikipedia.org/wiki/金曜日 を参照",
+        "詳細はhttps://ja.wikipedia.org/wiki/金曜日を参照。",
+        "자세한 내용은 https://ko.wikipedia.org/wiki/금요일 참고",
+        "See https://example.com/wiki/Friday for the history",
+        "営業日は https://example.com/?d=金曜",
+    ],
+)
+def test_a_weekday_inside_a_url_is_part_of_the_url_not_a_date(text):
+    # The weekday was claimed first: the URL was cut before it (or lost), and the day counted.
+    details = extract_details(text)
+    assert [d.kind for d in details] == ["url"]
+    assert details[0].text.startswith(("https://ja.", "https://ko.", "https://example.com/"))
+    assert details[0].text.endswith(("金曜日", "금요일", "Friday", "金曜"))
+
+
+def test_a_weekday_beside_a_url_is_still_a_date():
+    assert [(d.kind, d.key) for d in extract_details("毎週金曜日に https://x.io/a を確認")] == [
+        ("date", "friday"),
+        ("url", "https://x.io/a"),
+    ]
+    assert [(d.kind, d.key) for d in extract_details("Fridays: see https://x.io/sunday")] == [
+        ("date", "friday"),
+        ("url", "https://x.io/sunday"),
+    ]
+
+
+def test_a_merge_that_drops_a_url_ending_in_a_weekday_loses_it():
+    friday = "定例の議事録は https://wiki.acme.jp/会議/金曜日 にある"
+    saturday = "定例の議事録は https://wiki.acme.jp/会議/土曜日 にある"
+    lost = lost_details([("e_1", friday)], saturday)
+    assert [(d.text, d.kind) for d in lost] == [("https://wiki.acme.jp/会議/金曜日", "url")]
+    assert lost_details([("e_1", friday)], friday + "。") == []
+
+
 def test_a_merge_that_changes_the_cjk_part_of_a_url_loses_it():
     old = "詳細は https://ja.wikipedia.org/wiki/東京 を参照"
     lost = lost_details([("e_1", old)], "詳細は https://ja.wikipedia.org/wiki/大阪 を参照")
