@@ -149,6 +149,11 @@ CORPORA: dict[str, Corpus] = {
         ],
         "not_duplicates": [
             ("エディタは深色テーマを使う。", "エディタは浅色テーマを使う。"),
+            # A negation ("use" / "do not use") is another value of the slot too.
+            (
+                "社内チャットでは絵文字リアクションを使います。",
+                "社内チャットでは絵文字リアクションを使いません。",
+            ),
         ],
         "controls": [
             "デザインレビューは毎週金曜日の15時から。",
@@ -226,6 +231,11 @@ CORPORA: dict[str, Corpus] = {
         ],
         "not_duplicates": [
             ("에디터는 어두운 테마를 사용한다.", "에디터는 밝은 테마를 사용한다."),
+            # A negation ("use" / "do not use") is another value of the slot too.
+            (
+                "사내 채팅에서는 이모지 반응을 사용한다.",
+                "사내 채팅에서는 이모지 반응을 사용하지 않는다.",
+            ),
         ],
         "controls": [
             "디자인 리뷰는 매주 금요일 15시에 시작한다.",

@@ -5,7 +5,8 @@ the sentences an extractive merge keeps, and how complete a body is.
   identifier, name, URL, path, e-mail) that both bodies carry, the values one has and the other
   lacks.
 - :func:`word_swap` — whether two bodies worded alike differ in one slot only, filled with other
-  words ("prefers dark mode" / "prefers light mode") or negated ("allowed" / "not allowed");
+  words ("prefers dark mode" / "prefers light mode") or negated ("allowed" / "not allowed",
+  使う / 使わない, 사용한다 / 사용하지 않는다: :data:`CJK_NEGATION`);
   :func:`slot_differences` is that and :func:`value_differences` together: what makes two
   close bodies a contradiction rather than a restatement.
 - :func:`subject_similarity` — how far two bodies are about the same thing (content words
@@ -98,6 +99,47 @@ def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
 NEGATIONS = frozenset(
     "not no never t cannot without none nothing nobody neither nor off".split()  # noqa: SIM905
 ) | {"не", "нет", "никогда", "нельзя"}  # Russian: not, no, never, must not
+#: Japanese and Korean negation, a closed list (what is not on it is not read as one):
+#:
+#: - Japanese: ない / なかった / なく / なければ after a kanji, at most one kana, and then a
+#:   kana of the あ, い (but い) or え rows — a verb's negative stem (使わない, 分からない,
+#:   食べない, 使えない, 使用しない, 問題はない) — or after できる's stem, a て-form's いる,
+#:   なる and いける (できない, 使っていない, ならない, いけない), or しない after anything but
+#:   hiragana or after を, も, は, が (キャッシュしない, 何もしない); ません (使いません,
+#:   しません; not すみません, "sorry"); ず (ending a word, or ずに) and ぬ after a kanji and
+#:   a kana of the あ row or せ (使わずに, 確認せず, 知らぬ).
+#:   Not read: adjectives ending in ない whose kanji stands right before it (少ない "few",
+#:   危ない "dangerous") or whose kana is of the う or お rows (すくない, あぶない, せつない),
+#:   もったいない and 間違いない (い), しかない ("nothing but"), はず, まず, 必ず, 相変わらず.
+#: - Korean: 않 (…지 않다, 않는다, 않습니다); 안 and 못 standing as a word before another
+#:   (안 쓴다, 못 쓴다; not 안에 "inside", 못을 "nail"); 못하 after 지 or as a word
+#:   (사용하지 못한다); 없 as a predicate (없다, 없습니다, 없어요, 없었다, 없음; not 끊임없이
+#:   "ceaselessly", nor 없애다 "remove").
+#:
+#: Two bodies worded alike whose counts of these differ in parity give one slot two values:
+#: "使わなければならない" (must use: two) restates "使う" (none); "使ってはならない" (must not
+#: use: one) negates it.
+_KANA = "\u3041-\u3096"
+_KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々"
+_JA_NEG_STEM = "かがさざただなはばぱまやらわきぎしじちにびみりけげせぜてでねべめれえ"
+_JA_NEG_ENDING = "な(?:い|かっ|く|けれ)"
+CJK_NEGATION = re.compile(
+    rf"[{_KANJI}][{_KANA}]?[{_JA_NEG_STEM}](?<!しか){_JA_NEG_ENDING}"
+    rf"|(?:(?<![{_KANA}])|(?<=[をもはが]))し{_JA_NEG_ENDING}"
+    rf"|(?:でき|[てで]い|なら|いけ){_JA_NEG_ENDING}"
+    r"|(?<!すみ)(?<!済み)ません"
+    rf"|[{_KANJI}][あかがさざただなばぱまやらわせ](?:ず(?![{_KANA}])|ずに|ぬ)"
+    r"|않"
+    r"|(?<![가-힣])[안못] (?=[가-힣])|(?:(?<![가-힣])|지 ?)못(?=하|했|합|한)"
+    r"|없(?:다|습니다|었다|었습니다|어요|었어요|어|음)(?![가-힣])"
+)
+
+
+def cjk_negations(body: str) -> int:
+    """How many Japanese and Korean negations ``body`` holds (:data:`CJK_NEGATION`)."""
+    return len(CJK_NEGATION.findall(body))
+
+
 #: Verbs that only link a subject to its value ("the app uses / talks to the gateway at …",
 #: "logs go / are sent to Loki"): one replaced by another does not change the fact.
 LINKING_VERBS = frozenset(
@@ -113,7 +155,8 @@ def word_swap(a: str, b: str) -> list[list[str]]:
     """``[words only in a, words only in b]`` when the two bodies are worded alike but for one
     slot holding other words — a different value written as words ("dark mode" / "light mode",
     "main" / "master", "the staging cluster" / "the production cluster") or a negation ("are
-    allowed" / "are not allowed", "on" / "off") — else ``[]`` (pure).
+    allowed" / "are not allowed", "on" / "off", a Japanese or Korean negative ending:
+    :data:`CJK_NEGATION`) — else ``[]`` (pure).
 
     Alike: their word streams differ in one place only, and what both keep carries a subject
     word (not only a value: "logs go to Datadog" / "we send prod logging to Datadog" is a
@@ -138,6 +181,10 @@ def word_swap(a: str, b: str) -> list[list[str]]:
     _, i1, i2, j1, j2 = changed[0]
     slot_a, slot_b = wa[i1:i2], wb[j1:j2]
     if bool(NEGATIONS.intersection(slot_a)) != bool(NEGATIONS.intersection(slot_b)):
+        return [slot_a, slot_b]
+    # A Japanese or Korean negation is an ending, read on the whole body: all but the one slot
+    # is the same on both sides, so a count that differs in parity differs there.
+    if cjk_negations(a) % 2 != cjk_negations(b) % 2:
         return [slot_a, slot_b]
     linking = _linking_terms()
     ta = content_terms(_joined(slot_a)) - linking

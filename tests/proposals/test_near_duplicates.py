@@ -3,6 +3,8 @@ system's consolidation proposal, the opt-out, the bounded candidate set, claims 
 
 from __future__ import annotations
 
+import pytest
+
 from memory.models import AuditEvent, Relation, Revision
 from proposals.models import Proposal
 from tests.conftest import make_key
@@ -142,6 +144,27 @@ def test_a_word_swapped_or_negated_in_one_slot_files_no_consolidation(api, a, re
     negated = a.post(E, {"body": "Deploys are not allowed on Fridays.", "kind": "fact"}).json()
     assert negated["near_duplicates"][0]["relation"] == "duplicate_of"
     assert "proposal" not in body and "proposal" not in negated
+    assert Proposal.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("plain", "negated"),
+    [
+        ("本番環境ではキャッシュを使う。", "本番環境ではキャッシュを使わない。"),
+        ("프로덕션 환경에서는 캐시를 사용한다.", "프로덕션 환경에서는 캐시를 사용하지 않는다."),
+    ],
+)
+def test_a_japanese_or_korean_negation_files_no_consolidation(api, a, reviewer, plain, negated):
+    """Use / do not use, scored by words (the model reads neither): a duplicate by score, as
+    "allowed" / "not allowed" is, never a merge."""
+    tau = {"cosine": 0.6, "lexical": 0.6}
+    api.as_(reviewer).patch(
+        "/api/v1/memories/acme", {"policy": {"tau_same": tau, "tau_similar": tau}}
+    )
+    add_via_api(a, plain)
+    body = a.post(E, {"body": negated, "kind": "fact"}).json()
+    assert body["near_duplicates"][0]["relation"] == "duplicate_of"
+    assert "proposal" not in body
     assert Proposal.objects.count() == 0
 
 

@@ -206,6 +206,72 @@ def test_a_word_swapped_in_one_slot_or_a_negation_is_a_different_value():
     ) == {"words": [["main"], ["master"]]}
 
 
+@pytest.mark.parametrize(
+    ("plain", "negated"),
+    [
+        ("本番環境ではキャッシュを使う。", "本番環境ではキャッシュを使わない。"),
+        ("本番環境ではキャッシュを使います。", "本番環境ではキャッシュを使いません。"),
+        ("金曜日はデプロイする。", "金曜日はデプロイしない。"),
+        ("ステージングでは再起動できる。", "ステージングでは再起動できない。"),
+        ("本番ではデバッグログを出力している。", "本番ではデバッグログを出力していない。"),
+        ("本番ではキャッシュを確認して再起動する。", "本番ではキャッシュを確認せず再起動する。"),
+        ("캐시를 사용한다.", "캐시를 사용하지 않는다."),
+        ("프로덕션에서는 캐시를 사용합니다.", "프로덕션에서는 캐시를 사용하지 않습니다."),
+        ("금요일에는 배포를 한다.", "금요일에는 배포를 안 한다."),
+        ("스테이징에서는 디버거를 쓴다.", "스테이징에서는 디버거를 못 쓴다."),
+        ("스테이징 서버에는 캐시가 있다.", "스테이징 서버에는 캐시가 없다."),
+    ],
+)
+def test_a_japanese_or_korean_negation_is_a_different_value(plain, negated):
+    # As "allowed" / "not allowed": read before, the two were one fact (a merge).
+    assert bodies.word_swap(plain, negated)
+    assert bodies.slot_differences(negated, plain)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # An adjective ending in ない ("dangerous") is no negation.
+        ("この設定を変えるのは危ない。", "この設定を変えるのは危なかった。"),
+        # An obligation (two negations) restates the fact; "nothing but" is no negation.
+        ("本番ではキャッシュを使う。", "本番ではキャッシュを使わなければならない。"),
+        ("障害時は手動で再起動する。", "障害時は手動で再起動するしかない。"),
+        # 없이 in 끊임없이 ("ceaselessly") is no predicate.
+        ("배치는 실행된다.", "배치는 끊임없이 실행된다."),
+    ],
+)
+def test_words_that_only_look_negated_are_no_negation(a, b):
+    assert bodies.cjk_negations(a) % 2 == bodies.cjk_negations(b) % 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "少ない",
+        "危ない",
+        "すくない",
+        "あぶない",
+        "せつない",
+        "もったいない",
+        "間違いない",
+        "するしかない",
+        "すみません",
+        "まず確認する",
+        "必ず使う",
+        "相変わらず遅い",
+        "動くはずだ",
+        "今はずっと使う",
+        "집 안에 있다",
+        "못을 박다",
+        "끊임없이 실행된다",
+        "캐시를 없앤다",
+        "안전하다",
+    ],
+)
+def test_no_negation_is_read_in_adjectives_or_words_that_hold_its_letters(text):
+    assert bodies.cjk_negations(text) == 0
+
+
 def test_a_rewording_a_linking_verb_or_an_added_detail_is_no_swap():
     # A rewording around a shared value, not one slot with two values.
     assert not bodies.word_swap(
