@@ -9,16 +9,21 @@ them. A query made only of stop words has all its terms as content terms.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from ..text import cjk_words, distinct_terms, is_cjk, stop_terms
+from ..text import CJK_CLASS, cjk_words, distinct_terms, stop_terms
 
 # Longest lexeme a PostgreSQL tsvector holds; longer tokens are not indexed there, so neither
 # backend searches for them.
 MAX_TERM_BYTES = 2046
+
+# A CJK character (``memory.text.is_cjk``, as a pattern: the maintenance passes take the floor of
+# every entry they examine, and most entries hold no CJK term at all).
+_CJK = re.compile(f"[{CJK_CLASS}]")
 
 
 def setting(name: str, default: int) -> int:
@@ -60,9 +65,12 @@ def query_floor(terms: Sequence[str]) -> int:
     if not terms:
         return 0
     content = content_terms(terms)
-    units = [t for t in content if not is_cjk(t[0])] + cjk_content_words(terms)
+    if not _CJK.search(" ".join(terms)):
+        return admission_floor(len(content))
+    cjk = _CJK.match
+    units = [t for t in content if not cjk(t)] + cjk_content_words(terms)
     if not units:
-        units = [t for t in content if not (len(t) == 1 and is_cjk(t))] or content
+        units = [t for t in content if not (len(t) == 1 and cjk(t))] or content
     return admission_floor(len(units))
 
 
@@ -73,15 +81,16 @@ def cjk_runs(terms: Sequence[str]) -> list[str]:
     cut a run in two). A CJK unigram that no rebuilt run holds is a run of its own."""
     runs: list[str] = []
     chained = False  # the previous term was a bigram ending runs[-1]
+    cjk = _CJK.match
     for t in terms:
-        bigram = len(t) == 2 and is_cjk(t[0])
+        bigram = len(t) == 2 and cjk(t) is not None
         if bigram and chained and runs[-1][-1] == t[0]:
             runs[-1] += t[1]
         elif bigram:
             runs.append(t)
         chained = bigram
     held = set("".join(runs))
-    return runs + [t for t in terms if len(t) == 1 and is_cjk(t) and t not in held]
+    return runs + [t for t in terms if len(t) == 1 and cjk(t) and t not in held]
 
 
 def _hiragana(ch: str) -> bool:

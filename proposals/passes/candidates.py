@@ -25,12 +25,16 @@ PostgreSQL ``search_vector`` GIN index, the SQLite FTS5 table ``memory_entryvers
    ``postings_cap`` per key. Up to ``postings_budget`` posting rows are kept for the next
    batches (a run reads the Memory as of when it read each list, like any keyset walk).
 5. In Python: per entry, the entries sharing its keys, with the number of keys shared. An entry
-   qualifies when it shares at least the admission floor of the lexical channel
-   (``memory.search.query_floor`` of the entry's terms) of its *content* terms, as far as its
-   keys can tell: a neighbour sharing the floor's number of content terms shares at least that
-   number less the content terms other entries hold that are not keys (too common, or past
-   ``key_terms``) of the keys — at least one. Best first by keys shared, then entry id, at most
-   ``limit``.
+   qualifies when it shares at least the admission floor of the lexical channel of its
+   *content* terms, as far as its keys can tell: a neighbour sharing the floor's number of
+   content terms shares at least that number less the content terms other entries hold that
+   are not keys (too common, or past ``key_terms``) of the keys — at least one. Best first by
+   keys shared, then entry id, at most ``limit``. The floor is the channel's own function,
+   ``memory.search.query_floor``, of all the entry's terms (step 1), not of its keys: the
+   floor counts the entry's content words (a CJK run by its words in ICU's dictionary, rebuilt
+   from the run's bigrams in the analyzer's order, which the terms keep), and only the number
+   it gives is compared with the keys shared, as the channel compares it with the content
+   terms matched.
 
 In a Memory where no term is held by more than ``postings_cap`` versions and no entry has more
 than ``key_terms`` content terms that other entries hold, the entries qualifying are exactly the
