@@ -217,8 +217,9 @@ def _joined(tokens: Sequence[str]) -> str:
 
 
 def _size(terms: set[str]) -> int:
-    """How many words ``terms`` stand for: a CJK run by its bigrams (as the search floor counts
-    it), its single characters only when it has none."""
+    """How many words ``terms`` stand for, roughly: a CJK run by its bigrams, its single
+    characters only when it has none (a set of terms no longer holds the runs' order, so ICU's
+    words cannot be read back as the search floor reads them)."""
     runs = [t for t in terms if not (len(t) == 1 and is_cjk(t))]
     return len(runs) or len(terms)
 
