@@ -3,7 +3,9 @@
 Stop words (``memory.text.stop_terms``) matter only to the admission floor: a query's terms are
 all searched and all count for ranking, but the floor is computed from its *content* terms (the
 terms that are not stop words) and a text is admitted when it contains at least that many of
-them. A query made only of stop words has all its terms as content terms.
+them. A query made only of stop words has all its terms as content terms. In a query holding a
+content word (:func:`query_floor`), a term written only in hiragana — a Japanese particle,
+ending or auxiliary, or a bigram of them such as しま — is not a content term either.
 """
 
 from __future__ import annotations
@@ -38,10 +40,39 @@ def query_terms(text: str) -> list[str]:
 
 
 def content_terms(terms: Sequence[str]) -> list[str]:
-    """The terms that are not stop words, in order; all of them when every term is one."""
+    """The terms that count toward the admission floor, in order: the terms that are not stop
+    words, less those written only in hiragana when the query holds a content word (the units
+    :func:`query_floor` counts); all of the terms when every term is a stop word."""
+    return content_and_floor(terms)[0]
+
+
+def content_and_floor(terms: Sequence[str]) -> tuple[list[str], int]:
+    """:func:`content_terms` and :func:`query_floor` of ``terms`` at once (one reading of their
+    CJK runs by ICU's dictionary)."""
+    if not terms:
+        return [], 0
+    content, units = _content_and_units(terms)
+    content = content or list(terms)
+    if not units:
+        units = [t for t in content if not (len(t) == 1 and _CJK.match(t))] or content
+    return content, admission_floor(len(units))
+
+
+def _content_and_units(terms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The content terms of ``terms`` (none when every term is a stop word) and the units the
+    floor counts: the content terms that are not CJK, and the content words of the CJK runs
+    (:func:`cjk_content_words`); no units when there is no content word."""
     stops = stop_terms()
     content = [t for t in terms if t not in stops]
-    return content or list(terms)
+    if not _CJK.search(" ".join(terms)):
+        return content, content
+    cjk = _CJK.match
+    units = [t for t in content if not cjk(t)] + cjk_content_words(terms)
+    if units:
+        # The floor counts words holding a character that is neither hiragana nor a stop word;
+        # a term written only in hiragana (しま of します, こに of どこに) holds none.
+        content = [t for t in content if not all(map(_hiragana, t))]
+    return content, units
 
 
 def admission_floor(n_terms: int) -> int:
@@ -61,17 +92,10 @@ def query_floor(terms: Sequence[str]) -> int:
     a Chinese or Japanese question is not held to a larger share: 妻の習い事は何ですか ("what is
     my wife's hobby") asks for one of {妻, 習い事}, not two of its eight content bigrams.
     With no content word at all (every word a stop word or hiragana) the content terms are
-    counted, a run by its bigrams. Every content term still counts as a match."""
-    if not terms:
-        return 0
-    content = content_terms(terms)
-    if not _CJK.search(" ".join(terms)):
-        return admission_floor(len(content))
-    cjk = _CJK.match
-    units = [t for t in content if not cjk(t)] + cjk_content_words(terms)
-    if not units:
-        units = [t for t in content if not (len(t) == 1 and cjk(t))] or content
-    return admission_floor(len(units))
+    counted, a run by its bigrams. The matches compared with the floor are the content terms
+    (:func:`content_terms`): with a content word, a term written only in hiragana is none, so
+    どこに転勤しますか (one content word, 転勤) does not admit a text sharing only しま."""
+    return content_and_floor(terms)[1]
 
 
 def cjk_runs(terms: Sequence[str]) -> list[str]:

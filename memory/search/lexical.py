@@ -25,8 +25,7 @@ from .common import (
     HEADS,
     HISTORY,
     Candidate,
-    content_terms,
-    query_floor,
+    content_and_floor,
     query_terms,
     setting,
 )
@@ -338,8 +337,7 @@ def lexical_channel(
     """
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
-    content = content_terms(terms)
-    floor = query_floor(terms)
+    content, floor = content_and_floor(terms)
     joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
     build = _postgres_sql if connection.vendor == "postgresql" else _sqlite_sql
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)

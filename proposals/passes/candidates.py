@@ -16,10 +16,11 @@ PostgreSQL ``search_vector`` GIN index, the SQLite FTS5 table ``memory_entryvers
    for free, how many heads of the view hold it (:attr:`Neighbourhoods.held`, kept for the run).
 3. Keys: each entry's ``key_terms`` most informative terms — content terms (not stop words,
    ``memory.text.stop_terms``: a Korean or Japanese particle is a syllable held by half the
-   Memory), held by another head of the view than the entry's own (a term no other entry
-   holds finds nothing: spending a key on it left a long restatement, whose rare terms are
-   mostly its own wording, without a single useful key) — rarest first (heads holding, then
-   versions holding, then the term).
+   Memory; nor, in an entry holding a content word, terms written only in hiragana — the
+   lexical channel's own ``memory.search.content_terms``), held by another head of the view
+   than the entry's own (a term no other entry holds finds nothing: spending a key on it left
+   a long restatement, whose rare terms are mostly its own wording, without a single useful
+   key) — rarest first (heads holding, then versions holding, then the term).
 4. Postings: one query returns, for every distinct key of the batch not kept from an earlier
    batch, the heads of the view (active heads, or every head) holding it — at most
    ``postings_cap`` per key. Up to ``postings_budget`` posting rows are kept for the next
@@ -64,7 +65,7 @@ from itertools import chain
 from django.db import connection
 
 from memory.models import HeadState, Memory
-from memory.search.common import MAX_TERM_BYTES, query_floor, setting
+from memory.search.common import MAX_TERM_BYTES, content_and_floor, setting
 from memory.text import stop_terms
 
 #: A term held by more versions of the Memory than this pairs nothing (too common).
@@ -382,14 +383,15 @@ class Neighbourhoods:
 
     def keys(self, terms: Sequence[str]) -> list[str]:
         """The ``key_terms`` most informative of an entry's ``terms`` (their frequencies must be
-        counted; the entry is a head of the view): content terms held by at most
-        ``postings_cap`` versions and by another head than the entry's own, rarest first."""
-        stops = stop_terms()
+        counted; the entry is a head of the view): content terms (:func:`content`) held by at
+        most ``postings_cap`` versions and by another head than the entry's own, rarest first."""
+        return self._keys(content(terms)[0])
+
+    def _keys(self, found: Sequence[str]) -> list[str]:
+        """:meth:`keys` of an entry's content terms ``found``."""
         held, frequencies = self.held, self.frequencies
         usable = [
-            t
-            for t in terms
-            if held.get(t, 0) >= 2 and frequencies.get(t, 0) <= self.postings_cap and t not in stops
+            t for t in found if held.get(t, 0) >= 2 and frequencies.get(t, 0) <= self.postings_cap
         ]
         usable.sort(key=lambda t: (held[t], frequencies[t], t))
         return usable[: self.key_terms]
@@ -400,18 +402,19 @@ class Neighbourhoods:
         the terms not counted yet in this run, the postings of the keys not kept from an
         earlier batch (none when there are none)."""
         terms = {pk: stored_terms(text) for pk, text in texts.items()}
-        keys, postings = self._keys_and_postings(terms)
-        return self._rank(terms, keys, postings)
+        entries = {pk: content(ts) for pk, ts in terms.items()}
+        keys, postings = self._keys_and_postings(terms, {pk: c for pk, (c, _) in entries.items()})
+        return self._rank(entries, keys, postings)
 
     def _keys_and_postings(
-        self, terms: Mapping[int, Sequence[str]]
+        self, terms: Mapping[int, Sequence[str]], contents: Mapping[int, Sequence[str]]
     ) -> tuple[dict[int, list[str]], dict[str, list[int]]]:
         """Each entry's keys and the posting list of every key (steps 2–4 of the module
         docstring): from the index, with what earlier batches of the run read."""
         known = self.frequencies
         unknown = sorted({t for ts in terms.values() for t in ts if t not in known})
         counted = self._count(unknown) if unknown else {}
-        keys = {pk: self.keys(ts) for pk, ts in terms.items()}
+        keys = {pk: self._keys(c) for pk, c in contents.items()}
         needed = {k for ks in keys.values() for k in ks}
         kept = self._postings_kept
         postings = {k: kept[k] for k in needed if k in kept}
@@ -428,16 +431,15 @@ class Neighbourhoods:
 
     def _rank(
         self,
-        terms: Mapping[int, Sequence[str]],
+        entries: Mapping[int, tuple[list[str], int]],
         keys: Mapping[int, list[str]],
         postings: Mapping[str, list[int]],
     ) -> dict[int, list[int]]:
         """Step 5 of the module docstring: per entry, the entries qualifying by the content
         keys they share, best first."""
-        stops = stop_terms()
         out: dict[int, list[int]] = {}
         for pk, ks in keys.items():
-            need = self._need(terms[pk], ks, stops)
+            need = self._need(*entries[pk], ks)
             if need <= 0:
                 out[pk] = []
                 continue
@@ -448,18 +450,26 @@ class Neighbourhoods:
             out[pk] = qualified[: self.limit]
         return out
 
-    def _need(self, terms: Sequence[str], keys: Sequence[str], stops: frozenset[str]) -> int:
+    def _need(self, content: Sequence[str], floor: int, keys: Sequence[str]) -> int:
         """How many of its ``keys`` an entry's neighbour must hold (0: none can qualify): the
-        admission floor of the entry's terms (``memory.search.query_floor``), less its content
-        terms that other entries may hold but are not keys (a neighbour may hold those instead),
-        at least one."""
+        admission ``floor`` of the entry's terms, less its ``content`` terms that other entries
+        may hold but are not keys (a neighbour may hold those instead), at least one."""
         if not keys:
             return 0
-        content = [t for t in terms if t not in stops]
         key_set = set(keys)
         # Held by another head, or too common to be counted: a neighbour may hold it.
         elsewhere = sum(1 for t in content if t not in key_set and self.held.get(t, 2) >= 2)
-        return max(1, query_floor(terms) - elsewhere)
+        return max(1, floor - elsewhere)
+
+
+def content(terms: Sequence[str]) -> tuple[list[str], int]:
+    """An entry's content terms, in order, and the admission floor of its ``terms``: the
+    lexical channel's own (``memory.search.content_and_floor``), except that an entry made only
+    of stop words has no content term (the channel then counts every term; a pass pairs on
+    none of them)."""
+    found, floor = content_and_floor(terms)
+    stops = stop_terms()
+    return [t for t in found if t not in stops], floor
 
 
 #: A scope of more entries than this is not indexed in memory (:func:`scoped_neighbourhoods`).
@@ -495,9 +505,9 @@ class ScopedNeighbourhoods(Neighbourhoods):
         self.scope = frozenset(rows)
 
     def _keys_and_postings(
-        self, terms: Mapping[int, Sequence[str]]
+        self, terms: Mapping[int, Sequence[str]], contents: Mapping[int, Sequence[str]]
     ) -> tuple[dict[int, list[str]], dict[str, list[int]]]:
-        keys = {pk: self.keys(ts) for pk, ts in terms.items()}
+        keys = {pk: self._keys(c) for pk, c in contents.items()}
         index = self._index
         needed = {k for ks in keys.values() for k in ks}
         return keys, {k: index[k] for k in needed if k in index}

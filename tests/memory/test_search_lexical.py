@@ -264,3 +264,30 @@ def test_the_bound_counts_only_rows_in_the_view(memory, me, settings):
         found = lexical_channel(memory.pk, terms, view=CANDIDATES, limit=limit)
         assert [c.entry_pk for c in found] == [pending]
     assert len(lexical_channel(memory.pk, terms, view=ACTIVE, limit=5)) == 5
+
+
+def test_a_hiragana_term_is_no_match_for_a_query_holding_a_content_word(memory, me):
+    """どこに転勤しますか ("where am I transferred") has one content word, 転勤: the floor
+    asks for one match, and a text sharing only the ending しま (します) or こに is not one."""
+    from memory.search import content_terms, query_floor
+
+    terms = query_terms("どこに転勤しますか")
+    assert query_floor(terms) == 1
+    assert "しま" in terms and "しま" not in content_terms(terms)
+    remember(memory, me, "明日の会議をよろしくお願いします。")
+    assert lexical_channel(memory.pk, terms, view=ACTIVE, limit=10) == []
+    moved = remember(memory, me, "来月、大阪に転勤します。").entry
+    found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=10)
+    assert [c.entry_pk for c in found] == [moved.pk]
+
+
+def test_a_query_written_only_in_hiragana_still_counts_its_hiragana_terms(memory, me):
+    from memory.search import content_terms, query_floor
+
+    terms = query_terms("すしがすきです")
+    assert "すし" in content_terms(terms)
+    assert query_floor(terms) == 2
+    sushi = remember(memory, me, "わたしはおすしがすきです。").entry
+    remember(memory, me, "明日の会議をよろしくお願いします。")
+    found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=10)
+    assert [c.entry_pk for c in found] == [sushi.pk]
