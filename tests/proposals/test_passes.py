@@ -220,12 +220,43 @@ def test_a_word_swapped_in_one_slot_or_a_negation_is_a_different_value():
         ("금요일에는 배포를 한다.", "금요일에는 배포를 안 한다."),
         ("스테이징에서는 디버거를 쓴다.", "스테이징에서는 디버거를 못 쓴다."),
         ("스테이징 서버에는 캐시가 있다.", "스테이징 서버에는 캐시가 없다."),
+        # A verb whose negative stem is its one kanji, an adjective's く form, じゃない, 아니다.
+        ("本番のログは毎日見る。", "本番のログは毎日見ない。"),
+        ("金曜日は担当者が来る。", "金曜日は担当者が来ない。"),
+        ("本番では手動で再起動出来る。", "本番では手動で再起動出来ない。"),
+        ("ステージングの応答は速い。", "ステージングの応答は速くない。"),
+        ("本番のエラーは少ない。", "本番のエラーは少なくない。"),
+        ("このキャッシュは本番用だ。", "このキャッシュは本番用じゃない。"),
+        ("이 서버는 프로덕션이다.", "이 서버는 프로덕션이 아니다."),
+        ("이 서버는 프로덕션입니다.", "이 서버는 프로덕션이 아닙니다."),
     ],
 )
 def test_a_japanese_or_korean_negation_is_a_different_value(plain, negated):
     # As "allowed" / "not allowed": read before, the two were one fact (a merge).
     assert bodies.word_swap(plain, negated)
     assert bodies.slot_differences(negated, plain)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "毎日見ない",
+        "担当者が来ない",
+        "再起動出来ない",
+        "寝なかった",
+        "応答は速くない",
+        "エラーは少なくない",
+        "新しくなければ",
+        "よくない",
+        "本番用じゃない",
+        "프로덕션이 아니다",
+        "프로덕션이 아닙니다",
+        "프로덕션이 아닌 서버",
+        "캐시가 아니라 디스크다",
+    ],
+)
+def test_each_form_on_the_list_is_read_as_one_negation(text):
+    assert bodies.cjk_negations(text) == 1
 
 
 @pytest.mark.parametrize(
@@ -266,6 +297,13 @@ def test_words_that_only_look_negated_are_no_negation(a, b):
         "끊임없이 실행된다",
         "캐시를 없앤다",
         "안전하다",
+        "少なくなった",
+        "高くなった",
+        "少なくとも",
+        "来なさい",
+        "書くなら",
+        "아니면 내일 한다",
+        "아니요",
     ],
 )
 def test_no_negation_is_read_in_adjectives_or_words_that_hold_its_letters(text):
