@@ -88,6 +88,7 @@ _COUNT_WORD = (
     r"|ninety|hundred|thousand|million)"
 )
 _URL = re.compile(r"\b(?:https?|ftp|ssh|git|s3|file)://[^\s<>\"'`]+", re.IGNORECASE)
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.*<>@+-]+/)+[\w.*<>@+-]*")
 _PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")
 # Ordered: earlier patterns claim their span first, so "02:00" is one time, not two numbers,
 # and "scripts/deploy.sh" is one path, not an identifier inside a path.
@@ -106,7 +107,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"|\b\d{4}-?Q[1-4]\b|\bQ[1-4](?:\s+\d{4})?\b"
         ),
     ),
-    ("path", re.compile(r"(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.*<>@+-]+/)+[\w.*<>@+-]*")),
+    ("path", _PATH),
     (
         "time",
         re.compile(
@@ -216,12 +217,13 @@ def extract_details(text: str) -> list[Detail]:
     CJK characters that belong to it (:func:`_cjk_path_end`): a run starting a segment when "/"
     or "." and an extension follows it ("/srv/データ/設定.yaml"), and the Han, Katakana and
     Hangul of a URL's last one, up to the first hiragana ("…/wiki/東京を参照" ends at "東京").
-    A weekday inside a URL is part of it, not a date ("…/wiki/金曜日" is one URL).
+    A weekday inside a URL or a path is part of it, not a date ("…/wiki/金曜日" is one URL,
+    "/srv/friday/backup.tar" one path).
     """
     text = unicodedata.normalize("NFC", text)
     spaced = spaced_cjk(text)
     taken = [False] * len(text)
-    found = _weekday_details(text, taken, _url_spans(text, spaced))
+    found = _weekday_details(text, taken, _url_and_path_spans(text, spaced))
     found += _pattern_details(text, spaced, taken)
     found += _name_details(spaced, taken)
     found.sort(key=lambda x: x[0])
@@ -249,8 +251,9 @@ def _weekday_details(
     text: str, taken: list[bool], urls: Sequence[tuple[int, int]] = ()
 ) -> list[tuple[int, Detail]]:
     """The weekdays of ``text`` (``_WEEKDAY``) as dates valued by the day, claiming their
-    characters in ``taken`` — but none inside one of the ``urls`` (spans of ``text``): the day
-    a URL names ("…/wiki/金曜日", "…/friday") is part of that URL, which stays one value."""
+    characters in ``taken`` — but none inside one of the ``urls`` (spans of ``text``, URLs and
+    paths): the day a URL or path names ("…/wiki/金曜日", "/srv/friday/") is part of it, which
+    stays one value."""
     found: list[tuple[int, Detail]] = []
     for m in _WEEKDAY.finditer(text):
         if any(start < m.end() and m.start() < end for start, end in urls):
@@ -274,17 +277,33 @@ def _claim(taken: list[bool], start: int, end: int) -> bool:
     return True
 
 
-def _url_spans(text: str, spaced: str) -> list[tuple[int, int]]:
-    """Where the URLs of ``text`` stand, as :func:`_pattern_details` takes them (their CJK
-    characters included, trailing punctuation not): the weekdays are read before the patterns,
-    and a weekday inside a URL is not one."""
-    if "://" not in text:
+def _url_and_path_spans(text: str, spaced: str) -> list[tuple[int, int]]:
+    """Where the URLs and paths of ``text`` stand, as :func:`_pattern_details` takes them
+    (their CJK characters included, trailing punctuation not): the weekdays are read before the
+    patterns, and a weekday inside a URL or a path is not one. Slashes between weekdays only
+    ("Monday/Thursday/Friday") or between two words (:func:`_prose_slash`) are no path."""
+    if "/" not in text:
         return []
     spans = []
-    for m in _URL.finditer(spaced):
-        start, end, _ = _matched(text, spaced, "url", m)
-        spans.append((start, end))
+    for kind, pattern in (("url", _URL), ("path", _PATH)):
+        for m in pattern.finditer(spaced):
+            start, end, value = _matched(text, spaced, kind, m)
+            if kind == "path" and (
+                _prose_slash(value)
+                or all(_WEEKDAY.fullmatch(part) for part in value.split("/") if part)
+            ):
+                continue
+            spans.append((start, end))
     return spans
+
+
+def _prose_slash(path: str) -> bool:
+    """Whether a path match is prose: a single slash between two plain words ("and/or",
+    "TCP/IP")."""
+    if path.count("/") != 1 or path.endswith("/"):
+        return False
+    left, _, right = path.partition("/")
+    return left.isalpha() and right.isalpha()
 
 
 def _matched(text: str, spaced: str, kind: str, m: re.Match[str]) -> tuple[int, int, str]:
@@ -316,11 +335,8 @@ def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[in
             start, end, value = _matched(text, spaced, kind, m)
             if not value or value.casefold() in _NOT_DETAILS:
                 continue
-            if kind == "path" and value.count("/") == 1 and value.endswith("/") is False:
-                # "and/or", "TCP/IP": a single slash between two plain words is prose.
-                left, _, right = value.partition("/")
-                if left.isalpha() and right.isalpha():
-                    continue
+            if kind == "path" and _prose_slash(value):
+                continue
             if _claim(taken, start, end):
                 found.append(
                     (start, Detail(value, kind, _number_value(value) if kind == "number" else ""))

@@ -142,6 +142,39 @@ def test_a_weekday_beside_a_url_is_still_a_date():
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("設定は /srv/金曜日/設定.yaml にある", "/srv/金曜日/設定.yaml"),
+        ("Backups go to /srv/friday/backup.tar nightly", "/srv/friday/backup.tar"),
+        ("Reports land in ~/reports/monday/ first", "~/reports/monday/"),
+        ("See docs/sunday-runbook.md before paging", "docs/sunday-runbook.md"),
+        ("백업은 /data/금요일/dump.sql 에 있다", "/data/금요일/dump.sql"),
+    ],
+)
+def test_a_weekday_inside_a_path_is_part_of_the_path_not_a_date(text, path):
+    # The weekday was claimed first and the path, overlapping it, was lost.
+    assert [(d.kind, d.text) for d in extract_details(text)] == [("path", path)]
+
+
+def test_weekdays_joined_by_slashes_are_still_dates():
+    assert [(d.kind, d.key) for d in extract_details("Standups are Monday/Thursday/Friday")] == [
+        ("date", "monday"),
+        ("date", "thursday"),
+        ("date", "friday"),
+    ]
+    assert [(d.kind, d.key) for d in extract_details("Deploy Friday from /srv/app/")] == [
+        ("date", "friday"),
+        ("path", "/srv/app/"),
+    ]
+
+
+def test_a_merge_that_drops_a_path_naming_a_weekday_loses_it():
+    friday = "The Friday dump is written to /backups/friday/db.sql"
+    lost = lost_details([("e_1", friday)], "The Friday dump is written to /backups/db.sql")
+    assert [(d.text, d.kind) for d in lost] == [("/backups/friday/db.sql", "path")]
+
+
 def test_a_merge_that_drops_a_url_ending_in_a_weekday_loses_it():
     friday = "定例の議事録は https://wiki.acme.jp/会議/金曜日 にある"
     saturday = "定例の議事録は https://wiki.acme.jp/会議/土曜日 にある"
