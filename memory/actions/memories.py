@@ -67,7 +67,8 @@ class Policy(TypedDict, total=False):
 POLICY_KEYS = frozenset(Policy.__optional_keys__)
 
 #: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)), besides
-#: ``enabled``, ``target_kind`` and ``threshold`` (a similarity threshold, number or per method).
+#: ``enabled``, ``target_kind`` and ``threshold`` (a similarity threshold, number or per method;
+#: so is near_duplicates' ``min_subject``, which applies per method as its threshold does).
 JOB_SETTINGS: dict[str, tuple[float, float]] = {
     "every_hours": (0.01, 24 * 365),
     "min_similarity": (0, 1),
@@ -163,7 +164,7 @@ def _check_jobs(jobs: Any) -> None:
         if not isinstance(cfg, dict):
             raise ValidationFailed(details={field: ["Must be an object."]})
         for key, value in cfg.items():
-            if key == "threshold":
+            if key == "threshold" or (key, job) == ("min_subject", "near_duplicates"):
                 _check_threshold(value, f"{field}.{key}")
                 continue
             if key == "enabled":

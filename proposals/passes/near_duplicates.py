@@ -15,7 +15,8 @@ and for drift).
    and "not allowed" are a contradiction for the contradiction pass, never a merge) and, with the
    lexical similarity, the subjects (content words without values) overlap at least
    ``jobs.near_duplicates.min_subject`` (default 0.6: "the office closes at 18:00" is not "the
-   hotline closes at 18:00"; with embeddings 0, as a paraphrase may share no word).
+   hotline closes at 18:00"; with embeddings 0, as a paraphrase may share no word; per method
+   as the threshold is).
    :func:`pair_edge` is that rule, scored on labelled pairs by ``manage.py evaluate
    near_duplicates``. With embeddings, a pair below ``COSINE_NEAREST_BELOW`` is an edge only
    when each entry is the other's nearest in the run.
@@ -192,15 +193,16 @@ def pair_edge(
 
 def default_parameters(memory: Memory, method: str) -> tuple[float, float]:
     """The pass's ``(threshold, min_subject)`` for ``memory`` under the similarity ``method``:
-    the policy's ``jobs.near_duplicates`` settings (a ``threshold`` number is the configured
-    similarity's, ``memory.dedupe.policy_threshold``), else the defaults (``min_subject``:
+    the policy's ``jobs.near_duplicates`` settings (a ``threshold`` or ``min_subject`` number
+    is the configured similarity's, an object sets each method:
+    ``memory.dedupe.policy_threshold``), else the defaults (``min_subject``:
     ``DEFAULT_MIN_SUBJECT`` lexically, ``COSINE_MIN_SUBJECT`` with embeddings)."""
     tau_same, tau_similar = thresholds(memory, method)
     cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
     default = _default_threshold(method, tau_same, tau_similar)
     threshold = policy_threshold(cfg.get("threshold"), method, default)
-    min_subject = DEFAULT_MIN_SUBJECT if method == "lexical" else COSINE_MIN_SUBJECT
-    return threshold, float(cfg.get("min_subject", min_subject))
+    default_min_subject = DEFAULT_MIN_SUBJECT if method == "lexical" else COSINE_MIN_SUBJECT
+    return threshold, policy_threshold(cfg.get("min_subject"), method, default_min_subject)
 
 
 def _candidate_pools(

@@ -1,6 +1,7 @@
 """A policy's similarity thresholds are per method.
 
-A number (``tau_same``, ``tau_similar``, ``jobs.<job>.threshold``) is the threshold of the
+A number (``tau_same``, ``tau_similar``, ``jobs.<job>.threshold``, and the near-duplicate
+pass's ``jobs.near_duplicates.min_subject``) is the threshold of the
 Memory's configured similarity — cosine with an embedding provider — and judges only the pairs
 that similarity scores: a pair with a text the model cannot read (Korean, Thai) is scored by
 words and judged by the lexical defaults, never by a number tuned for cosine. An object
@@ -43,6 +44,12 @@ LEXICAL_SAME, LEXICAL_SIMILAR = DEFAULT_THRESHOLDS["lexical"]
 KO_RELATED = ("팀은 매주 월요일 아침에 모입니다.", "팀은 매주 금요일 저녁에 모입니다.")
 #: "… every Monday morning" / "… every Monday morning in the meeting room": Jaccard 0.74.
 KO_RESTATED = ("팀은 매주 월요일 아침에 모입니다.", "팀은 매주 월요일 아침에 회의실에서 모입니다.")
+#: "… meets briefly at headquarters" / "… at length in the meeting room": Jaccard 0.65, the
+#: subjects overlapping 0.67 (containment), no slot with two values.
+KO_TWO_PLACES = (
+    "팀은 매주 월요일 아침에 본사에서 짧게 모입니다.",
+    "팀은 매주 월요일 아침에 회의실에서 길게 모입니다.",
+)
 #: A restatement in Thai sharing its words: Jaccard 0.86.
 TH_RESTATED = ("ทีมประชุมทุกเช้าวันจันทร์", "ทีมประชุมกันทุกเช้าวันจันทร์")
 
@@ -154,6 +161,37 @@ def test_a_near_duplicate_number_is_the_cosine_threshold_with_the_model(memory, 
     assert clusters(r, "near_duplicate_cluster") == []
 
 
+@pytest.mark.usefixtures("latin_model")
+def test_a_near_duplicate_min_subject_is_per_method_as_its_threshold(memory, agent, system):
+    # A number tuned for the model's pairs (0.9) left the pairs scored by words refused too.
+    entries = {remember(memory, agent.actor, t, dedupe=False).entry.uid for t in KO_TWO_PLACES}
+    memory = set_policy(memory, jobs={"near_duplicates": {"min_subject": 0.9}})
+    r = maintenance.run_job(memory, actor=system, job="near_duplicates", dry_run=True)
+    assert r.parameters["min_subject"] == 0.9
+    assert r.parameters["unread_pairs"]["min_subject"] == near_duplicates.DEFAULT_MIN_SUBJECT
+    (item,) = clusters(r, "near_duplicate_cluster")
+    assert set(item["entries"]) == entries
+
+    memory = set_policy(memory, jobs={"near_duplicates": {"min_subject": {"lexical": 0.9}}})
+    r = maintenance.run_job(memory, actor=system, job="near_duplicates", dry_run=True)
+    assert r.parameters["min_subject"] == near_duplicates.COSINE_MIN_SUBJECT
+    assert r.parameters["unread_pairs"]["min_subject"] == 0.9
+    assert clusters(r, "near_duplicate_cluster") == []
+
+
+def test_without_the_model_a_near_duplicate_min_subject_number_judges_pairs_by_words(
+    memory, agent, system
+):
+    for t in KO_TWO_PLACES:
+        remember(memory, agent.actor, t, dedupe=False)
+    r = maintenance.run_job(memory, actor=system, job="near_duplicates", dry_run=True)
+    assert len(clusters(r, "near_duplicate_cluster")) == 1
+    memory = set_policy(memory, jobs={"near_duplicates": {"min_subject": 0.9}})
+    r = maintenance.run_job(memory, actor=system, job="near_duplicates", dry_run=True)
+    assert (r.parameters["method"], r.parameters["min_subject"]) == ("lexical", 0.9)
+    assert clusters(r, "near_duplicate_cluster") == []
+
+
 def test_without_the_model_a_near_duplicate_number_is_the_lexical_threshold(memory, agent, system):
     for t in TH_RESTATED:
         remember(memory, agent.actor, t, dedupe=False)
@@ -234,6 +272,19 @@ BAD = [
         "policy.jobs.promotion.threshold.lexical",
     ),
     ({"jobs": {"promotion": {"threshold": 2}}}, "policy.jobs.promotion.threshold"),
+    (
+        {"jobs": {"near_duplicates": {"min_subject": {"bm25": 0.5}}}},
+        "policy.jobs.near_duplicates.min_subject.bm25",
+    ),
+    (
+        {"jobs": {"near_duplicates": {"min_subject": 1.5}}},
+        "policy.jobs.near_duplicates.min_subject",
+    ),
+    # The contradiction pass's subject containment is one number, whatever scored the pair.
+    (
+        {"jobs": {"contradictions": {"min_subject": {"lexical": 0.5}}}},
+        "policy.jobs.contradictions.min_subject",
+    ),
 ]
 
 
@@ -248,7 +299,11 @@ def test_the_cleaner_keeps_numbers_and_objects():
     policy = {
         "tau_same": 0.8,
         "tau_similar": {"cosine": 0.3, "lexical": 0.55},
-        "jobs": {"near_duplicates": {"threshold": {"lexical": 0.7}}, "promotion": {"threshold": 1}},
+        "jobs": {
+            "near_duplicates": {"threshold": {"lexical": 0.7}, "min_subject": {"cosine": 0.2}},
+            "promotion": {"threshold": 1},
+            "contradictions": {"min_subject": 0.8},
+        },
     }
     assert actions.clean_policy(policy) == policy
     assert actions.clean_policy({"tau_same": {}}) == {"tau_same": {}}
