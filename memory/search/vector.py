@@ -12,6 +12,7 @@ from django.conf import settings
 
 from .. import vectors
 from ..embeddings import EmbeddingProvider, get_provider
+from .abbreviations import spelled_out
 from .common import Candidate
 
 
@@ -24,11 +25,13 @@ class QueryVector:
 
 
 def embed_query(query: str) -> QueryVector | None:
-    """The query's embedding, or None without a provider (or with nothing to embed)."""
+    """The query's embedding, or None without a provider (or with nothing to embed). The model
+    reads the query with its shorthand spelled out (:func:`.abbreviations.spelled_out`: "a PR"
+    as "a PR (pull request)")."""
     provider = get_provider()
     if provider is None or not query.strip():
         return None
-    return QueryVector(provider, vectors.query_vector(provider, query))
+    return QueryVector(provider, vectors.query_vector(provider, spelled_out(query)))
 
 
 _pool: dict[str, object] = {"pid": None, "executor": None}

@@ -45,6 +45,17 @@ def test_a_write_is_found_at_once_by_a_paraphrased_question(memory, me):
     assert schedule[0].entry_id == deploys.uid
 
 
+def test_a_question_in_shorthand_finds_the_memory_written_in_full(memory, me):
+    # The model alone scores "how big should a PR be" 0.12 against the answer, below the
+    # channel's floor; read as "a PR (pull request)", 0.53. No word is shared.
+    prs = remember(memory, me, "Reviewers prefer pull requests under 400 changed lines.").entry
+    remember(memory, me, "The coverage gate is 85% on changed lines.")
+    remember(memory, me, MISO)
+    hits = search(memory, actor=me, query="how big should a PR be").hits
+    assert hits and hits[0].entry_id == prs.uid
+    assert list(hits[0].channels) == ["vector"]
+
+
 def test_each_new_version_is_indexed_after_its_revision_commits(memory, me, monkeypatch):
     from memory import tasks
 
