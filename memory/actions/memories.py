@@ -26,6 +26,7 @@ from ..models import (
 )
 from ..personal_data import KINDS as PERSONAL_DATA_KINDS
 from ..personal_data import clean_personal_data_policy
+from ..search.abbreviations import GLOSSARY_MAX, LONG_FORM_MAX, clean_glossary
 from .writer import lock_memory
 
 
@@ -60,6 +61,7 @@ class Policy(TypedDict, total=False):
     recall_events: bool
     half_life_days: dict[str, int]
     personal_data: dict[str, list[str]]
+    glossary: dict[str, str]
     admission_review: dict[str, Any]
 
 
@@ -140,6 +142,12 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
             "personal_data",
             clean_personal_data_policy,
             f"{{refuse: [...]}} with kinds from {list(PERSONAL_DATA_KINDS)}.",
+        ),
+        (
+            "glossary",
+            clean_glossary,
+            f"{{word: long form}}: at most {GLOSSARY_MAX} words, each one word of at most 32"
+            f" characters, its long form 1 to {LONG_FORM_MAX} characters.",
         ),
     )
     for key, clean_section, expected in sections:

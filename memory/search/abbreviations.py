@@ -7,17 +7,19 @@ against "Reviewers prefer pull requests under 400 changed lines", below the vect
 ``VECTOR_MIN_COSINE``, so neither channel found the answer. :func:`spelled_out` writes the long
 form after each such word ("a PR (pull request)"): 0.53.
 
-A closed list (:data:`ABBREVIATIONS`): whole words only, either case, with a plural "s" where one
-makes sense (:data:`COUNTABLE`); no
-shorthand with a second common meaning in a software team ("FF" is a feature flag or a
-fast-forward, "ts" a timestamp or TypeScript, "min" minutes or minimum). Only the query's
-embedding reads it: the lexical channel matches the words as written, and stored texts are
-embedded as written.
+A closed list (:data:`ABBREVIATIONS`), whole words only, either case, with a plural "s" where
+one makes sense (:data:`COUNTABLE`); no shorthand with a second common meaning in a software
+team ("FF" is a feature flag or a fast-forward, "ts" a timestamp or TypeScript, "min" minutes or
+minimum). A Memory adds its own words in ``policy.glossary`` (:func:`clean_glossary`): a team's
+names and jargon ("Hermes" → "the billing service"). Only the query's embedding reads them: the
+lexical channel matches the words as written, and stored texts are embedded as written.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from functools import lru_cache
 
 #: Shorthand → its long form (singular; a plural shorthand gets the plural "s").
 ABBREVIATIONS: dict[str, str] = {
@@ -56,27 +58,59 @@ COUNTABLE = frozenset(
     "cfg config db env lb mr msg pkg pr pwd repo svc tz vm".split()  # noqa: SIM905
 )
 
-_WORD = re.compile(
-    r"(?<![\w/.-])("
-    + "|".join(sorted(map(re.escape, ABBREVIATIONS), key=len, reverse=True))
-    + r")(s?)(?![\w/-])(?!\.\w)",
-    re.IGNORECASE,
-)
+#: Most words a Memory's own glossary (``policy.glossary``) may spell out.
+GLOSSARY_MAX = 200
+#: A glossary word: one word as typed (letters, digits, and ``. + # -`` inside), at most 32.
+_TERM = re.compile(r"[^\W_][\w.+#-]{0,31}")
+#: Longest long form a glossary word may have.
+LONG_FORM_MAX = 100
 
 
-def spelled_out(query: str) -> str:
+@lru_cache(maxsize=64)
+def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(
+        r"(?<![\w/.-])("
+        + "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+        + r")(s?)(?![\w/-])(?!\.\w)",
+        re.IGNORECASE,
+    )
+
+
+def spelled_out(query: str, glossary: Mapping[str, str] | None = None) -> str:
     """``query`` with the long form written after each shorthand word of :data:`ABBREVIATIONS`
-    ("how big should a PR be" → "how big should a PR (pull request) be", "two PRs" → "two PRs
-    (pull requests)"); unchanged when it holds none. A word joined by a hyphen ("k8s-prod-2",
-    "pre-prod"), a path or a URL's ("…/pr/12", "config.yaml") is a name, left alone."""
+    and of the Memory's ``glossary`` (:func:`clean_glossary`; its words win) — "how big should
+    a PR be" → "how big should a PR (pull request) be", "two PRs" → "two PRs (pull requests)";
+    unchanged when it holds none. A word joined by a hyphen ("k8s-prod-2", "pre-prod"), a path
+    or a URL's ("…/pr/12", "config.yaml") is a name, left alone. A glossary word takes no
+    plural "s" (it may be a name: "Hermes")."""
+    table = {**ABBREVIATIONS, **glossary} if glossary else ABBREVIATIONS
+    countable = COUNTABLE - set(glossary) if glossary else COUNTABLE
 
     def spell(m: re.Match[str]) -> str:
         short, plural = m.group(1).lower(), bool(m.group(2))
-        if plural and short not in COUNTABLE:
+        if plural and short not in countable:
             return m.group(0)
-        long = ABBREVIATIONS[short]
+        long = table[short]
         if plural:
             long = long[:-1] + "ies" if long.endswith("y") else long + "s"
         return f"{m.group(0)} ({long})"
 
-    return _WORD.sub(spell, query)
+    return _pattern(tuple(sorted(table))).sub(spell, query)
+
+
+def clean_glossary(raw: object) -> dict[str, str] | None:
+    """A Memory's glossary (``policy.glossary``): ``{word: long form}``, at most
+    :data:`GLOSSARY_MAX` words, each one word as typed (:data:`_TERM`; kept lower-cased, as
+    it is matched in either case) with a long form of 1 to :data:`LONG_FORM_MAX` characters on
+    one line — or None when malformed."""
+    if not isinstance(raw, dict) or len(raw) > GLOSSARY_MAX:
+        return None
+    out: dict[str, str] = {}
+    for word, long in raw.items():
+        if not (isinstance(word, str) and _TERM.fullmatch(word) and isinstance(long, str)):
+            return None
+        long = " ".join(long.split())
+        if not long or len(long) > LONG_FORM_MAX:
+            return None
+        out[word.lower()] = long
+    return out

@@ -72,7 +72,7 @@ def search(
     clearance = sensitivities_up_to(actor.clearance)
     # Once per request (the channels and the trace counts share it), computed while the
     # lexical channel's query runs.
-    embedded = embed_query_soon(query)
+    embedded = embed_query_soon(query, (memory.policy or {}).get("glossary"))
     scans: list[VectorScan] = []
     ranked = run_channels(
         memory.pk, embedded, terms, view=view, cap=cap, clearance=clearance, scans=scans

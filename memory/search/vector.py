@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -24,14 +24,14 @@ class QueryVector:
     vector: list[float]
 
 
-def embed_query(query: str) -> QueryVector | None:
+def embed_query(query: str, glossary: Mapping[str, str] | None = None) -> QueryVector | None:
     """The query's embedding, or None without a provider (or with nothing to embed). The model
     reads the query with its shorthand spelled out (:func:`.abbreviations.spelled_out`: "a PR"
-    as "a PR (pull request)")."""
+    as "a PR (pull request)"; ``glossary``: the Memory's own words)."""
     provider = get_provider()
     if provider is None or not query.strip():
         return None
-    return QueryVector(provider, vectors.query_vector(provider, spelled_out(query)))
+    return QueryVector(provider, vectors.query_vector(provider, spelled_out(query, glossary)))
 
 
 _pool: dict[str, object] = {"pid": None, "executor": None}
@@ -49,7 +49,9 @@ def _executor() -> ThreadPoolExecutor:
     return executor
 
 
-def embed_query_soon(query: str) -> Callable[[], QueryVector | None]:
+def embed_query_soon(
+    query: str, glossary: Mapping[str, str] | None = None
+) -> Callable[[], QueryVector | None]:
     """Start embedding ``query`` on another thread and return a function that waits for it.
 
     The search embeds its query while the lexical channel's query runs: inference is CPU work
@@ -59,7 +61,7 @@ def embed_query_soon(query: str) -> Callable[[], QueryVector | None]:
     """
     if get_provider() is None or not query.strip():
         return lambda: None
-    future = _executor().submit(embed_query, query)
+    future = _executor().submit(embed_query, query, glossary)
     return future.result
 
 

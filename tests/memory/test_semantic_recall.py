@@ -56,6 +56,23 @@ def test_a_question_in_shorthand_finds_the_memory_written_in_full(memory, me):
     assert list(hits[0].channels) == ["vector"]
 
 
+def test_a_memorys_glossary_lets_the_model_read_a_teams_own_names(memory, me):
+    # "Zephyr" means nothing to the model (cosine 0.26 against the answer, below the floor):
+    # only the word "upload" finds it. Spelled out by the Memory's glossary: 0.53.
+    export = remember(
+        memory, me, "The nightly export job uploads CSV files to the partner's SFTP server."
+    ).entry
+    remember(memory, me, "Deploys run nightly via the release train.")
+    query = "where does Zephyr upload to?"
+    before = search(memory, actor=me, query=query).hits
+    assert before[0].entry_id == export.uid and list(before[0].channels) == ["lexical"]
+    memory.policy = {"glossary": {"zephyr": "the nightly export job"}}
+    memory.save(update_fields=["policy"])
+    after = search(memory, actor=me, query=query).hits
+    assert after[0].entry_id == export.uid
+    assert sorted(after[0].channels) == ["lexical", "vector"]
+
+
 def test_each_new_version_is_indexed_after_its_revision_commits(memory, me, monkeypatch):
     from memory import tasks
 
