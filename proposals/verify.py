@@ -280,8 +280,11 @@ def _claim(taken: list[bool], start: int, end: int) -> bool:
 def _url_and_path_spans(text: str, spaced: str) -> list[tuple[int, int]]:
     """Where the URLs and paths of ``text`` stand, as :func:`_pattern_details` takes them
     (their CJK characters included, trailing punctuation not): the weekdays are read before the
-    patterns, and a weekday inside a URL or a path is not one. Slashes between weekdays only
-    ("Monday/Thursday/Friday") or between two words (:func:`_prose_slash`) are no path."""
+    patterns, and a weekday inside a URL or a path is not one. A relative path that starts
+    with a weekday is no path but a weekday and what follows it ("Friday/17:00",
+    "Monday/Thursday/Friday", "Friday/after-hours"); one that starts with "/", "~" or "."
+    ("/srv/friday/", "./friday/") or with another word ("docs/sunday-runbook.md") is. Two plain
+    words around one slash are prose (:func:`_prose_slash`)."""
     if "/" not in text:
         return []
     spans = []
@@ -290,7 +293,7 @@ def _url_and_path_spans(text: str, spaced: str) -> list[tuple[int, int]]:
             start, end, value = _matched(text, spaced, kind, m)
             if kind == "path" and (
                 _prose_slash(value)
-                or all(_WEEKDAY.fullmatch(part) for part in value.split("/") if part)
+                or (value[0] not in "/~." and _WEEKDAY.fullmatch(value.split("/")[0]))
             ):
                 continue
             spans.append((start, end))

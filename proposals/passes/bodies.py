@@ -108,8 +108,10 @@ NEGATIONS = frozenset(
 #:   hiragana or after を, も, は, が (キャッシュしない, 何もしない); ません (使いません,
 #:   しません; not すみません, "sorry"); ず (ending a word, or ずに) and ぬ after a kanji and
 #:   a kana of the あ row or せ (使わずに, 確認せず, 知らぬ); ない after the verbs whose
-#:   negative stem is their one kanji (見ない, 来ない, 出来ない, 寝ない, 出ない), after じゃ
-#:   (本番じゃない), and after an adjective's く form — a kanji and at most two kana, or よ
+#:   negative stem is their one kanji (見ない, 来ない, 出来ない, 寝ない, 出ない; their なく
+#:   only after no other kanji, as 偏見なく "without bias" is a noun's), after じゃ (本番じゃない;
+#:   not だけじゃなく "not only", nor the rhetorical じゃないですか), and after an adjective's
+#:   く form — a kanji and at most two kana, or よ
 #:   (速くない, 少なくない "not few", 新しくない, よくない).
 #:   Not read: adjectives ending in ない whose kanji stands right before it (少ない "few",
 #:   危ない "dangerous") or whose kana is of the う or お rows (すくない, あぶない, せつない),
@@ -117,8 +119,9 @@ NEGATIONS = frozenset(
 #: - Korean: 않 (…지 않다, 않는다, 않습니다); 안 and 못 standing as a word before another
 #:   (안 쓴다, 못 쓴다; not 안에 "inside", 못을 "nail"); 못하 after 지 or as a word
 #:   (사용하지 못한다); 없 as a predicate (없다, 없습니다, 없어요, 없었다, 없음; not 끊임없이
-#:   "ceaselessly", nor 없애다 "remove"); 아니다 as a word (아니다, 아닙니다, 아니에요, 아닌,
-#:   아니라; not 아니면 "or", nor 아니요 "no").
+#:   "ceaselessly", nor 없애다 "remove"); 아니다 as a word (아니다, 아닙니다, 아니에요, 아니예요,
+#:   아닌, 아닌데, 아닐, 아니라, 아니지만, 아니어서; not 아니면 "or", 아니요 "no", nor 뿐만 아니라
+#:   "not only").
 #:
 #: Two bodies worded alike whose counts of these differ in parity give one slot two values:
 #: "使わなければならない" (must use: two) restates "使う" (none); "使ってはならない" (must not
@@ -128,18 +131,21 @@ _KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々"
 _JA_NEG_STEM = "かがさざただなはばぱまやらわきぎしじちにびみりけげせぜてでねべめれえ"
 _JA_NEG_ENDING = "な(?:い|かっ|く|けれ)"
 #: The verbs whose negative stem is their one kanji (見ない, 来ない, 出来ない, 寝ない, 出ない).
-_JA_ONE_KANJI_VERBS = "見来寝出居着似煮得経"
+_JA_ONE_KANJI_VERBS = "見来寝出居着似煮経"
 CJK_NEGATION = re.compile(
     rf"[{_KANJI}][{_KANA}]?[{_JA_NEG_STEM}](?<!しか){_JA_NEG_ENDING}"
     rf"|(?:(?<![{_KANA}])|(?<=[をもはが]))し{_JA_NEG_ENDING}"
-    rf"|(?:でき|[てで]い|なら|いけ|じゃ|[{_JA_ONE_KANJI_VERBS}]){_JA_NEG_ENDING}"
+    rf"|(?:でき|[てで]い|なら|いけ|(?<!だけ)じゃ(?=ない(?!ですか))|出来){_JA_NEG_ENDING}"
+    # The one-kanji verbs; なく ("without") only after no other kanji: 偏見なく is a noun's.
+    rf"|[{_JA_ONE_KANJI_VERBS}]な(?:い|かっ|けれ)|(?<![{_KANJI}])[{_JA_ONE_KANJI_VERBS}]なく"
     rf"|(?:[{_KANJI}][{_KANA}]{{0,2}}|(?<![{_KANA}])よ)く{_JA_NEG_ENDING}"
     r"|(?<!すみ)(?<!済み)ません"
     rf"|[{_KANJI}][あかがさざただなばぱまやらわせ](?:ず(?![{_KANA}])|ずに|ぬ)"
     r"|않"
     r"|(?<![가-힣])[안못] (?=[가-힣])|(?:(?<![가-힣])|지 ?)못(?=하|했|합|한)"
     r"|없(?:다|습니다|었다|었습니다|어요|었어요|어|음)(?![가-힣])"
-    r"|(?<![가-힣])아(?:니(?:다|라|야|에요|었|며|고)|닙|닌(?![가-힣])|님)"
+    r"|(?<![가-힣])(?<!뿐만 )(?<!뿐 )아(?:니(?:다|라|야|에요|예요|었|어|며|고|지|기)|닐|닙"
+    r"|닌(?:데)?(?![가-힣])|님)"
 )
 
 

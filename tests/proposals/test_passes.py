@@ -253,6 +253,12 @@ def test_a_japanese_or_korean_negation_is_a_different_value(plain, negated):
         "프로덕션이 아닙니다",
         "프로덕션이 아닌 서버",
         "캐시가 아니라 디스크다",
+        "프로덕션이 아닐 때만 배포한다",
+        "프로덕션이 아니어서 캐시를 쓴다",
+        "프로덕션이 아니지만 캐시를 쓴다",
+        "프로덕션이 아닌데 캐시를 쓴다",
+        "프로덕션이 아니예요",
+        "ログを見なくてもいい",
     ],
 )
 def test_each_form_on_the_list_is_read_as_one_negation(text):
@@ -304,6 +310,17 @@ def test_words_that_only_look_negated_are_no_negation(a, b):
         "書くなら",
         "아니면 내일 한다",
         "아니요",
+        # "Have no choice but to", "unavoidable": an obligation, as 使わなければならない is.
+        "使わざるを得ない",
+        "やむを得ない",
+        # "Without bias / detection / notice": a noun's なく.
+        "偏見なく評価する",
+        "検出なく",
+        "届出なく",
+        # "Not only … but also", and a rhetorical "isn't it".
+        "스테이징뿐만 아니라 프로덕션에서도 쓴다",
+        "本番だけじゃなく開発でも使う",
+        "この設定は便利じゃないですか",
     ],
 )
 def test_no_negation_is_read_in_adjectives_or_words_that_hold_its_letters(text):

@@ -163,6 +163,26 @@ def test_weekdays_joined_by_slashes_are_still_dates():
         ("date", "thursday"),
         ("date", "friday"),
     ]
+    # A weekday heading a slash phrase is a date, and what follows it keeps its own kind.
+    assert [(d.kind, d.key) for d in extract_details("Deploy Friday/17:00")] == [
+        ("date", "friday"),
+        ("time", "17:00"),
+    ]
+    assert [(d.kind, d.key) for d in extract_details("Release Friday/Saturday/weekend")] == [
+        ("date", "friday"),
+        ("date", "saturday"),
+    ]
+    assert [d.kind for d in extract_details("Code freeze Friday/after-hours")] == ["date"]
+    assert [(d.kind, d.text) for d in extract_details("Run ./friday/backup.sh")] == [
+        ("path", "./friday/backup.sh")
+    ]
+    # Rewording such a slash loses nothing.
+    assert (
+        lost_details(
+            [("e_1", "Deploys go out Friday/17:00 UTC.")], "Deploys go out Friday at 17:00 UTC."
+        )
+        == []
+    )
     assert [(d.kind, d.key) for d in extract_details("Deploy Friday from /srv/app/")] == [
         ("date", "friday"),
         ("path", "/srv/app/"),
