@@ -34,6 +34,7 @@ from memory import vectors as vector_index
 from memory.embeddings import MiniLMProvider, get_provider
 from memory.models import EntryVersion, Head, Memory
 from memory.search import search, vector_channel
+from memory.search.abbreviations import spelled_out
 
 from ..metrics import mean, ndcg_at_k, recall_at_k, reciprocal_rank
 from ..registry import SectionResult, section
@@ -137,7 +138,10 @@ def ranked_by_search(memory: Memory, query: str, bench: Workbench) -> list[int]:
 
 
 def ranked_by_vector(memory: Memory, query: str) -> list[int]:
-    found = vector_channel(memory.pk, query, view="current", limit=LIMIT, sensitivities=None)
+    # As the search reads it (``memory.search.pipeline``): its shorthand spelled out.
+    found = vector_channel(
+        memory.pk, spelled_out(query), view="current", limit=LIMIT, sensitivities=None
+    )
     return [c.entry_pk for c in found]
 
 

@@ -7,10 +7,13 @@ against "Reviewers prefer pull requests under 400 changed lines", below the vect
 ``VECTOR_MIN_COSINE``, so neither channel found the answer. :func:`spelled_out` writes the long
 form after each such word ("a PR (pull request)"): 0.53.
 
-A closed list (:data:`ABBREVIATIONS`), whole words only, either case, with a plural "s" where
-one makes sense (:data:`COUNTABLE`); no shorthand with a second common meaning in a software
-team ("FF" is a feature flag or a fast-forward, "ts" a timestamp or TypeScript, "min" minutes or
-minimum). A Memory adds its own words in ``policy.glossary`` (:func:`clean_glossary`): a team's
+A closed list (:data:`ABBREVIATIONS`), whole words only, written as shorthand is (all lower or
+all upper case, or capitalised at the start: not "dB"), with a plural "s" where one makes sense
+(:data:`COUNTABLE`); no shorthand with a second common meaning for a team or for the person it
+works for ("FF" is a feature flag or a fast-forward, "ts" a timestamp or TypeScript, "min"
+minutes or minimum, "Mr" an honorific, "lbs" pounds, "MSG" a food additive, "Dev" a name). The
+commonest, "PR", stays: a personal record in the gym is rarer in a team's memory than a pull
+request. A Memory adds its own words in ``policy.glossary`` (:func:`clean_glossary`): a team's
 names and jargon ("Hermes" → "the billing service"). Only the query's embedding reads them: the
 lexical channel matches the words as written, and stored texts are embedded as written.
 """
@@ -21,6 +24,8 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 
+from ..text import CJK_CLASS
+
 #: Shorthand → its long form (singular; a plural shorthand gets the plural "s").
 ABBREVIATIONS: dict[str, str] = {
     "auth": "authentication",
@@ -29,21 +34,16 @@ ABBREVIATIONS: dict[str, str] = {
     "creds": "credentials",
     "db": "database",
     "deps": "dependencies",
-    "dev": "development",
     "docs": "documentation",
     "e2e": "end-to-end",
     "env": "environment",
     "infra": "infrastructure",
     "k8s": "kubernetes",
-    "lb": "load balancer",
     "mgmt": "management",
-    "mr": "merge request",
-    "msg": "message",
     "perf": "performance",
     "pkg": "package",
     "pr": "pull request",
     "prod": "production",
-    "pwd": "password",
     "repo": "repository",
     "sso": "single sign-on",
     "stg": "staging",
@@ -54,9 +54,7 @@ ABBREVIATIONS: dict[str, str] = {
 
 #: The shorthand that takes a plural "s" ("PRs", "repos", "envs"); other shorthand with an "s"
 #: ("devs": developers) is left alone.
-COUNTABLE = frozenset(
-    "cfg config db env lb mr msg pkg pr pwd repo svc tz vm".split()  # noqa: SIM905
-)
+COUNTABLE = frozenset("cfg config db env pkg pr repo svc tz vm".split())  # noqa: SIM905
 
 #: Most words a Memory's own glossary (``policy.glossary``) may spell out.
 GLOSSARY_MAX = 200
@@ -68,10 +66,14 @@ LONG_FORM_MAX = 100
 
 @lru_cache(maxsize=64)
 def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """The words as whole words: not inside a longer word (a Chinese, Japanese or Korean letter
+    next to one does not make it longer: "prod環境"), a path, a URL, a file name, a hyphenated
+    name, a variable (``$ENV``, ``ENV=prod``) or a code span; with a plural "s" and a
+    possessive."""
     return re.compile(
-        r"(?<![\w/.-])("
+        rf"(?<![^\W{CJK_CLASS}])(?<![/.\-$#@=`])("
         + "|".join(sorted(map(re.escape, words), key=len, reverse=True))
-        + r")(s?)(?![\w/-])(?!\.\w)",
+        + rf")(s?)((?:'|\u2019)s)?(?![^\W{CJK_CLASS}]|[/=`-])(?!\.\w)",
         re.IGNORECASE,
     )
 
@@ -83,19 +85,30 @@ def spelled_out(query: str, glossary: Mapping[str, str] | None = None) -> str:
     unchanged when it holds none. A word joined by a hyphen ("k8s-prod-2", "pre-prod"), a path
     or a URL's ("…/pr/12", "config.yaml") is a name, left alone. A glossary word takes no
     plural "s" (it may be a name: "Hermes")."""
+    own = frozenset(glossary or ())
     table = {**ABBREVIATIONS, **glossary} if glossary else ABBREVIATIONS
-    countable = COUNTABLE - set(glossary) if glossary else COUNTABLE
+    countable = COUNTABLE - own
 
     def spell(m: re.Match[str]) -> str:
-        short, plural = m.group(1).lower(), bool(m.group(2))
+        word, plural, possessive = m.group(1), bool(m.group(2)), m.group(3) or ""
+        short = word.lower()
         if plural and short not in countable:
+            return m.group(0)
+        if short not in own and not _as_shorthand(word, first=m.start() == 0):
             return m.group(0)
         long = table[short]
         if plural:
             long = long[:-1] + "ies" if long.endswith("y") else long + "s"
-        return f"{m.group(0)} ({long})"
+        return f"{m.group(0)} ({long}{possessive})"
 
     return _pattern(tuple(sorted(table))).sub(spell, query)
+
+
+def _as_shorthand(word: str, *, first: bool) -> bool:
+    """Whether a word of the list is written as shorthand: all lower or all upper case ("db",
+    "DB"), or capitalised at the start of the query ("Prod DB …"); not "dB" (decibels) nor a
+    capitalised word inside a sentence, more likely a name."""
+    return word.islower() or word.isupper() or (first and word.istitle())
 
 
 def clean_glossary(raw: object) -> dict[str, str] | None:

@@ -24,14 +24,12 @@ class QueryVector:
     vector: list[float]
 
 
-def embed_query(query: str, glossary: Mapping[str, str] | None = None) -> QueryVector | None:
-    """The query's embedding, or None without a provider (or with nothing to embed). The model
-    reads the query with its shorthand spelled out (:func:`.abbreviations.spelled_out`: "a PR"
-    as "a PR (pull request)"; ``glossary``: the Memory's own words)."""
+def embed_query(query: str) -> QueryVector | None:
+    """The query's embedding, or None without a provider (or with nothing to embed)."""
     provider = get_provider()
     if provider is None or not query.strip():
         return None
-    return QueryVector(provider, vectors.query_vector(provider, spelled_out(query, glossary)))
+    return QueryVector(provider, vectors.query_vector(provider, query))
 
 
 _pool: dict[str, object] = {"pid": None, "executor": None}
@@ -53,6 +51,9 @@ def embed_query_soon(
     query: str, glossary: Mapping[str, str] | None = None
 ) -> Callable[[], QueryVector | None]:
     """Start embedding ``query`` on another thread and return a function that waits for it.
+    The model reads an agent's question with its shorthand spelled out
+    (:func:`.abbreviations.spelled_out`: "a PR" as "a PR (pull request)"; ``glossary``: the
+    Memory's own words).
 
     The search embeds its query while the lexical channel's query runs: inference is CPU work
     outside the interpreter lock and the full-text query waits on the database, so the two
@@ -61,7 +62,7 @@ def embed_query_soon(
     """
     if get_provider() is None or not query.strip():
         return lambda: None
-    future = _executor().submit(embed_query, query, glossary)
+    future = _executor().submit(embed_query, spelled_out(query, glossary))
     return future.result
 
 

@@ -22,6 +22,10 @@ from memory.search.abbreviations import (
         ("Prod DB password", "Prod (production) DB (database) password"),
         ("is the tz UTC", "is the tz (time zone) UTC"),
         ("which env.", "which env (environment)."),
+        ("the PR's author", "the PR's (pull request's) author"),
+        # A Chinese, Japanese or Korean letter next to it does not make a longer word.
+        ("prod環境のDB", "prod (production)環境のDB (database)"),
+        ("PR를 보냈다", "PR (pull request)를 보냈다"),
     ],
 )
 def test_shorthand_gets_its_long_form_after_it(query, read):
@@ -41,6 +45,18 @@ def test_shorthand_gets_its_long_form_after_it(query, read):
         "approach production previews",
         "the devs",
         "what is my pet called?",
+        # Written otherwise than shorthand is, or shorthand for something else.
+        "what does Mr Tanaka do?",
+        "5 lbs of coffee",
+        "a 60 dB fan",
+        "allergic to MSG",
+        "Dev Patel joined",
+        "the Prod cluster",
+        # Variables and code.
+        "`pwd`",
+        "ENV=prod",
+        "$ENV",
+        "#pr and @prod",
     ],
 )
 def test_names_longer_words_and_other_plurals_are_left_alone(query):
@@ -109,3 +125,26 @@ def test_a_reviewer_sets_the_glossary_over_rest_and_a_bad_one_is_a_clear_400(api
     assert error["code"] == "invalid" and list(error["details"]) == ["policy.glossary"]
     policy = api.as_(reviewer).get("/api/v1/memories/acme").json()["policy"]
     assert policy["glossary"] == {"zephyr": "the nightly export job"}
+
+
+def test_a_search_reads_the_question_spelled_out_and_a_pass_reads_a_body_as_written(
+    memory, agent, settings, monkeypatch
+):
+    # The maintenance passes look for an entry's neighbours with its body as the query: a
+    # stored text is compared as written.
+    from memory import vectors
+    from memory.search import search, vector_channel
+    from memory.search.common import ACTIVE
+
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}
+    seen: list[str] = []
+    real = vectors.query_vector
+
+    def recording(provider, text):
+        seen.append(text)
+        return real(provider, text)
+
+    monkeypatch.setattr(vectors, "query_vector", recording)
+    search(memory, actor=agent.actor, query="how big should a PR be")
+    vector_channel(memory.pk, "The PR template lives in .github/", view=ACTIVE, limit=5)
+    assert seen == ["how big should a PR (pull request) be", "The PR template lives in .github/"]
