@@ -85,23 +85,40 @@ def spelled_out(query: str, glossary: Mapping[str, str] | None = None) -> str:
     unchanged when it holds none. A word joined by a hyphen ("k8s-prod-2", "pre-prod"), a path
     or a URL's ("…/pr/12", "config.yaml") is a name, left alone. A glossary word takes no
     plural "s" (it may be a name: "Hermes")."""
+    spelled = _spellings(query, glossary)
+    if not spelled:
+        return query
+    out, at = [], 0
+    for m, long in spelled:
+        out += [query[at : m.end()], f" ({long})"]
+        at = m.end()
+    return "".join([*out, query[at:]])
+
+
+def spelled_words(query: str, glossary: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The shorthand :func:`spelled_out` reads in ``query``: ``{word as written: long form}``
+    (the ranking trace shows it)."""
+    return {m.group(0): long for m, long in _spellings(query, glossary)}
+
+
+def _spellings(query: str, glossary: Mapping[str, str] | None) -> list[tuple[re.Match[str], str]]:
+    """Each shorthand word of ``query`` with the long form it is read as."""
     own = frozenset(glossary or ())
     table = {**ABBREVIATIONS, **glossary} if glossary else ABBREVIATIONS
     countable = COUNTABLE - own
-
-    def spell(m: re.Match[str]) -> str:
+    found = []
+    for m in _pattern(tuple(sorted(table))).finditer(query):
         word, plural, possessive = m.group(1), bool(m.group(2)), m.group(3) or ""
         short = word.lower()
         if plural and short not in countable:
-            return m.group(0)
+            continue
         if short not in own and not _as_shorthand(word, first=m.start() == 0):
-            return m.group(0)
+            continue
         long = table[short]
         if plural:
             long = long[:-1] + "ies" if long.endswith("y") else long + "s"
-        return f"{m.group(0)} ({long}{possessive})"
-
-    return _pattern(tuple(sorted(table))).sub(spell, query)
+        found.append((m, long + possessive))
+    return found
 
 
 def _as_shorthand(word: str, *, first: bool) -> bool:

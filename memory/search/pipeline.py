@@ -25,6 +25,7 @@ from ..ranking import (
     quality_votes,
 )
 from ..visibility import redact_hits
+from .abbreviations import spelled_words
 from .common import CANDIDATES, CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
 from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
@@ -72,7 +73,8 @@ def search(
     clearance = sensitivities_up_to(actor.clearance)
     # Once per request (the channels and the trace counts share it), computed while the
     # lexical channel's query runs.
-    embedded = embed_query_soon(query, (memory.policy or {}).get("glossary"))
+    glossary = (memory.policy or {}).get("glossary")
+    embedded = embed_query_soon(query, glossary)
     scans: list[VectorScan] = []
     ranked = run_channels(
         memory.pk, embedded, terms, view=view, cap=cap, clearance=clearance, scans=scans
@@ -110,6 +112,7 @@ def search(
             },
             reranker=reranker,
             vector=scans[0].as_dict() if scans else None,
+            spelled_out=spelled_words(query, glossary) if (trace and qv is not None) else {},
         ),
     )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..models import (
@@ -38,6 +38,9 @@ class RankingTrace:
     #: (sqlite-vec, pgvector or scan), vectors ``fetched`` / ``scanned``, whether the search
     #: stopped at its bound with fewer hits than asked (``bounded``) and how often it widened.
     vector: dict[str, Any] | None = None
+    #: The query's shorthand the model read spelled out (``{word: long form}``, from the
+    #: built-in list and the Memory's ``policy.glossary``; empty without a model).
+    spelled_out: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,6 +89,7 @@ def build_trace(
     quality: dict[str, Any],
     reranker: Any,
     vector: dict[str, Any] | None = None,
+    spelled_out: dict[str, str] | None = None,
 ) -> RankingTrace:
     """The trace of one search: the baseline pool, the adjusted order and why."""
     return RankingTrace(
@@ -125,4 +129,5 @@ def build_trace(
         unresolved_conflicts=sum(1 for h in baseline if h.validity == Validity.UNRESOLVED_CONFLICT),
         membership_changed=False,
         vector=vector,
+        spelled_out=spelled_out or {},
     )

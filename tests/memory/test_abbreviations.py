@@ -148,3 +148,20 @@ def test_a_search_reads_the_question_spelled_out_and_a_pass_reads_a_body_as_writ
     search(memory, actor=agent.actor, query="how big should a PR be")
     vector_channel(memory.pk, "The PR template lives in .github/", view=ACTIVE, limit=5)
     assert seen == ["how big should a PR (pull request) be", "The PR template lives in .github/"]
+
+
+def test_the_trace_of_a_search_names_the_words_spelled_out(memory, reviewer, settings):
+    from memory.search import search
+
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}
+    actor = reviewer.actor
+    result = search(memory, actor=actor, query="Prod DB creds", trace=True)
+    assert result.trace.as_dict()["spelled_out"] == {
+        "Prod": "production",
+        "DB": "database",
+        "creds": "credentials",
+    }
+    assert (
+        search(memory, actor=actor, query="what is my pet called?", trace=True).trace.spelled_out
+        == {}
+    )
