@@ -280,24 +280,38 @@ def _claim(taken: list[bool], start: int, end: int) -> bool:
 def _url_and_path_spans(text: str, spaced: str) -> list[tuple[int, int]]:
     """Where the URLs and paths of ``text`` stand, as :func:`_pattern_details` takes them
     (their CJK characters included, trailing punctuation not): the weekdays are read before the
-    patterns, and a weekday inside a URL or a path is not one. A relative path that starts
-    with a weekday is no path but a weekday and what follows it ("Friday/17:00",
-    "Monday/Thursday/Friday", "Friday/after-hours"); one that starts with "/", "~" or "."
-    ("/srv/friday/", "./friday/") or with another word ("docs/sunday-runbook.md") is. Two plain
-    words around one slash are prose (:func:`_prose_slash`)."""
+    patterns, and a weekday inside a URL or a path is not one. Slashes after a weekday that join
+    only words or hours are no path but a weekday and what follows it (:func:`_weekday_phrase`);
+    two plain words around one slash are prose (:func:`_prose_slash`)."""
     if "/" not in text:
         return []
     spans = []
     for kind, pattern in (("url", _URL), ("path", _PATH)):
         for m in pattern.finditer(spaced):
             start, end, value = _matched(text, spaced, kind, m)
-            if kind == "path" and (
-                _prose_slash(value)
-                or (value[0] not in "/~." and _WEEKDAY.fullmatch(value.split("/")[0]))
-            ):
+            if kind == "path" and (_prose_slash(value) or _weekday_phrase(value)):
                 continue
             spans.append((start, end))
     return spans
+
+
+#: What may follow a weekday and a slash in a phrase: a word ("Saturday", "after-hours") or
+#: an hour ("17" of "17:00", "5pm").
+_PHRASE_PART = re.compile(r"[^\W\d_][^\W\d]*(?:-[^\W\d_]+)*|\d{1,2}(?:[ap]m)?", re.IGNORECASE)
+
+
+def _weekday_phrase(path: str) -> bool:
+    """Whether a path match is a weekday and what follows it: a relative path whose first part
+    is a weekday and whose other parts are words or hours ("Friday/17:00", "Friday/5pm",
+    "Monday/Thursday/Friday", "Friday/after-hours"). A path that starts with "/", "~" or ".",
+    another word, or holds a file name, a year or a version is a path ("/srv/friday/",
+    "docs/sunday-runbook.md", "friday/db.sql", "fridays/2024/q1.csv", "Friday/v2/api")."""
+    first, *rest = path.split("/")
+    return (
+        path[0] not in "/~."
+        and _WEEKDAY.fullmatch(first) is not None
+        and all(_PHRASE_PART.fullmatch(part) for part in rest if part)
+    )
 
 
 def _prose_slash(path: str) -> bool:

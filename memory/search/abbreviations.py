@@ -58,8 +58,9 @@ COUNTABLE = frozenset("cfg config db env pkg pr repo svc tz vm".split())  # noqa
 
 #: Most words a Memory's own glossary (``policy.glossary``) may spell out.
 GLOSSARY_MAX = 200
-#: A glossary word: one word as typed (letters, digits, and ``. + # -`` inside), at most 32.
-_TERM = re.compile(r"[^\W_][\w.+#-]{0,31}")
+#: A glossary word: one word as typed, at most 32 characters: a letter or digit first, then
+#: letters, digits and ``_ . + # -``, not ending in ``. -`` ("C++", "C#", "v2.api", "x_y").
+_TERM = re.compile(r"[^\W_](?:[\w.+#-]{0,30}[\w+#])?")
 #: Longest long form a glossary word may have.
 LONG_FORM_MAX = 100
 
@@ -73,7 +74,7 @@ def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(
         rf"(?<![^\W{CJK_CLASS}])(?<![/.\-$#@=`])("
         + "|".join(sorted(map(re.escape, words), key=len, reverse=True))
-        + rf")(s?)((?:'|\u2019)s)?(?![^\W{CJK_CLASS}]|[/=`-])(?!\.\w)",
+        + rf")(s?)((?:['\u2019]s|(?<=s)['\u2019]))?(?![^\W{CJK_CLASS}]|[/=`-])(?![.'\u2019]\w)",
         re.IGNORECASE,
     )
 
@@ -112,7 +113,7 @@ def _spellings(query: str, glossary: Mapping[str, str] | None) -> list[tuple[re.
         short = word.lower()
         if plural and short not in countable:
             continue
-        if short not in own and not _as_shorthand(word, first=m.start() == 0):
+        if short not in own and not _as_shorthand(word):
             continue
         long = table[short]
         if plural:
@@ -121,26 +122,32 @@ def _spellings(query: str, glossary: Mapping[str, str] | None) -> list[tuple[re.
     return found
 
 
-def _as_shorthand(word: str, *, first: bool) -> bool:
-    """Whether a word of the list is written as shorthand: all lower or all upper case ("db",
-    "DB"), or capitalised at the start of the query ("Prod DB …"); not "dB" (decibels) nor a
-    capitalised word inside a sentence, more likely a name."""
-    return word.islower() or word.isupper() or (first and word.istitle())
+def _as_shorthand(word: str) -> bool:
+    """Whether a word of the list is written as shorthand is, judged on its letters: all lower
+    or all upper case ("db", "DB"), or capitalised ("Prod", "K8s"); not "dB" (decibels)."""
+    letters = "".join(c for c in word if c.isalpha())
+    return (
+        letters.islower() or letters.isupper() or (letters[:1].isupper() and letters[1:].islower())
+    )
 
 
 def clean_glossary(raw: object) -> dict[str, str] | None:
     """A Memory's glossary (``policy.glossary``): ``{word: long form}``, at most
     :data:`GLOSSARY_MAX` words, each one word as typed (:data:`_TERM`; kept lower-cased, as
-    it is matched in either case) with a long form of 1 to :data:`LONG_FORM_MAX` characters on
-    one line — or None when malformed."""
+    it is matched in either case: two words differing only in case, or one whose lower case
+    is another length, "İzmir", are refused) with a long form of 1 to :data:`LONG_FORM_MAX`
+    characters on one line — or None when malformed."""
     if not isinstance(raw, dict) or len(raw) > GLOSSARY_MAX:
         return None
     out: dict[str, str] = {}
     for word, long in raw.items():
         if not (isinstance(word, str) and _TERM.fullmatch(word) and isinstance(long, str)):
             return None
+        key = word.lower()
+        if key in out or len(key) != len(word) or "\n" in long or "\r" in long:
+            return None
         long = " ".join(long.split())
         if not long or len(long) > LONG_FORM_MAX:
             return None
-        out[word.lower()] = long
+        out[key] = long
     return out

@@ -109,8 +109,9 @@ NEGATIONS = frozenset(
 #:   しません; not すみません, "sorry"); ず (ending a word, or ずに) and ぬ after a kanji and
 #:   a kana of the あ row or せ (使わずに, 確認せず, 知らぬ); ない after the verbs whose
 #:   negative stem is their one kanji (見ない, 来ない, 出来ない, 寝ない, 出ない; their なく
-#:   only after no other kanji, as 偏見なく "without bias" is a noun's), after じゃ (本番じゃない;
-#:   not だけじゃなく "not only", nor the rhetorical じゃないですか), and after an adjective's
+#:   only after no other kanji, as 偏見なく "without bias" is a noun's; not を得ない, "have no
+#:   choice but"), after じゃ (本番じゃない, じゃなかった, じゃなく; not だけじゃなく "not
+#:   only", nor the rhetorical じゃないですか), and after an adjective's
 #:   く form — a kanji and at most two kana, or よ
 #:   (速くない, 少なくない "not few", 新しくない, よくない).
 #:   Not read: adjectives ending in ない whose kanji stands right before it (少ない "few",
@@ -120,8 +121,8 @@ NEGATIONS = frozenset(
 #:   (안 쓴다, 못 쓴다; not 안에 "inside", 못을 "nail"); 못하 after 지 or as a word
 #:   (사용하지 못한다); 없 as a predicate (없다, 없습니다, 없어요, 없었다, 없음; not 끊임없이
 #:   "ceaselessly", nor 없애다 "remove"); 아니다 as a word (아니다, 아닙니다, 아니에요, 아니예요,
-#:   아닌, 아닌데, 아닐, 아니라, 아니지만, 아니어서; not 아니면 "or", 아니요 "no", nor 뿐만 아니라
-#:   "not only").
+#:   아닌, 아닌데, 아닐, 아니라, 아니지만, 아니어서, 아냐; not 아니면 "or", 아니요 "no", nor
+#:   뿐만 아니라 / 만 아니라 "not only"); not 밖에 없다 ("nothing but", an obligation).
 #:
 #: Two bodies worded alike whose counts of these differ in parity give one slot two values:
 #: "使わなければならない" (must use: two) restates "使う" (none); "使ってはならない" (must not
@@ -131,21 +132,24 @@ _KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々"
 _JA_NEG_STEM = "かがさざただなはばぱまやらわきぎしじちにびみりけげせぜてでねべめれえ"
 _JA_NEG_ENDING = "な(?:い|かっ|く|けれ)"
 #: The verbs whose negative stem is their one kanji (見ない, 来ない, 出来ない, 寝ない, 出ない).
-_JA_ONE_KANJI_VERBS = "見来寝出居着似煮経"
+_JA_ONE_KANJI_VERBS = "見来寝出居着似煮得経"
+#: A one-kanji verb, but not 得 after を (使わざるを得ない, やむを得ない: "have no choice but").
+_JA_ONE_KANJI_VERB = rf"(?!(?<=を)得)[{_JA_ONE_KANJI_VERBS}]"
 CJK_NEGATION = re.compile(
     rf"[{_KANJI}][{_KANA}]?[{_JA_NEG_STEM}](?<!しか){_JA_NEG_ENDING}"
     rf"|(?:(?<![{_KANA}])|(?<=[をもはが]))し{_JA_NEG_ENDING}"
-    rf"|(?:でき|[てで]い|なら|いけ|(?<!だけ)じゃ(?=ない(?!ですか))|出来){_JA_NEG_ENDING}"
+    rf"|(?:でき|[てで]い|なら|いけ|出来){_JA_NEG_ENDING}"
+    rf"|(?<!だけ)じゃ(?!ないですか(?:[?？。」\s]|$)){_JA_NEG_ENDING}"
     # The one-kanji verbs; なく ("without") only after no other kanji: 偏見なく is a noun's.
-    rf"|[{_JA_ONE_KANJI_VERBS}]な(?:い|かっ|けれ)|(?<![{_KANJI}])[{_JA_ONE_KANJI_VERBS}]なく"
+    rf"|{_JA_ONE_KANJI_VERB}な(?:い|かっ|けれ)|(?<![{_KANJI}]){_JA_ONE_KANJI_VERB}なく"
     rf"|(?:[{_KANJI}][{_KANA}]{{0,2}}|(?<![{_KANA}])よ)く{_JA_NEG_ENDING}"
     r"|(?<!すみ)(?<!済み)ません"
     rf"|[{_KANJI}][あかがさざただなばぱまやらわせ](?:ず(?![{_KANA}])|ずに|ぬ)"
     r"|않"
     r"|(?<![가-힣])[안못] (?=[가-힣])|(?:(?<![가-힣])|지 ?)못(?=하|했|합|한)"
-    r"|없(?:다|습니다|었다|었습니다|어요|었어요|어|음)(?![가-힣])"
-    r"|(?<![가-힣])(?<!뿐만 )(?<!뿐 )아(?:니(?:다|라|야|에요|예요|었|어|며|고|지|기)|닐|닙"
-    r"|닌(?:데)?(?![가-힣])|님)"
+    r"|(?<!밖에 )없(?:다|습니다|었다|었습니다|어요|었어요|어|음)(?![가-힣])"
+    r"|(?<![가-힣])(?<!만 )(?<!뿐 )(?<!만이 )아(?:니(?:다|라|야|에요|예요|었|어|며|고|지|기)"
+    r"|닐|닙|닌(?:데)?(?![가-힣])|님|냐(?![가-힣]))"
 )
 
 

@@ -26,6 +26,11 @@ from memory.search.abbreviations import (
         # A Chinese, Japanese or Korean letter next to it does not make a longer word.
         ("prod環境のDB", "prod (production)環境のDB (database)"),
         ("PR를 보냈다", "PR (pull request)를 보냈다"),
+        # Capitalised anywhere, judged on the letters ("K8s"); plural possessive; quoted.
+        ("is the K8s cluster down", "is the K8s (kubernetes) cluster down"),
+        ("where is the Prod db?", "where is the Prod (production) db (database)?"),
+        ("the PRs' titles", "the PRs' (pull requests') titles"),
+        ("'PR' is", "'PR (pull request)' is"),
     ],
 )
 def test_shorthand_gets_its_long_form_after_it(query, read):
@@ -51,12 +56,14 @@ def test_shorthand_gets_its_long_form_after_it(query, read):
         "a 60 dB fan",
         "allergic to MSG",
         "Dev Patel joined",
-        "the Prod cluster",
         # Variables and code.
         "`pwd`",
         "ENV=prod",
         "$ENV",
         "#pr and @prod",
+        # Two words joined by a slash, a possessive or not.
+        "PR/issue",
+        "PR's/issue's",
     ],
 )
 def test_names_longer_words_and_other_plurals_are_left_alone(query):
@@ -106,6 +113,12 @@ def test_the_glossary_cleaner_keeps_one_word_and_one_line(raw, cleaned):
         {"zephyr": ""},
         {"zephyr": "x" * 101},
         {"zephyr": 3},
+        {"approx.": "x"},
+        {"x-": "x"},
+        {"zephyr": "two\nlines"},
+        # Two words differing only in case; a word whose lower case is another length.
+        {"Zephyr": "a", "zephyr": "b"},
+        {"İzmir": "x"},
         {f"w{i}": "x" for i in range(GLOSSARY_MAX + 1)},
     ],
 )

@@ -259,6 +259,11 @@ def test_a_japanese_or_korean_negation_is_a_different_value(plain, negated):
         "프로덕션이 아닌데 캐시를 쓴다",
         "프로덕션이 아니예요",
         "ログを見なくてもいい",
+        "本番じゃなかったので問題ない",
+        "本番じゃないですから触っても大丈夫です",
+        "本番じゃなく検証環境で実行する",
+        "障害は起こり得ない",
+        "설정이 아냐",
     ],
 )
 def test_each_form_on_the_list_is_read_as_one_negation(text):
@@ -319,6 +324,9 @@ def test_words_that_only_look_negated_are_no_negation(a, b):
         "届出なく",
         # "Not only … but also", and a rhetorical "isn't it".
         "스테이징뿐만 아니라 프로덕션에서도 쓴다",
+        "운영뿐만이 아니라 개발에서도 쓴다",
+        "운영만 아니라 개발에서도 쓴다",
+        "재시작할 수밖에 없다",
         "本番だけじゃなく開発でも使う",
         "この設定は便利じゃないですか",
     ],

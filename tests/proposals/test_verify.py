@@ -149,6 +149,10 @@ def test_a_weekday_beside_a_url_is_still_a_date():
         ("Backups go to /srv/friday/backup.tar nightly", "/srv/friday/backup.tar"),
         ("Reports land in ~/reports/monday/ first", "~/reports/monday/"),
         ("See docs/sunday-runbook.md before paging", "docs/sunday-runbook.md"),
+        # A relative path whose first folder is a weekday, when a file, a year or a version follows.
+        ("Restore friday/db.sql first", "friday/db.sql"),
+        ("Reports sit in fridays/2024/q1.csv", "fridays/2024/q1.csv"),
+        ("Call Friday/v2/api for it", "Friday/v2/api"),
         ("백업은 /data/금요일/dump.sql 에 있다", "/data/금요일/dump.sql"),
     ],
 )
@@ -173,6 +177,10 @@ def test_weekdays_joined_by_slashes_are_still_dates():
         ("date", "saturday"),
     ]
     assert [d.kind for d in extract_details("Code freeze Friday/after-hours")] == ["date"]
+    assert [(d.kind, d.key) for d in extract_details("Deploy Friday/5pm")] == [
+        ("date", "friday"),
+        ("time", "5pm"),
+    ]
     assert [(d.kind, d.text) for d in extract_details("Run ./friday/backup.sh")] == [
         ("path", "./friday/backup.sh")
     ]
