@@ -89,13 +89,15 @@ _COUNT_WORD = (
 )
 _URL = re.compile(r"\b(?:https?|ftp|ssh|git|s3|file)://[^\s<>\"'`]+", re.IGNORECASE)
 _PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.*<>@+-]+/)+[\w.*<>@+-]*")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PERCENT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%")
 _PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?(?![\w])")
 # Ordered: earlier patterns claim their span first, so "02:00" is one time, not two numbers,
 # and "scripts/deploy.sh" is one path, not an identifier inside a path.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("code", re.compile(r"`([^`\n]+)`")),
     ("url", _URL),
-    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    ("email", _EMAIL),
     (
         "date",
         re.compile(
@@ -116,7 +118,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             re.IGNORECASE,
         ),
     ),
-    ("number", re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%")),
+    ("number", _PERCENT),
     # Words with a digit or an underscore, dotted names (deploy.sh, acme.internal), mixed case
     # (PostgreSQL, PagerDuty): specific names a summary must not drop.
     (
@@ -128,7 +130,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"|\b[A-Z][a-z]+[A-Z][\w]*\b"
         ),
     ),
-    ("version", re.compile(r"\bv?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?![\w.]*\w)|\bv\d+\b")),
+    ("version", re.compile(r"\bv?\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?!\.*\w)|\bv\d+\b")),
     ("number", _PLAIN_NUMBER),
     # Counts written out ("a sprint of two weeks" / "three weeks" are two values; "three"
     # dropped by a merge is a lost detail), one run of number words each ("twenty-five"). Not
@@ -139,6 +141,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
 ]
 _NOT_DETAILS = {"e.g", "i.e", "etc", "vs", "a.m", "p.m"}
+#: The character a pattern cannot match without: a text without it is not searched with it.
+#: These patterns may start anywhere inside a run of word characters and separators and scan
+#: the rest of the run each time (quadratic on a long run with no match); most texts hold none.
+_NEEDS: dict[re.Pattern[str], str] = {_EMAIL: "@", _PATH: "/", _PERCENT: "%"}
 
 #: A Chinese, Japanese or Korean character (the analyzer's ``memory.text.CJK_CLASS``): a word of
 #: its own. ``_IN_WORD``: a character that continues a word written with spaces.
@@ -348,6 +354,8 @@ def _pattern_details(text: str, spaced: str, taken: list[bool]) -> list[tuple[in
     for kind, pattern in _PATTERNS:
         if pattern is _PLAIN_NUMBER and spaced is not text:
             found += _unit_details(text, spaced, taken)
+        if _NEEDS.get(pattern, "") not in spaced:
+            continue
         for m in pattern.finditer(spaced):
             start, end, value = _matched(text, spaced, kind, m)
             if not value or value.casefold() in _NOT_DETAILS:
