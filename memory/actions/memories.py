@@ -26,7 +26,7 @@ from ..models import (
 )
 from ..personal_data import KINDS as PERSONAL_DATA_KINDS
 from ..personal_data import clean_personal_data_policy
-from ..search.abbreviations import GLOSSARY_MAX, LONG_FORM_MAX, clean_glossary
+from ..search.abbreviations import clean_glossary, glossary_problem
 from .writer import lock_memory
 
 
@@ -143,12 +143,6 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
             clean_personal_data_policy,
             f"{{refuse: [...]}} with kinds from {list(PERSONAL_DATA_KINDS)}.",
         ),
-        (
-            "glossary",
-            clean_glossary,
-            f"{{word: long form}}: at most {GLOSSARY_MAX} words, each one word of at most 32"
-            f" characters, its long form 1 to {LONG_FORM_MAX} characters.",
-        ),
     )
     for key, clean_section, expected in sections:
         if key in policy:
@@ -156,6 +150,11 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
             if section is None:
                 raise ValidationFailed(details={f"policy.{key}": [expected]})
             policy = {**policy, key: section}
+    if "glossary" in policy:
+        problem = glossary_problem(policy["glossary"])
+        if problem is not None:
+            raise ValidationFailed(details={"policy.glossary": [problem]})
+        policy = {**policy, "glossary": clean_glossary(policy["glossary"])}
     return cast(Policy, policy)
 
 

@@ -132,22 +132,36 @@ def _as_shorthand(word: str) -> bool:
 
 
 def clean_glossary(raw: object) -> dict[str, str] | None:
-    """A Memory's glossary (``policy.glossary``): ``{word: long form}``, at most
-    :data:`GLOSSARY_MAX` words, each one word as typed (:data:`_TERM`; kept lower-cased, as
-    it is matched in either case: two words differing only in case, or one whose lower case
-    is another length, "İzmir", are refused) with a long form of 1 to :data:`LONG_FORM_MAX`
-    characters on one line — or None when malformed."""
-    if not isinstance(raw, dict) or len(raw) > GLOSSARY_MAX:
+    """A Memory's glossary (``policy.glossary``) as stored — ``{word: long form}``, each word
+    lower-cased (it is matched in either case) and each long form on one line of single
+    spaces — or None when :func:`glossary_problem` finds one."""
+    if glossary_problem(raw) is not None:
         return None
-    out: dict[str, str] = {}
+    assert isinstance(raw, dict)
+    return {word.lower(): " ".join(long.split()) for word, long in raw.items()}
+
+
+def glossary_problem(raw: object) -> str | None:
+    """What is wrong with a glossary, naming the word at fault, or None: it is an object of at
+    most :data:`GLOSSARY_MAX` words, each one word as typed (:data:`_TERM`) and none differing
+    from another only in case nor changing length in lower case ("İzmir"), each with a long form
+    of 1 to :data:`LONG_FORM_MAX` characters on one line."""
+    if not isinstance(raw, dict):
+        return "An object {word: long form}."
+    if len(raw) > GLOSSARY_MAX:
+        return f"At most {GLOSSARY_MAX} words."
+    seen: set[str] = set()
     for word, long in raw.items():
-        if not (isinstance(word, str) and _TERM.fullmatch(word) and isinstance(long, str)):
-            return None
-        key = word.lower()
-        if key in out or len(key) != len(word) or "\n" in long or "\r" in long:
-            return None
-        long = " ".join(long.split())
-        if not long or len(long) > LONG_FORM_MAX:
-            return None
-        out[key] = long
-    return out
+        if not (isinstance(word, str) and _TERM.fullmatch(word)) or len(word.lower()) != len(word):
+            return (
+                f"{word!r}: one word of at most 32 characters — a letter or digit first, then"
+                " letters, digits and _ . + # -, not ending in . or -."
+            )
+        if word.lower() in seen:
+            return f"{word!r}: another word differs from it only in case."
+        seen.add(word.lower())
+        if not isinstance(long, str) or "\n" in long or "\r" in long:
+            return f"{word!r}: its long form must be text on one line."
+        if not 1 <= len(" ".join(long.split())) <= LONG_FORM_MAX:
+            return f"{word!r}: its long form must be 1 to {LONG_FORM_MAX} characters."
+    return None

@@ -9,6 +9,7 @@ from memory.search.abbreviations import (
     COUNTABLE,
     GLOSSARY_MAX,
     clean_glossary,
+    glossary_problem,
     spelled_out,
 )
 
@@ -124,6 +125,7 @@ def test_the_glossary_cleaner_keeps_one_word_and_one_line(raw, cleaned):
 )
 def test_the_glossary_cleaner_refuses_what_is_not_a_glossary(raw):
     assert clean_glossary(raw) is None
+    assert glossary_problem(raw)
 
 
 def test_a_reviewer_sets_the_glossary_over_rest_and_a_bad_one_is_a_clear_400(api, reviewer):
@@ -136,6 +138,7 @@ def test_a_reviewer_sets_the_glossary_over_rest_and_a_bad_one_is_a_clear_400(api
     assert r.status_code == 400, r.text
     error = r.json()["error"]
     assert error["code"] == "invalid" and list(error["details"]) == ["policy.glossary"]
+    assert error["details"]["policy.glossary"][0].startswith("'a b': one word")
     policy = api.as_(reviewer).get("/api/v1/memories/acme").json()["policy"]
     assert policy["glossary"] == {"zephyr": "the nightly export job"}
 
