@@ -8,16 +8,14 @@ against "Reviewers prefer pull requests under 400 changed lines", below the vect
 form after each such word ("a PR (pull request)"): 0.53.
 
 A closed list (:data:`ABBREVIATIONS`), whole words only, written as shorthand is (all lower or
-all upper case, or capitalised: "K8s", not "dB"), with a plural "s" where one makes sense
+all upper case, or capitalised at the start: not "dB"), with a plural "s" where one makes sense
 (:data:`COUNTABLE`); no shorthand with a second common meaning for a team or for the person it
 works for ("FF" is a feature flag or a fast-forward, "ts" a timestamp or TypeScript, "min"
 minutes or minimum, "Mr" an honorific, "lbs" pounds, "MSG" a food additive, "Dev" a name). The
 commonest, "PR", stays: a personal record in the gym is rarer in a team's memory than a pull
 request. A Memory adds its own words in ``policy.glossary`` (:func:`clean_glossary`): a team's
-names and jargon ("Hermes" → "the billing service"). A search reads them (``pipeline.search``):
-the model embeds the query spelled out, and the lexical channel also matches the long forms'
-words, with the admission floor of the query as typed. Stored texts are indexed and embedded as
-written, and a maintenance pass reads an entry's body as written.
+names and jargon ("Hermes" → "the billing service"). Only the query's embedding reads them: the
+lexical channel matches the words as written, and stored texts are embedded as written.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ from .common import (
     HISTORY,
     Candidate,
     content_and_floor,
-    query_floor,
     query_terms,
     setting,
 )
@@ -317,7 +316,6 @@ def lexical_channel(
     exclude_entry_pks: Iterable[int] = (),
     min_matched: int = 0,
     tiered: bool = True,
-    floor_terms: Sequence[str] | None = None,
 ) -> list[Candidate]:
     """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
 
@@ -336,15 +334,10 @@ def lexical_channel(
     ranks only that many of them, its newest versions; below that the order is exactly the one
     above, whatever the tiers. ``tiered=False`` reads every admitted row in one tier, one
     query: for the write path's near-duplicate check, which runs on every add.
-    ``floor_terms``: the terms whose admission floor applies instead of that of ``terms`` (the
-    query as typed, when ``terms`` add the long forms of its shorthand: a text holding "pull
-    request" is admitted for "PR" as one holding "PR" is).
     """
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
     content, floor = content_and_floor(terms)
-    if floor_terms is not None:
-        floor = query_floor(floor_terms)
     joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
     build = _postgres_sql if connection.vendor == "postgresql" else _sqlite_sql
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)

@@ -25,7 +25,7 @@ from ..ranking import (
     quality_votes,
 )
 from ..visibility import redact_hits
-from .abbreviations import spelled_out, spelled_words
+from .abbreviations import spelled_words
 from .common import CANDIDATES, CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
 from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
@@ -69,26 +69,15 @@ def search(
         reranker = configured_reranker()
     now = now or timezone.now()
     terms = query_terms(query)
-    glossary = (memory.policy or {}).get("glossary")
-    # The shorthand read spelled out (``abbreviations``): the model reads the query so, and the
-    # lexical channel also matches the long forms' words, with the floor of the query as typed.
-    spelled = spelled_words(query, glossary)
-    searched = query_terms(spelled_out(query, glossary)) if spelled else terms
     cap = channel_cap(limit)
     clearance = sensitivities_up_to(actor.clearance)
     # Once per request (the channels and the trace counts share it), computed while the
     # lexical channel's query runs.
+    glossary = (memory.policy or {}).get("glossary")
     embedded = embed_query_soon(query, glossary)
     scans: list[VectorScan] = []
     ranked = run_channels(
-        memory.pk,
-        embedded,
-        searched,
-        view=view,
-        cap=cap,
-        clearance=clearance,
-        scans=scans,
-        floor_terms=terms,
+        memory.pk, embedded, terms, view=view, cap=cap, clearance=clearance, scans=scans
     )
     qv = embedded()
     pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
@@ -99,7 +88,7 @@ def search(
     current_intent = has_current_intent(query, intent)
     ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now)
     filtered = (
-        validity_counts(memory.pk, qv, searched, ranked, cap, clearance, floor_terms=terms)
+        validity_counts(memory.pk, qv, terms, ranked, cap, clearance)
         if (trace and view == "current")
         else {}
     )
@@ -123,7 +112,7 @@ def search(
             },
             reranker=reranker,
             vector=scans[0].as_dict() if scans else None,
-            spelled_out=spelled,
+            spelled_out=spelled_words(query, glossary) if (trace and qv is not None) else {},
         ),
     )
 
@@ -148,17 +137,13 @@ def run_channels(
     cap: int,
     clearance: Sequence[str],
     scans: list[VectorScan] | None = None,
-    floor_terms: Sequence[str] | None = None,
 ) -> dict[str, list[Candidate]]:
     """Each channel's candidates for the view, clearance applied inside the channel query.
     ``query`` for the vector channel: the text, its embedding when the caller has it, or a
     function that returns the embedding being computed meanwhile (called only after the
-    lexical channel's query). ``floor_terms``: the terms whose admission floor applies (the
-    query as typed, when ``terms`` add the long forms of its shorthand)."""
+    lexical channel's query)."""
     scope = SCOPES[view]
-    lexical = lexical_channel(
-        memory_pk, terms, view=scope, limit=cap, sensitivities=clearance, floor_terms=floor_terms
-    )
+    lexical = lexical_channel(memory_pk, terms, view=scope, limit=cap, sensitivities=clearance)
     if callable(query):
         query = query()
     return {

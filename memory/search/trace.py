@@ -38,9 +38,8 @@ class RankingTrace:
     #: (sqlite-vec, pgvector or scan), vectors ``fetched`` / ``scanned``, whether the search
     #: stopped at its bound with fewer hits than asked (``bounded``) and how often it widened.
     vector: dict[str, Any] | None = None
-    #: The query's shorthand read spelled out (``{word: long form}``, from the built-in list and
-    #: the Memory's ``policy.glossary``): the model reads the long form after the word, and the
-    #: lexical channel matches its words too.
+    #: The query's shorthand the model read spelled out (``{word: long form}``, from the
+    #: built-in list and the Memory's ``policy.glossary``; empty without a model).
     spelled_out: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -60,15 +59,11 @@ def validity_counts(
     ranked: Mapping[str, Sequence[Candidate]],
     cap: int,
     clearance: Sequence[str],
-    *,
-    floor_terms: Sequence[str] | None = None,
 ) -> dict[str, int]:
     """How many admitted candidates the current view's validity filter removed, by validity
-    (the channels run again over every head version, same terms, floor and cap)."""
+    (the channels run again over every head version, same floor and cap)."""
     kept = {c.entry_pk for cands in ranked.values() for c in cands}
-    unfiltered = lexical_channel(
-        memory_pk, terms, view=HEADS, limit=cap, sensitivities=clearance, floor_terms=floor_terms
-    )
+    unfiltered = lexical_channel(memory_pk, terms, view=HEADS, limit=cap, sensitivities=clearance)
     unfiltered += vector_channel(memory_pk, query, view=HEADS, limit=cap, sensitivities=clearance)
     dropped = {c.entry_pk for c in unfiltered} - kept
     counts = {Validity.INACTIVE.value: 0, Validity.SUPERSEDED.value: 0}

@@ -12,7 +12,6 @@ from memory.search.abbreviations import (
     glossary_problem,
     spelled_out,
 )
-from tests.factories import remember
 
 
 @pytest.mark.parametrize(
@@ -182,19 +181,3 @@ def test_the_trace_of_a_search_names_the_words_spelled_out(memory, reviewer, set
         search(memory, actor=actor, query="what is my pet called?", trace=True).trace.spelled_out
         == {}
     )
-
-
-def test_the_lexical_channel_matches_the_long_form_with_the_floor_of_the_query_as_typed(
-    memory, agent, settings
-):
-    # Without a model too: "PR" shares no word with "pull requests".
-    from memory.search import search
-
-    settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
-    prs = remember(memory, agent.actor, "Reviewers prefer pull requests under 400 changed lines.")
-    remember(memory, agent.actor, "The coverage gate is 85% on changed lines.")
-    result = search(memory, actor=agent.actor, query="how big should a PR be", trace=True)
-    assert [h.entry_id for h in result.hits] == [prs.entry.uid]
-    assert result.trace.spelled_out == {"PR": "pull request"}
-    # The trace counts the query as typed: its terms and its floor.
-    assert (result.trace.terms, result.trace.admission_floor) == (6, 1)

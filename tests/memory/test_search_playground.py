@@ -112,11 +112,15 @@ def test_the_current_view_counts_what_the_validity_filter_withheld(reviewer_clie
     assert validity_filter_line(html) == "inactive: 0 withheld, superseded: 0 withheld"
 
 
-def test_the_trace_names_the_shorthand_read_spelled_out(reviewer_client, memory, settings):
+def test_the_trace_names_the_shorthand_the_model_read_spelled_out(
+    reviewer_client, memory, settings
+):
     settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}
     memory.policy = {"glossary": {"zephyr": "the nightly export job"}}
     memory.save(update_fields=["policy"])
     html = reviewer_client.get(URL, {"q": "did the PR touch Zephyr"}).content.decode()
     assert "PR → pull request, Zephyr → the nightly export job" in html
-    html = reviewer_client.get(URL, {"q": "did the release touch it"}).content.decode()
-    assert "Shorthand read spelled out" not in html
+    # Without a model nothing is read spelled out, and the trace says nothing of it.
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
+    html = reviewer_client.get(URL, {"q": "did the PR touch Zephyr"}).content.decode()
+    assert "Shorthand the model read" not in html
