@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 
-from ..text import CJK_CLASS
+from ..text import CJK_CLASS, stop_terms, tokenize
 
 #: Shorthand → its long form (singular; a plural shorthand gets the plural "s").
 ABBREVIATIONS: dict[str, str] = {
@@ -143,25 +143,37 @@ def clean_glossary(raw: object) -> dict[str, str] | None:
 
 def glossary_problem(raw: object) -> str | None:
     """What is wrong with a glossary, naming the word at fault, or None: it is an object of at
-    most :data:`GLOSSARY_MAX` words, each one word as typed (:data:`_TERM`) and none differing
-    from another only in case nor changing length in lower case ("İzmir"), each with a long form
-    of 1 to :data:`LONG_FORM_MAX` characters on one line."""
+    most :data:`GLOSSARY_MAX` words, each one word as typed (:data:`_TERM`), none differing
+    from another only in case nor changing length in lower case ("İzmir"), none a stop word
+    ("it", "the": read in nearly every question), each with a long form of 1 to
+    :data:`LONG_FORM_MAX` characters on one line."""
     if not isinstance(raw, dict):
         return "An object {word: long form}."
     if len(raw) > GLOSSARY_MAX:
         return f"At most {GLOSSARY_MAX} words."
     seen: set[str] = set()
+    stops = stop_terms()
     for word, long in raw.items():
-        if not (isinstance(word, str) and _TERM.fullmatch(word)) or len(word.lower()) != len(word):
+        if not isinstance(word, str) or not _TERM.fullmatch(word):
             return (
-                f"{word!r}: one word of at most 32 characters — a letter or digit first, then"
-                " letters, digits and _ . + # -, not ending in . or -."
+                f"{_shown(word)}: one word of at most 32 characters — a letter or digit first,"
+                " then letters, digits and _ . + # -, not ending in . or -."
             )
+        if len(word.lower()) != len(word):
+            return f"{_shown(word)}: its lower case is another length; write it in lower case."
         if word.lower() in seen:
-            return f"{word!r}: another word differs from it only in case."
+            return f"{_shown(word)}: another word differs from it only in case."
+        if set(tokenize(word)) <= stops:
+            return f"{_shown(word)}: a word this common would be read in nearly every question."
         seen.add(word.lower())
         if not isinstance(long, str) or "\n" in long or "\r" in long:
-            return f"{word!r}: its long form must be text on one line."
+            return f"{_shown(word)}: its long form must be text on one line."
         if not 1 <= len(" ".join(long.split())) <= LONG_FORM_MAX:
-            return f"{word!r}: its long form must be 1 to {LONG_FORM_MAX} characters."
+            return f"{_shown(word)}: its long form must be 1 to {LONG_FORM_MAX} characters."
     return None
+
+
+def _shown(word: object) -> str:
+    """A refused word as an error message quotes it: at most 40 characters of it."""
+    text = repr(word)
+    return text if len(text) <= 40 else text[:39] + "…"

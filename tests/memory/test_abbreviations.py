@@ -120,6 +120,9 @@ def test_the_glossary_cleaner_keeps_one_word_and_one_line(raw, cleaned):
         # Two words differing only in case; a word whose lower case is another length.
         {"Zephyr": "a", "zephyr": "b"},
         {"İzmir": "x"},
+        # A stop word would be read in nearly every question.
+        {"IT": "the helpdesk"},
+        {"the": "x"},
         {f"w{i}": "x" for i in range(GLOSSARY_MAX + 1)},
     ],
 )
@@ -181,3 +184,12 @@ def test_the_trace_of_a_search_names_the_words_spelled_out(memory, reviewer, set
         search(memory, actor=actor, query="what is my pet called?", trace=True).trace.spelled_out
         == {}
     )
+
+
+def test_a_refused_word_is_named_and_shortened_in_the_message():
+    assert glossary_problem({"İzmir": "x"}) == (
+        "'İzmir': its lower case is another length; write it in lower case."
+    )
+    assert str(glossary_problem({"It": "the helpdesk"})).startswith("'It': a word this common")
+    long = "x" * 60 + " y"
+    assert str(glossary_problem({long: "z"})).startswith("'" + "x" * 38 + "…: one word")
