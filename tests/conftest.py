@@ -55,6 +55,27 @@ def make_key(
     return Key(key, secret, Actor.for_key(key, memory_ids))
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """On SQLite the test database is a file, not Django's in-memory default.
+
+    With an in-memory database the live server thread shares the test thread's connection, and
+    two threads on one SQLite connection can deadlock: the page's request runs a query calling a
+    Python SQL function (holding the connection's mutex, waiting for the GIL) while the test
+    thread, holding the GIL, reads a row on the same connection (waiting for the mutex). Neither
+    returns to Python, so not even a test timeout can stop it. On a file every thread opens its
+    own connection and waits for the write lock as the product does (WAL, IMMEDIATE, timeout).
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "lib.sqlite_backend" and not database.get("TEST", {}).get("NAME"):
+        path = tmp_path_factory.mktemp("database") / "test.sqlite3"
+        database.setdefault("TEST", {})["NAME"] = str(path)
+
+
 @pytest.fixture
 def staff(db) -> Actor:
     user = User.objects.create_user("root", password="pw-root-123", is_staff=True)
