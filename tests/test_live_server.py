@@ -10,13 +10,14 @@ not even a test timeout stops it. The test database is therefore a file on SQLit
 from __future__ import annotations
 
 from django.db import connection, transaction
+from django.db.backends.sqlite3.creation import DatabaseCreation
 
 from memory.models import ApiKey
 from tests.conftest import Api, make_key
 
 
 def test_the_live_server_reads_only_what_the_test_thread_committed(api: Api, memory) -> None:
-    assert not (connection.vendor == "sqlite" and connection.is_in_memory_db())
+    assert not DatabaseCreation.is_in_memory_db(connection.settings_dict["NAME"])
     key = make_key("probe-key", "agent", memories=("acme",))
     with transaction.atomic():
         ApiKey.objects.filter(pk=key.key.pk).update(revoked=True)
