@@ -6,4 +6,5 @@ from . import views
 
 urlpatterns = [
     path("memories/<slug:slug>/replay/", views.replay_page, name="memory-replay"),
+    path("memories/<slug:slug>/replay/enable/", views.enable_policy, name="memory-policy-enable"),
 ]

@@ -4,6 +4,12 @@
 ``manage.py replay`` — as the signed-in reviewer (their clearance applies), over the Memory's
 recorded queries or the queries typed in, and shows what would enter, leave or move in the
 top k and the Context Pack. A plain GET form: nothing is written, not even the policy.
+
+Under a replay's report a reviewer may enable the candidate they just replayed
+(``POST /memories/<slug>/replay/enable/``): the same merge as ``PATCH /api/v1/memories/{slug}``
+(``memory.actions.update_memory_policy``, one transaction, audited as ``memory.policy_changed``),
+refused with 409 ``policy_changed`` when the policy is no longer the one the replay compared
+against. Auditors see the report without the button and are refused the POST.
 """
 
 from __future__ import annotations
@@ -11,19 +17,80 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from django.urls import reverse
+from django.views.decorators.http import require_POST, require_safe
 
-from lib.errors import DomainError
+from lib.errors import DomainError, Forbidden, NotFound
+from memory import actions
+from memory.actors import Actor
+from memory.models import Memory
 from memory.web import page_reader
+from review.permissions import may_decide
+from review.web import guard, refuse
 
 from .replay import parse_queries, replay
 
 LIMITS = (5, 10, 20)
 DEFAULT_POLICY = '{"quality_ranking": true}'
 MAX_TEXT = 20_000
+
+
+#: Reviewers and staff enable a replayed policy; auditors only read it.
+policy_changers = guard(may_decide, "Only reviewers may change a Memory's policy.")
+
+
+def _candidate(policy_text: str) -> dict[str, Any]:
+    """The candidate policy typed in: a JSON object (400 ``invalid`` otherwise)."""
+    try:
+        policy = json.loads(policy_text or "{}")
+    except json.JSONDecodeError as exc:
+        raise DomainError(f"The policy is not valid JSON: {exc.msg}.") from exc
+    if not isinstance(policy, dict):
+        raise DomainError("The candidate policy must be a JSON object of policy keys.")
+    return policy
+
+
+def _problem(exc: DomainError) -> str:
+    details = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.details.items())
+    return exc.message + (f" ({details})" if details else "")
+
+
+def _page(
+    request: HttpRequest,
+    actor: Actor,
+    memory: Memory,
+    *,
+    policy_text: str,
+    queries_text: str = "",
+    limit: int = 10,
+    run: bool = False,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    context: dict[str, Any] = {
+        "memory": memory,
+        "form": {"policy": policy_text, "queries": queries_text, "limit": limit},
+        "limits": LIMITS,
+        "current_policy": json.dumps(memory.policy, sort_keys=True),
+        "may_enable": may_decide(actor),
+        "report": None,
+        "error": error,
+    }
+    if run and not error:
+        try:
+            policy = _candidate(policy_text)
+            queries = parse_queries(queries_text) if queries_text.strip() else None
+            context["report"] = replay(
+                memory, actor=actor, policy=policy, queries=queries, limit=limit
+            )
+        except DomainError as exc:
+            context["error"] = _problem(exc)
+            status = 422
+    return render(request, "evaluation/replay.html", context, status=status)
 
 
 @login_required
@@ -33,35 +100,60 @@ def replay_page(request: HttpRequest, slug: str) -> HttpResponse:
     actor, memory = page_reader(
         request, slug, denied="Only reviewers, auditors and staff may replay policies."
     )
-    run = request.GET.get("run") == "1"
-    policy_text = request.GET.get("policy", DEFAULT_POLICY)[:MAX_TEXT]
-    queries_text = request.GET.get("queries", "")[:MAX_TEXT]
     try:
         limit = int(request.GET.get("limit") or 10)
     except ValueError:
         limit = 10
-    limit = limit if limit in LIMITS else 10
-    context: dict[str, Any] = {
-        "memory": memory,
-        "form": {"policy": policy_text, "queries": queries_text, "limit": limit},
-        "limits": LIMITS,
-        "current_policy": json.dumps(memory.policy, sort_keys=True),
-        "report": None,
-        "error": "",
-    }
-    status = 200
-    if run:
+    return _page(
+        request,
+        actor,
+        memory,
+        policy_text=request.GET.get("policy", DEFAULT_POLICY)[:MAX_TEXT],
+        queries_text=request.GET.get("queries", "")[:MAX_TEXT],
+        limit=limit if limit in LIMITS else 10,
+        run=request.GET.get("run") == "1",
+    )
+
+
+@require_POST
+@policy_changers
+def enable_policy(request: HttpRequest, actor: Actor, slug: str) -> HttpResponse:
+    """``POST /memories/<slug>/replay/enable/`` (``policy``: the candidate replayed,
+    ``current``: the policy it was compared with): merge the candidate into the Memory's
+    policy. Success redirects to the replay page with a message; a refusal shows the page
+    again with the error under its status (400 invalid, 409 ``policy_changed``)."""
+    policy_text = request.POST.get("policy", "")[:MAX_TEXT]
+    try:
+        memory = actions.get_memory(actor, slug)
+    except NotFound as exc:
+        return refuse(request, exc.message, status=404)
+    try:
+        candidate = _candidate(policy_text)
+        if not candidate:
+            raise DomainError("The candidate policy sets no key; there is nothing to enable.")
         try:
-            try:
-                policy = json.loads(policy_text or "{}")
-            except json.JSONDecodeError as exc:
-                raise DomainError(f"The policy is not valid JSON: {exc.msg}.") from exc
-            queries = parse_queries(queries_text) if queries_text.strip() else None
-            context["report"] = replay(
-                memory, actor=actor, policy=policy, queries=queries, limit=limit
-            )
-        except DomainError as exc:
-            details = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.details.items())
-            context["error"] = exc.message + (f" ({details})" if details else "")
-            status = 422
-    return render(request, "evaluation/replay.html", context, status=status)
+            expected = json.loads(request.POST.get("current", ""))
+        except json.JSONDecodeError as exc:
+            raise DomainError("Replay the candidate before enabling it.") from exc
+        before = memory.policy
+        memory = actions.update_memory_policy(
+            memory, actor=actor, policy=candidate, expected=expected
+        )
+    except Forbidden as exc:
+        return refuse(request, exc.message, status=403)
+    except DomainError as exc:
+        memory.refresh_from_db(fields=["policy"])
+        return _page(
+            request,
+            actor,
+            memory,
+            policy_text=policy_text,
+            error=_problem(exc),
+            status=exc.http_status,
+        )
+    keys = ", ".join(sorted(candidate))
+    if memory.policy == before:
+        messages.info(request, f"The policy already holds these values ({keys}); nothing changed.")
+    else:
+        messages.success(request, f"Policy enabled: {keys}. The change is in the audit log.")
+    return HttpResponseRedirect(reverse("memory-replay", args=[slug]))

@@ -11,6 +11,7 @@ __all__ = [
     "Forbidden",
     "NotFound",
     "PersonalDataDetected",
+    "PolicyChanged",
     "SecretDetected",
     "TooLarge",
     "ValidationFailed",
@@ -25,6 +26,15 @@ class VersionConflict(DomainError):
     code = "version_conflict"
     http_status = 409
     default_message = "The entry's head version is not the one you expected."
+
+
+class PolicyChanged(DomainError):
+    """The Memory's policy is not the one the change was prepared against (a replay's "current
+    policy"): somebody changed it since. Nothing was written; replay again and decide."""
+
+    code = "policy_changed"
+    http_status = 409
+    default_message = "The Memory's policy changed since you looked at it; replay again."
 
 
 class EntryInactive(DomainError):

@@ -17,6 +17,7 @@ from ..dedupe import METHODS
 from ..exceptions import (
     Forbidden,
     MemoryExists,
+    PolicyChanged,
     ValidationFailed,
 )
 from ..governance import AUTHORITY_ORDER, clean_admission_policy
@@ -258,14 +259,26 @@ def create_memory(
 
 
 @transaction.atomic(durable=True)
-def update_memory_policy(memory: Memory, *, actor: Actor, policy: Mapping[str, object]) -> Memory:
-    """Merge ``policy`` keys into the Memory's policy (reviewers)."""
+def update_memory_policy(
+    memory: Memory,
+    *,
+    actor: Actor,
+    policy: Mapping[str, object],
+    expected: Mapping[str, object] | None = None,
+) -> Memory:
+    """Merge ``policy`` keys into the Memory's policy (reviewers). With ``expected`` (the policy
+    the change was prepared against), 409 ``policy_changed`` when the policy is another by
+    now. Keys that already hold the given values change nothing and record nothing."""
     if not actor.is_reviewer:
         raise Forbidden("Only reviewers may change a Memory's policy.")
     cleaned = clean_policy(policy)
     memory = lock_memory(memory.pk)
     before = memory.policy
-    memory.policy = {**memory.policy, **cleaned}
+    if expected is not None and before != expected:
+        raise PolicyChanged()
+    if {**before, **cleaned} == before:
+        return memory
+    memory.policy = {**before, **cleaned}
     memory.save(update_fields=["policy"])
     audit.record(
         "memory.policy_changed",

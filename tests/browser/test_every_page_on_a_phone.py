@@ -14,7 +14,9 @@ table that stacks its cells on a phone (its header row hidden) names each cell's
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from django.contrib.auth.models import User
@@ -226,10 +228,23 @@ def every_page(w: dict[str, Any], slug: str) -> list[str]:
         f"/memories/{slug}/entries/?q=deploy&state=inactive",
         f"/memories/{slug}/replay/",
         f"/memories/{slug}/replay/?run=1&queries=deploy+runbook%0Abackups+nightly",
+        # A long candidate: the enable form under the report quotes it whole.
+        f"/memories/{slug}/replay/?run=1&queries=deploy+runbook&policy={LONG_POLICY}",
         "/notifications/",
         "/outbox/",
     ]
 
+
+LONG_POLICY = quote(
+    json.dumps(
+        {
+            "quality_ranking": True,
+            "freshness": {"alpha": 0.25, "half_life_days": 45},
+            "glossary": {"Zephyr": "the nightly export job that uploads the warehouse snapshots"},
+        },
+        separators=(",", ":"),
+    )
+)
 
 # Submits a form the way a browser without JavaScript does (a full page load with the answer).
 POST = """([path, fields]) => {

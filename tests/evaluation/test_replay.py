@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from memory import actions
-from memory.models import Memory
+from memory.models import AuditEvent, Memory
 
 QUERY = "alpha beta rotation policy"
 
@@ -167,3 +169,88 @@ def test_replay_page_speaks_to_a_browser_user(client, reviewer, replay_memory):
     none = client.get(url, {"run": "1", "queries": ""})
     assert none.status_code == 422
     assert "query file" not in none.content.decode()
+
+
+def _replayed_form(client, url: str, policy: str) -> dict[str, str]:
+    """The enable form under a replay's report, as the page rendered it."""
+    html = client.get(url, {"run": "1", "policy": policy, "queries": QUERY}).content.decode()
+    form = html.split('data-testid="enable-policy"', 1)[1].split("</form>", 1)[0]
+    fields = dict(re.findall(r'name="(policy|current)" value="([^"]*)"', form))
+    return {name: unescape(value) for name, value in fields.items()}
+
+
+def test_a_reviewer_enables_the_candidate_replayed(client, reviewer, replay_memory):
+    memory, _ = replay_memory
+    client.login(username="rita", password="pw-rita-123")
+    url = f"/memories/{memory.slug}/replay/"
+    form = _replayed_form(client, url, '{"quality_ranking": true}')
+    assert form == {"policy": '{"quality_ranking": true}', "current": "{}"}
+    r = client.post(f"{url}enable/", form, follow=True)
+    assert r.redirect_chain == [(url, 302)]
+    assert "Policy enabled: quality_ranking." in r.content.decode()
+    memory.refresh_from_db()
+    assert memory.policy == {"quality_ranking": True}
+    event = AuditEvent.objects.filter(action="memory.policy_changed").get()
+    assert event.payload == {"before": {}, "after": {"quality_ranking": True}}
+    assert event.actor_label == "rita"
+    # The same candidate again holds nothing new: nothing written, and the page says so.
+    again = client.post(f"{url}enable/", _replayed_form(client, url, '{"quality_ranking": true}'))
+    assert again.status_code == 302
+    assert AuditEvent.objects.filter(action="memory.policy_changed").count() == 1
+    page = client.get(url).content.decode()
+    assert "already holds these values (quality_ranking); nothing changed" in page
+
+
+def test_enabling_after_someone_else_changed_the_policy_is_refused(
+    client, reviewer, staff, replay_memory
+):
+    memory, _ = replay_memory
+    client.login(username="rita", password="pw-rita-123")
+    url = f"/memories/{memory.slug}/replay/"
+    form = _replayed_form(client, url, '{"quality_ranking": true}')
+    actions.update_memory_policy(memory, actor=staff, policy={"recall_events": True})
+    r = client.post(f"{url}enable/", form)
+    assert r.status_code == 409
+    assert "changed since you looked at it; replay again" in r.content.decode()
+    memory.refresh_from_db()
+    assert memory.policy == {"recall_events": True}
+
+
+@pytest.mark.parametrize(
+    ("policy", "current", "status", "says"),
+    [
+        ('{"quality_ranking": "yes"}', "{}", 400, "quality_ranking"),
+        ("[1, 2]", "{}", 400, "must be a JSON object"),
+        ("{nope", "{}", 400, "not valid JSON"),
+        ("{}", "{}", 400, "sets no key"),
+        ('{"quality_ranking": true}', "", 400, "Replay the candidate before enabling it"),
+    ],
+)
+def test_a_bad_candidate_is_refused_on_the_page_and_nothing_changes(
+    client, reviewer, replay_memory, policy, current, status, says
+):
+    memory, _ = replay_memory
+    client.login(username="rita", password="pw-rita-123")
+    r = client.post(
+        f"/memories/{memory.slug}/replay/enable/", {"policy": policy, "current": current}
+    )
+    assert r.status_code == status
+    assert says in unescape(r.content.decode())
+    memory.refresh_from_db()
+    assert memory.policy == {}
+    assert not AuditEvent.objects.filter(action="memory.policy_changed").exists()
+
+
+def test_an_auditor_sees_the_report_without_the_button_and_cannot_enable(
+    client, auditor, replay_memory
+):
+    memory, _ = replay_memory
+    client.login(username="ada", password="pw-ada-123")
+    url = f"/memories/{memory.slug}/replay/"
+    html = client.get(url, {"run": "1", "queries": QUERY}).content.decode()
+    assert "What would change" in html and 'data-testid="enable-policy"' not in html
+    r = client.post(f"{url}enable/", {"policy": '{"quality_ranking": true}', "current": "{}"})
+    assert r.status_code == 403
+    memory.refresh_from_db()
+    assert memory.policy == {}
+    assert client.get(f"{url}enable/").status_code == 405
