@@ -341,6 +341,16 @@ def test_no_key_and_bad_key_are_401(api, agent):
     assert r.status_code == 401
 
 
+def test_the_bearer_scheme_is_case_insensitive(api, agent):
+    for scheme in ("bearer", "BEARER"):
+        headers = {"Authorization": f"{scheme} {agent.secret}"}
+        r = api.get("/api/v1/memories/acme", headers=headers)
+        assert r.status_code == 200, (scheme, r.text[:200])
+    r = api.get("/api/v1/memories/acme", headers={"Authorization": "bearer nope.nope"})
+    assert r.status_code == 401
+    assert r.json()["error"]["message"] == "Invalid or revoked API key."
+
+
 def test_key_scoped_to_a_memory_gets_404_elsewhere(api, scoped_agent, agent):
     add_via_api(api.as_(agent), "Other team uses Go", slug="other")
     s = api.as_(scoped_agent)
