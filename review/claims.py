@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -24,7 +25,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memory.actors import Actor
-from proposals.models import Proposal, ProposalStatus
+from proposals.models import Proposal, ProposalAmendment, ProposalStatus
 from proposals.selectors import visible_proposals
 
 from .exceptions import Forbidden
@@ -50,8 +51,9 @@ class ClaimFilter:
 
 def claimable(actor: Actor, f: ClaimFilter, *, now: datetime) -> QuerySet[Proposal]:
     """Pending proposals the actor may see and decide, not held by someone else's live lease,
-    oldest first. Proposals the actor submitted are skipped (they cannot decide them), and so
-    are those assigned to another reviewer (the assignment names who should take them)."""
+    oldest first. Proposals the actor submitted or amended are skipped (they count as "self"
+    and cannot decide them), and so are those assigned to another reviewer (the assignment
+    names who should take them)."""
     qs = visible_proposals(actor).filter(status=ProposalStatus.PENDING)
     if f.memory_id is not None:
         qs = qs.filter(memory_id=f.memory_id)
@@ -62,9 +64,20 @@ def claimable(actor: Actor, f: ClaimFilter, *, now: datetime) -> QuerySet[Propos
         qs = qs.exclude(submitted_by_owner_id=actor.user_pk)
     if actor.key_pk is not None:
         qs = qs.exclude(submitted_by_key_id=actor.key_pk)
+    qs = qs.exclude(pk__in=_amended_by(actor))
     qs = qs.filter(_unassigned_or_mine(actor))
     held = ReviewClaim.objects.filter(expires_at__gt=now).exclude(actor_id=actor.id)
     return qs.exclude(pk__in=held.values("proposal_id")).order_by("pk")
+
+
+def _amended_by(actor: Actor) -> QuerySet[ProposalAmendment, Any]:
+    """The proposals the person behind ``actor`` amended (``Proposal.editors``, read from the
+    amendment rows: each names its author and the user a key acted for, the identities that
+    make up ``editors``)."""
+    ids = actor.identities()
+    return ProposalAmendment.objects.filter(Q(author_id__in=ids) | Q(on_behalf_of__in=ids)).values(
+        "proposal_id"
+    )
 
 
 def _unassigned_or_mine(actor: Actor) -> Q:
@@ -119,7 +132,11 @@ def claim_next_proposal(
 
 
 @transaction.atomic(durable=True)
-def release_claim(*, actor: Actor) -> int:
-    """Give up the actor's claim (if any). Returns how many leases were released (0 or 1)."""
-    deleted, _ = ReviewClaim.objects.filter(actor_id=actor.id).delete()
+def release_claim(*, actor: Actor, proposal_id: int | None = None) -> int:
+    """Give up the actor's claim (if any; with ``proposal_id``, only a claim on that proposal).
+    Returns how many leases were released (0 or 1)."""
+    mine = ReviewClaim.objects.filter(actor_id=actor.id)
+    if proposal_id is not None:
+        mine = mine.filter(proposal_id=proposal_id)
+    deleted, _ = mine.delete()
     return deleted

@@ -36,7 +36,7 @@ from proposals.exceptions import IllegalTransition
 from proposals.kinds import kind_of
 from proposals.models import Proposal, RejectionReason
 
-from . import actions, inbox, pages, web
+from . import actions, claims, inbox, pages, web
 from .exceptions import (
     AlreadyDecided,
     DetailsNotAcknowledged,
@@ -476,6 +476,9 @@ def proposal_amend(request: HttpRequest, actor: Actor, pk: int, proposal: Propos
     except DomainError as exc:
         _form_errors(form, exc, AMEND_FIELDS)
         return _render_page(request, actor, pk, "review/proposal.html", status=422, amend_form=form)
+    # The editor counts as self now and cannot decide it: their lease would only keep the
+    # proposal from the reviewers who can.
+    claims.release_claim(actor=actor, proposal_id=pk)
     messages.success(
         request,
         f"Amended proposal #{pk}: revision {amended.revision} is pending. "

@@ -77,6 +77,33 @@ def test_claims_skip_decided_and_own_proposals_and_filter_by_kind(
     )
 
 
+def test_claims_skip_proposals_the_reviewer_amended(memory, agent, reviewer, other_reviewer):
+    """A reviewer who edited the proposed text counts as "self" and cannot decide it, so
+    "Claim next" passes it by — whether they edited it in the browser or through their key."""
+    from django.contrib.auth.models import User
+
+    from memory.actors import Actor
+    from proposals.actions.discussion import amend_proposal
+
+    edited_in_browser, edited_by_key, untouched = (
+        consolidate(memory, agent.actor) for _ in range(3)
+    )
+    rita = Actor.for_user(User.objects.get(username="rita"))
+    amend_proposal(
+        edited_in_browser, actor=rita, changes={"body": f"{edited_in_browser.payload['body']} (a)"}
+    )
+    amend_proposal(
+        edited_by_key,
+        actor=reviewer.actor,
+        changes={"body": f"{edited_by_key.payload['body']} (b)"},
+    )
+    assert claimed(rita) == untouched.pk
+    claims.release_claim(actor=rita)
+    assert claimed(reviewer.actor) == untouched.pk
+    # Another reviewer may still take them.
+    assert claimed(other_reviewer.actor) == edited_in_browser.pk
+
+
 def test_a_claim_is_advisory_another_reviewer_may_still_decide(
     memory, agent, reviewer, other_reviewer
 ):

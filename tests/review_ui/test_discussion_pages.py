@@ -282,6 +282,18 @@ def test_reviewer_amends_then_counts_as_self_and_another_reviewer_approves(
     assert Decision.objects.get(verdict="approve").proposal_revision == 2
 
 
+def test_editing_gives_up_the_editors_claim_so_another_reviewer_can_claim_it(rita, ravi, proposal):
+    r = rita.post("/review/claim/", {})
+    assert r["Location"] == url(proposal.pk)
+    assert "You hold this proposal" in html_of(rita, proposal.pk)
+    new = proposal.payload["body"] + " (edited)"
+    r = rita.post(url(proposal.pk, "amend"), {"text": new, "note": ""})
+    assert r.status_code == 302
+    # rita can no longer decide it: she holds no lease on it, and "Claim next" hands it to ravi.
+    assert "You hold this proposal" not in html_of(rita, proposal.pk)
+    assert ravi.post("/review/claim/", {})["Location"] == url(proposal.pk)
+
+
 def test_an_unchanged_edit_is_422_in_the_form(rita, proposal):
     r = rita.post(url(proposal.pk, "amend"), {"text": proposal.payload["body"], "note": ""})
     assert r.status_code == 422
