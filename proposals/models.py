@@ -320,11 +320,10 @@ class Proposal(models.Model):
             )
         self.status = status
         self.status_changed_at = at or timezone.now()
-        fields = ["status", "status_changed_at"]
-        if reason:
-            self.status_reason = reason[:2000]
-            fields.append("status_reason")
-        return fields
+        # The reason belongs to this status: one left by an earlier status (a request for
+        # changes, "amended") would read as the reason for this one.
+        self.status_reason = reason[:2000]
+        return ["status", "status_changed_at", "status_reason"]
 
     def is_submitter(self, actor: Actor) -> bool:
         """Whether ``actor`` submitted it: the same key, the key's owner, or the same actor id."""

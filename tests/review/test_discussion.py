@@ -76,6 +76,12 @@ def test_request_changes_then_amend_then_approve(ag, rv, lossy):
     assert approved.status_code == 200, approved.text
     target = ag.get(f"{E}/{lossy['b']}").json()
     assert target["body"] == "Deploys run nightly at 02:00 UTC via deploy.sh"
+    # The reason of an earlier status does not outlive it: "amended" explained why the
+    # proposal was pending again, not why it is approved.
+    assert out["status_reason"] == "amended"
+    assert detail(ag, pid)["status_reason"] is None
+    again = rv.post(f"{P}/{pid}/approve", {})
+    assert again.status_code == 409 and again.json()["error"]["details"]["reason"] is None
 
 
 def test_an_amendment_voids_earlier_approvals(ag, rv, rv2, consolidation):
