@@ -382,6 +382,10 @@ class Row(ProposalFlags):
     #: Who the row's "Assign" select offers (shared by every row of a page).
     reviewers: Sequence[str] = ()
     status_label: str = ""
+    #: The viewer submitted or edited it (DESIGN.md §9 "self"): they cannot decide it, so the
+    #: row offers no Approve / Reject and says why.
+    is_self: bool = False
+    is_submitter: bool = False
 
     @property
     def pk(self) -> int:
@@ -490,6 +494,8 @@ def row_for(
         assign_href=reverse("review-proposal-assign", args=[pk]),
         reviewers=reviewers,
         status_label=STATUS_LABELS.get(proposal.status, proposal.status),
+        is_self=actor is not None and proposal.is_self(actor),
+        is_submitter=actor is not None and proposal.is_submitter(actor),
     )
 
 

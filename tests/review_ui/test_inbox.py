@@ -153,6 +153,40 @@ def test_rows_without_lost_details_approve_in_place_others_link_to_acknowledge(
     assert 'hx-disabled-elt="find button"' in plain_row
 
 
+def test_rows_the_reviewer_submitted_or_edited_offer_no_decision_and_say_why(
+    rita, ravi, memory, agent
+):
+    """Approve on such a row could only be refused (403, which the page does not show), so the
+    row offers neither Approve nor Reject nor a bulk checkbox: it says who decides."""
+    from django.contrib.auth.models import User
+
+    from proposals.actions.discussion import amend_proposal
+
+    own = consolidate(memory, make_key("rita-agent", "agent", owner="rita").actor)
+    edited = consolidate(memory, agent.actor)
+    amend_proposal(
+        edited,
+        actor=Actor.for_user(User.objects.get(username="rita")),
+        changes={"body": f"{edited.payload['body']} (edited)"},
+    )
+    other = consolidate(memory, agent.actor)
+
+    def row(html: str, pk: int) -> str:
+        return html.split(f'<li id="proposal-{pk}"')[1].split('<li id="proposal-')[0]
+
+    html = rita.get("/review/").content.decode()
+    for pk, note in ((own.pk, "You submitted it"), (edited.pk, "You edited it")):
+        mine = row(html, pk)
+        assert f"{note}, so another reviewer decides." in mine
+        assert "data-approve" not in mine and "Reject…" not in mine
+        assert 'name="ids"' not in mine
+    assert "data-approve" in row(html, other.pk) and 'name="ids"' in row(html, other.pk)
+    assert "another reviewer decides" not in row(html, other.pk)
+    # Another reviewer decides them from the inbox as usual.
+    theirs = ravi.get("/review/").content.decode()
+    assert "data-approve" in row(theirs, own.pk) and "data-approve" in row(theirs, edited.pk)
+
+
 def test_script_in_entry_text_and_rationale_renders_escaped(rita, memory, agent):
     evil = "<script>alert('x')</script><img src=x onerror=alert(1)>"
     p = consolidate(
