@@ -33,6 +33,7 @@ from memory.models import Memory
 from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn
 from memory.visibility import scrub
 from proposals import actions as proposal_actions
+from proposals.actions.intake import clean_idempotency_key
 from proposals.kinds import KINDS
 from proposals.models import Proposal
 from proposals.permissions import kinds_filed_by, require_submitter_of
@@ -143,7 +144,10 @@ def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
 def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     require_submitter_of(actor, data)
     submission = dict(data)
-    idempotency_key = submission.pop("idempotency_key", None)
+    # Checked here so that a refusal names the tool's argument, not the REST header.
+    idempotency_key = clean_idempotency_key(
+        submission.pop("idempotency_key", None), field="idempotency_key"
+    )
     if not submission.get("memory"):
         submission["memory"] = memory_of(actor, None).slug
     result = proposal_actions.submit_proposal(

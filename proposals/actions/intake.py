@@ -65,7 +65,9 @@ class SubmitResult:
     created: bool  # False: an idempotent replay returned the original proposal
 
 
-def _clean_idempotency_key(value: Any) -> str | None:
+def clean_idempotency_key(value: Any, *, field: str = "Idempotency-Key") -> str | None:
+    """The key as stored, or ``None``; 400 ``invalid`` / 422 ``secret_detected`` naming
+    ``field`` (the REST header, or the argument that carries the key over MCP)."""
     if value is None or value == "":
         return None
     if (
@@ -74,11 +76,9 @@ def _clean_idempotency_key(value: Any) -> str | None:
         or not value.isascii()
         or not value.isprintable()
     ):
-        raise ValidationFailed(
-            details={"Idempotency-Key": ["Printable ASCII, at most 128 characters."]}
-        )
+        raise ValidationFailed(details={field: ["Printable ASCII, at most 128 characters."]})
     # Stored with the proposal's idempotency record and copied into its audit payload.
-    check_no_secrets("Idempotency-Key", value)
+    check_no_secrets(field, value)
     return value
 
 
@@ -298,7 +298,7 @@ def submit_in_transaction(
     point for everyone else."""
     require_submitter(actor)
     require_may_file(actor, submission.kind)
-    key = _clean_idempotency_key(idempotency_key)
+    key = clean_idempotency_key(idempotency_key)
     request_hash = submission.request_hash
     if key is not None:
         replay = _replay(actor, key, request_hash)

@@ -331,6 +331,10 @@ def test_invalid_arguments_name_the_field(mcp, agent):
     assert error["code"] == "invalid" and error["details"] == {"body": ["Not a valid string."]}
     error = refused(client.call("remember", memory="acme", body="Hi there", kind=5))
     assert error["code"] == "invalid" and error["details"] == {"kind": ["Not a valid string."]}
+    # The idempotency key is an argument over MCP (the Idempotency-Key header over REST).
+    cleanup = {"memory": "acme", "kind": "cleanup", "rationale": "x", "entries": []}
+    error = refused(client.call("propose", **cleanup, idempotency_key="k" * 129))
+    assert error["code"] == "invalid" and list(error["details"]) == ["idempotency_key"]
 
 
 def test_results_carry_text_for_clients_without_structured_content(mcp, agent):
