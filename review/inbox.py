@@ -312,9 +312,10 @@ def neighbours(actor: Actor, f: InboxFilter, pk: int) -> tuple[int | None, int |
     return (higher, lower) if f.descending else (lower, higher)
 
 
-def next_open(actor: Actor, f: InboxFilter, pk: int) -> int | None:
-    """The next pending proposal after ``pk`` in the inbox order of ``f`` ("Approve & next")."""
-    return neighbours(actor, replace(f, status=ProposalStatus.PENDING), pk)[1]
+def open_neighbours(actor: Actor, f: InboxFilter, pk: int) -> tuple[int | None, int | None]:
+    """The pending proposals before and after ``pk`` in the inbox order of ``f`` ("Approve &
+    next" opens the one after)."""
+    return neighbours(actor, replace(f, status=ProposalStatus.PENDING), pk)
 
 
 def ago(when: datetime, now: datetime) -> str:

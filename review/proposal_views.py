@@ -326,12 +326,19 @@ def proposal_approve(
 
 def _approved_then_next(request: HttpRequest, actor: Actor, pk: int, message: str) -> HttpResponse:
     """ "Approve & next": on to the next pending proposal of the inbox order the page was opened
-    from (its filters are the form's hidden fields), or back to that inbox when none is left."""
+    from (its filters are the form's hidden fields), or back to that inbox when none is left after
+    it (the message says whether pending proposals before it remain)."""
     f = inbox.nav_filter(actor, request.POST)
-    after = inbox.next_open(actor, f, pk)
+    before, after = inbox.open_neighbours(actor, f, pk)
     if after is None:
         url = reverse("review-inbox") + f.query()
-        message += " Nothing left to review in this view."
+        # Only "nothing left" when it is true: proposals before this one may still wait.
+        if before is None:
+            message += " Nothing left to review in this view."
+        else:
+            message += (
+                f" None after #{pk} in this view; proposals listed before it are still pending."
+            )
     else:
         url = web.proposal_url(after) + f.query()
     messages.success(request, message)

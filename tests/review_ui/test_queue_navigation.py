@@ -83,8 +83,24 @@ def test_approve_and_next_on_the_last_proposal_returns_to_that_inbox(rita, three
     r = rita.post(f"/review/proposals/{last.pk}/approve/", {"then": "next", "sort": "oldest"})
     assert r.status_code == 302, r.content
     assert r["Location"] == "/review/"
-    follow = rita.get(r["Location"])
-    assert "Nothing left to review in this view." in follow.content.decode()
+    # The two before it still wait: the message does not claim the view is done.
+    html = rita.get(r["Location"]).content.decode()
+    assert f"None after #{last.pk} in this view; proposals listed before it are still pending." in (
+        html
+    )
+    assert "Nothing left to review" not in html
+
+
+def test_approve_and_next_on_the_only_pending_proposal_says_nothing_is_left(rita, reviewer, three):
+    from review import actions
+
+    first, middle, last = three
+    actions.approve_proposal(first.pk, actor=reviewer.actor)
+    actions.reject_proposal(last.pk, actor=reviewer.actor, reason="wrong", comment="no")
+    r = rita.post(f"/review/proposals/{middle.pk}/approve/", {"then": "next"})
+    assert r.status_code == 302, r.content
+    assert r["Location"] == "/review/"
+    assert "Nothing left to review in this view." in rita.get(r["Location"]).content.decode()
 
 
 def test_approve_and_next_with_htmx_is_a_client_redirect(rita, three):
