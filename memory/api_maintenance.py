@@ -15,17 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lib.api import StrictSerializer, parse
+from lib.api import StrictSerializer, parse, parse_query
 from lib.pagination import keyset_page
 
 from . import actions, inventory, maintenance, tasks
 from .api_base import MemoryApiView
 from .exceptions import Forbidden
+from .jobs import JOB_NAMES
 from .models import MaintenanceRun
 from .visibility import hidden_uids
 
@@ -34,6 +35,12 @@ TAG = ["maintenance"]
 
 class MaintenanceRunIn(StrictSerializer):
     dry_run = serializers.BooleanField(required=False, default=True)
+
+
+class MaintenanceRunListQuery(StrictSerializer):
+    job = serializers.ChoiceField(choices=JOB_NAMES, required=False)
+    cursor = serializers.CharField(required=False)
+    limit = serializers.IntegerField(required=False, min_value=1)
 
 
 def _item_uids(item: dict[str, Any]) -> set[str]:
@@ -106,16 +113,24 @@ class MaintenanceStartApi(MemoryApiView):
 
 
 class MaintenanceRunListApi(MemoryApiView):
-    @extend_schema(tags=TAG, summary="A Memory's maintenance runs, newest first (cursor pages)")
+    @extend_schema(
+        tags=TAG,
+        summary="A Memory's maintenance runs, newest first (cursor pages)",
+        parameters=[
+            OpenApiParameter("job", str, enum=list(JOB_NAMES)),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("limit", int),
+        ],
+    )
     def get(self, request: Request, slug: str) -> Response:
         actor = self.actor(request)
         if not actor.can_read:
             raise Forbidden("Your role may not read maintenance runs.")
         memory = actions.get_memory(actor, slug)
+        filters = parse_query(MaintenanceRunListQuery, request)
         qs = MaintenanceRun.objects.for_memory(memory).select_related("memory")
-        job = request.query_params.get("job")
-        if job:
-            qs = qs.filter(job=job)
+        if "job" in filters:
+            qs = qs.filter(job=filters["job"])
         rows, cursor = keyset_page(qs, request.query_params, descending=True)
         return Response(
             {

@@ -623,6 +623,21 @@ def test_unknown_jobs_answer_422_and_the_injection_scan_runs(api, memory, review
     assert run["job"] == "injection_scan" and run["dry_run"] is True
 
 
+def test_the_run_list_checks_its_query_like_every_list(api, memory, reviewer):
+    rv = api.as_(reviewer)
+    assert rv.post("/api/v1/memories/acme/maintenance/injection_scan", {}).status_code == 202
+    runs = "/api/v1/memories/acme/maintenance/runs"
+    r = rv.get(f"{runs}?job=injection_scan")
+    assert r.status_code == 200 and [i["job"] for i in r.json()["items"]] == ["injection_scan"]
+    assert rv.get(f"{runs}?job=l1").json()["items"] == []
+    r = rv.get(f"{runs}?job=bogus")
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid", r.text
+    assert list(r.json()["error"]["details"]) == ["job"]
+    r = rv.get(f"{runs}?colour=blue")
+    assert r.status_code == 400
+    assert r.json()["error"]["details"] == {"colour": ["Unknown field."]}
+
+
 def test_runs_and_inventory_of_other_memories_are_404(
     api, memory, other_memory, reviewer, scoped_agent, system
 ):
