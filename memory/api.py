@@ -37,6 +37,7 @@ from .serializers import (
     EntryReviseIn,
     MemoryCreateIn,
     MemoryPatchIn,
+    NoFieldsIn,
     OptionalReasonIn,
     PinIn,
     ReasonIn,
@@ -364,6 +365,7 @@ class SessionEndApi(MemoryApiView):
     @extend_schema(tags=TAG_ENTRIES, request=None, summary="End a session")
     def post(self, request: Request, slug: str, session_id: str) -> Response:
         actor, memory = self.scope(request, slug)
+        parse(NoFieldsIn, request)
         result = actions.end_session(memory, actor=actor, session_id=session_id)
         return Response(
             {

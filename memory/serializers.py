@@ -87,6 +87,10 @@ class ReasonIn(StrictSerializer):
     reason = serializers.CharField(trim_whitespace=False)
 
 
+class NoFieldsIn(StrictSerializer):
+    """The body of an action that takes no fields: none, or ``{}``."""
+
+
 class OptionalReasonIn(StrictSerializer):
     reason = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
 

@@ -416,7 +416,11 @@ def test_end_session_retires_only_that_sessions_session_tier_entries(a):
     s2 = add_via_api(
         a, "Working on ticket 18", kind="working_note", tier="session", session_id="s2"
     )
-    r = a.post("/api/v1/memories/acme/sessions/s1/end")
+    # It takes no fields: one sent anyway is refused like on every other action.
+    r = a.post("/api/v1/memories/acme/sessions/s1/end", {"session": "s2"})
+    assert r.status_code == 400 and r.json()["error"]["details"] == {"session": ["Unknown field."]}
+    assert a.get(f"{E}/{s1['entry_id']}").json()["state"] == "active"
+    r = a.post("/api/v1/memories/acme/sessions/s1/end", {})
     assert r.status_code == 200, r.text
     assert r.json()["retired"] == [s1["entry_id"]]
     assert a.get(f"{E}/{s1['entry_id']}").json()["lifecycle"]["auto_action_reason"] == "session_end"
