@@ -31,6 +31,7 @@ from rest_framework.response import Response
 from lib.api import ActorApiView
 from lib.errors import Forbidden, ValidationFailed
 from lib.pagination import keyset_page
+from lib.wording import one_of
 from memory.actors import Actor
 from memory.audit import ACTIONS
 from memory.models import AuditEvent
@@ -205,7 +206,7 @@ class AuditExportApi(ActorApiView):
         _require_reader(actor)
         fmt = request.query_params.get("format", "")
         if fmt not in EXPORT_FORMATS:
-            raise ValidationFailed(details={"format": [f"One of {sorted(EXPORT_FORMATS)}."]})
+            raise ValidationFailed(details={"format": [one_of(sorted(EXPORT_FORMATS))]})
         f = events.parse_audit_filter(
             actor, request.query_params, strict=True, allowed_extra=("format",)
         )

@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from lib.errors import NotFound, ValidationFailed
+from lib.wording import one_of
 from memory.actors import STAFF, Actor
 from memory.audit import ACTIONS
 from memory.models import (
@@ -103,7 +104,7 @@ def parse_audit_filter(
     if strict:
         unknown = sorted(set(params) - set(FILTER_PARAMS) - set(allowed_extra))
         for name in unknown:
-            errors[name] = ["Unknown parameter."]
+            errors[name] = ["Unknown field."]
     raw = {k: str(params.get(k) or "").strip() for k in FILTER_PARAMS}
     raw = {k: v for k, v in raw.items() if v}
     for name, value in raw.items():
@@ -114,13 +115,13 @@ def parse_audit_filter(
         errors.setdefault("action", []).append("Not a registered action.")
     kind = raw.get("kind", "")
     if kind and kind not in KINDS:
-        errors.setdefault("kind", []).append(f"One of {list(KINDS)}.")
+        errors.setdefault("kind", []).append(one_of(KINDS))
     since = _parse_moment(raw.get("since", ""), "since", errors, end_of_day=False)
     until = _parse_moment(raw.get("until", ""), "until", errors, end_of_day=True)
     if since and until and since >= until:
         errors.setdefault("until", []).append("Must be after since.")
     if errors:
-        raise ValidationFailed("The filter has invalid values.", details=errors)
+        raise ValidationFailed(details=errors)
     memory = None
     if raw.get("memory"):
         memory = Memory.objects.visible_to(actor).filter(slug=raw["memory"]).first()

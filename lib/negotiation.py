@@ -13,6 +13,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 
+from .wording import listed
+
 
 class StrictFormatNegotiation(DefaultContentNegotiation):
     def filter_renderers(self, renderers: Iterable[BaseRenderer], format: str) -> Any:
@@ -21,5 +23,7 @@ class StrictFormatNegotiation(DefaultContentNegotiation):
         if not matching:
             formats = sorted({str(r.format) for r in renderers})
             # ``lib.errors`` renders this as 400 ``invalid`` with ``details.format``.
-            raise ValidationError({"format": [f"Unknown format '{format}': one of {formats}."]})
+            raise ValidationError(
+                {"format": [f"Unknown format '{format}': one of {listed(formats)}."]}
+            )
         return matching

@@ -27,6 +27,7 @@ from django.views.decorators.http import require_safe
 from lib.errors import DomainError
 from lib.list_pages import UrlFilter, list_template, page_links
 from lib.pagination import keyset_page
+from lib.wording import one_of
 
 from .actors import Actor
 from .models import Entry, HeadState, Kind, Memory
@@ -53,7 +54,7 @@ def parse_filter(params: Any) -> EntryFilter:
     for name, allowed in choices.items():
         value = (params.get(name) or "").strip()
         if value and value not in allowed:
-            f.errors[name] = [f"One of {', '.join(allowed)}."]
+            f.errors[name] = [one_of(allowed)]
         else:
             setattr(f, name, value)
     f.q = (params.get("q") or "").strip()[:500]

@@ -8,6 +8,8 @@ from typing import cast
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from lib.wording import one_of
+
 from . import audit
 from .actors import Actor
 from .exceptions import NotFound, ValidationFailed
@@ -26,9 +28,9 @@ def issue_api_key(
 ) -> tuple[ApiKey, str]:
     """Create a key and return it with its secret, which is shown once and never stored."""
     if role not in ApiRole.values:
-        raise ValidationFailed(details={"role": [f"One of {list(ApiRole.values)}."]})
+        raise ValidationFailed(details={"role": [one_of(ApiRole.values)]})
     if clearance not in Sensitivity.values:
-        raise ValidationFailed(details={"clearance": [f"One of {list(Sensitivity.values)}."]})
+        raise ValidationFailed(details={"clearance": [one_of(Sensitivity.values)]})
     memories = list(Memory.objects.filter(slug__in=memory_slugs))
     missing = sorted(set(memory_slugs) - {m.slug for m in memories})
     if missing:

@@ -19,6 +19,7 @@ from rest_framework import serializers
 
 from lib.api import StrictSerializer, validated
 from lib.errors import ValidationFailed
+from lib.wording import one_of
 
 from .inputs import ProposalCommonIn
 from .kinds import KINDS, Submission, request_hash
@@ -56,7 +57,7 @@ def parse_submission(data: Any, kinds: Sequence[str] | None = None) -> Submissio
         raise ValidationFailed(details={"kind": ["Not a valid string."]})
     if kind not in ProposalKind.values:
         offered = list(ProposalKind.values) if kinds is None else list(kinds)
-        raise ValidationFailed(details={"kind": [f"One of {offered}."]})
+        raise ValidationFailed(details={"kind": [one_of(offered)]})
     fields = validated(KIND_SERIALIZERS[kind], data)
     return Submission(str(kind), fields, request_hash(data))
 

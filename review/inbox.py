@@ -34,6 +34,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
 from lib.list_pages import UrlFilter
+from lib.wording import one_of
 from memory.actors import Actor
 from memory.models import Memory
 from proposals.kinds import KINDS as PROPOSAL_KINDS
@@ -140,10 +141,8 @@ def parse_filter(params: Mapping[str, str], memories: Sequence[Memory]) -> Inbox
             errors["memory"] = [f"No memory '{slug}' you can see."]
         else:
             f.memory, f.memory_id = found.slug, found.pk
-    f.kind = _choice(params, "kind", KINDS, f.kind, errors, f"One of {', '.join(KINDS)}.")
-    f.status = _choice(
-        params, "status", STATUS_CHOICES, f.status, errors, f"One of {', '.join(STATUS_CHOICES)}."
-    )
+    f.kind = _choice(params, "kind", KINDS, f.kind, errors, one_of(KINDS))
+    f.status = _choice(params, "status", STATUS_CHOICES, f.status, errors, one_of(STATUS_CHOICES))
     f.sort = _choice(params, "sort", SORTS, f.sort, errors, "oldest or newest.")
     for name in ("q", "submitter", "entry"):
         value = (params.get(name) or "").strip()

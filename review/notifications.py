@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from lib.errors import Forbidden, ValidationFailed
 from lib.public_url import absolute
+from lib.wording import one_of
 from memory import inventory
 from memory.actors import Actor
 from memory.models import Memory
@@ -234,7 +235,7 @@ def set_email_mode(actor: Actor, *, mode: str) -> NotificationPreference:
     ``immediate``, ``daily`` or ``off`` (else ``ValidationFailed``, 400). Rows already queued
     keep the channel they were queued on. Locks: the preference row."""
     if mode not in EmailMode.values:
-        raise ValidationFailed(details={"email": [f"One of {list(EmailMode.values)}."]})
+        raise ValidationFailed(details={"email": [one_of(EmailMode.values)]})
     row, _ = NotificationPreference.objects.select_for_update().get_or_create(
         user_id=_user_pk(actor)
     )

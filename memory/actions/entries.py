@@ -7,6 +7,8 @@ from typing import Unpack
 
 from django.db import transaction
 
+from lib.wording import one_of
+
 from .. import audit, hooks, injection
 from ..actors import Actor
 from ..admission import clean_body, clean_text
@@ -457,7 +459,7 @@ def pin_entry(
     Pinning needs a category (the REST body may leave it out; the entry page sends any text)."""
     require_reviewer(actor, "pin")
     if pinned and category not in PinCategory.values:
-        raise ValidationFailed(details={"category": [f"One of {list(PinCategory.values)}."]})
+        raise ValidationFailed(details={"category": [one_of(PinCategory.values)]})
     why = clean_text(reason, field="reason", required=True)
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)

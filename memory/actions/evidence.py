@@ -11,6 +11,8 @@ from typing import Any, TypedDict
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from lib.wording import listed
+
 from ..admission import clean_id, clean_text
 from ..exceptions import (
     TooLarge,
@@ -106,7 +108,9 @@ def clean_evidence(raw: EvidenceArg | None, *, field_name: str = "evidence") -> 
             raise ValidationFailed(details={where: ["Must be an object."]})
         unknown = set(item) - {"source", "ref", "observed_at", "quote"}
         if unknown:
-            raise ValidationFailed(details={where: [f"Unknown field(s): {sorted(unknown)}."]})
+            raise ValidationFailed(
+                details={where: [f"Unknown field(s): {listed(sorted(unknown))}."]}
+            )
         source = clean_id(item.get("source"), field=f"{where}.source")
         ref = clean_text(item.get("ref"), field=f"{where}.ref", required=True, limit=2000)
         observed = item.get("observed_at")

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from lib.outbound import url_problem
+from lib.wording import listed
 
 from .. import audit
 from ..actors import Actor
@@ -96,7 +97,7 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
     policy: dict[str, Any] = dict(raw)
     unknown = sorted(set(policy) - POLICY_KEYS)
     if unknown:
-        raise ValidationFailed(details={"policy": [f"Unknown key(s): {unknown}."]})
+        raise ValidationFailed(details={"policy": [f"Unknown key(s): {listed(unknown)}."]})
     for key in ("tau_same", "tau_similar"):
         if key in policy:
             _check_threshold(policy[key], f"policy.{key}")
@@ -137,12 +138,12 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
         (
             "admission_review",
             clean_admission_policy,
-            f"{{below_authority?: one of {list(AUTHORITY_ORDER)}, injection_scan?: true|false}}.",
+            f"{{below_authority?: {'|'.join(AUTHORITY_ORDER)}, injection_scan?: true|false}}.",
         ),
         (
             "personal_data",
             clean_personal_data_policy,
-            f"{{refuse: [...]}} with kinds from {list(PERSONAL_DATA_KINDS)}.",
+            f"{{refuse: [...]}} with kinds from {listed(PERSONAL_DATA_KINDS)}.",
         ),
     )
     for key, clean_section, expected in sections:
@@ -168,7 +169,7 @@ def _check_jobs(jobs: Any) -> None:
     for job, cfg in jobs.items():
         field = f"policy.jobs.{job}"
         if job not in JOB_NAMES:
-            raise ValidationFailed(details={field: [f"Unknown job; one of {list(JOB_NAMES)}."]})
+            raise ValidationFailed(details={field: [f"Unknown job; one of {listed(JOB_NAMES)}."]})
         if not isinstance(cfg, dict):
             raise ValidationFailed(details={field: ["Must be an object."]})
         for key, value in cfg.items():
@@ -197,7 +198,7 @@ def _check_threshold(value: Any, field: str) -> None:
         for method, number in value.items():
             if method not in METHODS:
                 raise ValidationFailed(
-                    details={f"{field}.{method}": [f"Unknown method; one of {list(METHODS)}."]}
+                    details={f"{field}.{method}": [f"Unknown method; one of {listed(METHODS)}."]}
                 )
             if not _num_in(number, 0, 1):
                 raise ValidationFailed(details={f"{field}.{method}": ["A number from 0 to 1."]})

@@ -19,6 +19,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from lib.wording import listed, one_of
+
 from ..actors import Actor
 from ..exceptions import JobNotAvailable, MaintenanceDisabled, MaintenanceRunning
 from ..jobs import JOB_NAMES
@@ -61,15 +63,15 @@ def check_job(job: str) -> Job:
     """The registered job of that name; 422 ``invalid`` for a job this build cannot run."""
     if job in _JOBS:
         return _JOBS[job]
-    available = ", ".join(sorted(_JOBS))
+    available = sorted(_JOBS)
     if job in JOB_NAMES:
         raise JobNotAvailable(
             f"The maintenance job '{job}' is not available yet.",
-            details={"job": [f"Available: {available}."]},
+            details={"job": [f"Available: {listed(available)}."]},
         )
     raise JobNotAvailable(
         f"Unknown maintenance job '{job}'.",
-        details={"job": [f"One of {available}."]},
+        details={"job": [one_of(available)]},
     )
 
 

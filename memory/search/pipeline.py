@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 
 from lib.errors import Forbidden, ValidationFailed
+from lib.wording import one_of
 
 from ..actors import Actor
 from ..models import (
@@ -120,9 +121,9 @@ def search(
 def check_request(*, view: str, intent: str | None, limit: int) -> None:
     """Refuse an unknown view or intent and a limit outside 1..MAX_LIMIT."""
     if view not in VIEWS:
-        raise ValidationFailed(details={"view": [f"One of {list(VIEWS)}."]})
+        raise ValidationFailed(details={"view": [one_of(VIEWS)]})
     if intent is not None and intent not in INTENTS:
-        raise ValidationFailed(details={"intent": [f"One of {list(INTENTS)}."]})
+        raise ValidationFailed(details={"intent": [one_of(INTENTS)]})
     max_limit = setting("MAX_LIMIT", 50)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
         raise ValidationFailed(details={"limit": [f"An integer from 1 to {max_limit}."]})

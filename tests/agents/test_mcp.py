@@ -258,9 +258,8 @@ def test_an_admission_proposal_is_refused_before_its_shape_as_over_rest(mcp, api
 def test_an_unknown_kind_is_answered_with_the_kinds_the_caller_may_file(mcp, api, agent):
     """The kinds offered are the ones an agent may file: never ``admission``, which it would
     be refused (403); over REST and MCP alike. A kind that is not text is refused as text."""
-    filed = ["consolidation", "supersession", "promotion", "cleanup", "quarantine"]
     args = {"memory": "acme", "kind": "merge", "rationale": "one is enough"}
-    expected = {"kind": [f"One of {filed}."]}
+    expected = {"kind": ["One of consolidation, supersession, promotion, cleanup, quarantine."]}
     error = refused(mcp.as_(agent).call("propose", **args))
     assert (error["code"], error["details"]) == ("invalid", expected), error
     r = api.as_(agent).post("/api/v1/proposals", args)

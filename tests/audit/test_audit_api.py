@@ -186,8 +186,10 @@ def test_date_range_since_inclusive_until_exclusive_and_dates_cover_the_whole_da
 def test_bad_filter_values_and_unknown_parameters_are_400_with_details(history, auditor):
     r = get(auditor, "action=entry.exploded&kind=nope&since=soon&color=red")
     assert r.status_code == 400
+    assert r.json()["error"]["message"] == "The request has invalid fields."
     details = r.json()["error"]["details"]
     assert set(details) == {"action", "kind", "since", "color"}
+    assert details["color"] == ["Unknown field."]
     r = get(auditor, "since=2026-01-02&until=2026-01-01")
     assert r.status_code == 400 and "until" in r.json()["error"]["details"]
     assert get(auditor, "cursor=%%%").status_code == 400

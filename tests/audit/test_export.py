@@ -147,7 +147,7 @@ def test_export_is_bounded_in_batches(history, auditor, agent, monkeypatch):
 def test_bad_format_is_400_in_json_and_agents_are_refused(history, auditor, agent):
     r = Client().get(f"{URL}?format=xml", headers=bearer(auditor))
     assert r.status_code == 400
-    assert r.json()["error"]["details"] == {"format": ["One of ['csv', 'jsonl']."]}
+    assert r.json()["error"]["details"] == {"format": ["One of csv, jsonl."]}
     r = Client().get(f"{URL}?format=csv&colour=red", headers=bearer(auditor))
     assert r.status_code == 400 and "colour" in r.json()["error"]["details"]
     r = Client().get(f"{URL}?format=csv", headers=bearer(agent))

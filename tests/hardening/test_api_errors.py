@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
 
+from audit.events import KINDS
 from tests.audit.conftest import logged_in
 from tests.factories import add_via_api
 
@@ -111,3 +114,93 @@ def test_a_well_formed_but_impossible_date_is_an_invalid_field_not_a_500(api, ag
     assert observed.json()["error"]["details"] == {
         "evidence[0].observed_at": ["Not an ISO datetime."]
     }
+
+
+def test_an_audit_filter_refusal_reads_like_every_other_list(api, auditor):
+    """The audit list and export check their query like every other list: a bad value or an
+    unknown parameter is the same 400 ``invalid``, and an unknown parameter reads as an unknown
+    field does elsewhere."""
+    client = api.as_(auditor)
+    for path in ("/api/v1/audit/events?", "/api/v1/audit/export?format=csv&"):
+        r = client.get(f"{path}kind=nope&colour=red")
+        assert r.status_code == 400, (path, r.text)
+        error = r.json()["error"]
+        assert error["message"] == "The request has invalid fields.", (path, r.text)
+        assert error["details"]["colour"] == ["Unknown field."], (path, r.text)
+        assert error["details"]["kind"] == [f"One of {', '.join(KINDS)}."], (path, r.text)
+
+
+def test_refusals_name_accepted_values_plainly_not_as_python_lists(api, agent, reviewer, auditor):
+    """A message names values as the pages do (``One of a, b.``), never as a Python repr
+    (``['a', 'b']``), over the whole API."""
+    rv, ag = api.as_(reviewer), api.as_(agent)
+
+    def details(r) -> dict:
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["code"] == "invalid", r.text
+        return r.json()["error"]["details"]
+
+    def policy(value: dict) -> dict:
+        return details(rv.patch("/api/v1/memories/acme", {"policy": value}))
+
+    assert policy({"bogus": 1, "other": 2}) == {"policy": ["Unknown key(s): bogus, other."]}
+    assert policy({"jobs": {"nope": {"enabled": True}}}) == {
+        "policy.jobs.nope": [
+            "Unknown job; one of l1, rebuild, near_duplicates, contradictions, promotion, "
+            "capacity, injection_scan."
+        ]
+    }
+    assert policy({"tau_same": {"jaccard": 0.9}}) == {
+        "policy.tau_same.jaccard": ["Unknown method; one of cosine, lexical."]
+    }
+    assert policy({"admission_review": {"below_authority": "nobody"}}) == {
+        "policy.admission_review": [
+            "{below_authority?: untrusted|user_asserted|repository_attested|system_attested, "
+            "injection_scan?: true|false}."
+        ]
+    }
+    assert policy({"personal_data": {"refuse": ["shoe_size"]}}) == {
+        "policy.personal_data": [
+            "{refuse: [...]} with kinds from card, government_id, email, phone."
+        ]
+    }
+    entry = add_via_api(ag, "The deploy target is eu-2")
+    r = rv.post(
+        f"/api/v1/memories/acme/entries/{entry['entry_id']}/pin", {"pinned": True, "reason": "r"}
+    )
+    assert details(r) == {"category": ["One of safety_policy, legal_constraint, durable_decision."]}
+    r = api.as_(auditor).get("/api/v1/audit/export?format=xml")
+    assert details(r) == {"format": ["One of csv, jsonl."]}
+    r = api.as_(auditor).get("/api/v1/memories/acme?format=yaml")
+    assert details(r) == {"format": ["Unknown format 'yaml': one of json."]}
+
+
+def test_checks_behind_the_api_name_their_choices_plainly(memory, agent, reviewer):
+    """The same wording from the checks the API's own serializers stand in front of (the
+    recall pipeline, key issuing, email preferences, evidence as actions receive it): never a
+    Python list."""
+    from lib.errors import ValidationFailed
+    from memory.actions import clean_evidence
+    from memory.keys import issue_api_key
+    from memory.search.pipeline import check_request
+    from review.notifications import set_email_mode
+
+    refusals = {
+        "view": lambda: check_request(view="everything", intent=None, limit=5),
+        "intent": lambda: check_request(view="current", intent="maybe", limit=5),
+        "role": lambda: issue_api_key(name="k", role="admin"),
+        "clearance": lambda: issue_api_key(name="k", role="agent", clearance="top"),
+        "email": lambda: set_email_mode(reviewer.actor, mode="hourly"),
+    }
+    for field, refuse in refusals.items():
+        with pytest.raises(ValidationFailed) as exc:
+            refuse()
+        (message,) = exc.value.details[field]
+        assert message.startswith("One of ") and "[" not in message and "'" not in message, (
+            field,
+            message,
+        )
+    evidence: list[Any] = [{"source": "repo", "ref": "a.md", "colour": "red", "size": 2}]
+    with pytest.raises(ValidationFailed) as exc:
+        clean_evidence(evidence)
+    assert exc.value.details == {"evidence[0]": ["Unknown field(s): colour, size."]}

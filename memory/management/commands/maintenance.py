@@ -15,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from lib.wording import one_of
 from memory import maintenance
 from memory.actors import Actor
 from memory.exceptions import DomainError
@@ -25,7 +26,7 @@ class Command(BaseCommand):
     help = "Run one maintenance job on one Memory (dry run unless --apply)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("job", help=f"One of {', '.join(maintenance.JOB_NAMES)}.")
+        parser.add_argument("job", help=one_of(maintenance.JOB_NAMES))
         parser.add_argument("--memory", metavar="SLUG", required=True)
         parser.add_argument("--apply", action="store_true", help="A real run (default: dry run).")
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
