@@ -38,8 +38,11 @@ def test_the_transition_table_is_the_only_way(proposal):
         proposal.status = a
         assert proposal.can_transition_to(b) == (b in TRANSITIONS[a])
     proposal.status = ProposalStatus.PENDING
+    proposal.status_reason = "amended"
     fields = proposal.transition_to(ProposalStatus.APPROVED)
-    assert fields == ["status", "status_changed_at"]
+    # The reason belongs to the status it was given with: a new status clears an old one.
+    assert fields == ["status", "status_changed_at", "status_reason"]
+    assert proposal.status_reason == ""
     proposal.save(update_fields=fields)
     with pytest.raises(IllegalTransition) as exc:
         proposal.transition_to(ProposalStatus.REJECTED)
