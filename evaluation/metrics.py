@@ -47,26 +47,15 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def plain_rrf(
-    channels: Mapping[str, Sequence[Any]], constant: int = 60, weak_after: int = 0
-) -> list[tuple[int, int]]:
+def plain_rrf(channels: Mapping[str, Sequence[Any]], constant: int = 60) -> list[tuple[int, int]]:
     """Reciprocal rank fusion written out here, independently of the search code: each
-    candidate ``(entry_pk, version_pk, rank)`` scores Σ 1/(constant + rank) (a weak lexical
-    match: nothing where another channel ranked it, else ``weak_after`` places lower); order
-    by score descending, then entry, then version."""
+    candidate ``(entry_pk, version_pk, rank)`` scores Σ 1/(constant + rank); order by score
+    descending, then entry, then version."""
     scores: dict[tuple[int, int], Fraction] = {}
-    for name, candidates in channels.items():
-        others = {(o.entry_pk, o.version_pk) for n, cs in channels.items() if n != name for o in cs}
+    for candidates in channels.values():
         for c in candidates:
             key = (c.entry_pk, c.version_pk)
-            # A weak lexical match adds nothing to a version another channel ranked, and counts
-            # ``weak_after`` places lower otherwise.
-            weak = getattr(c, "weak", False)
-            if weak and key in others:
-                share = Fraction(0)
-            else:
-                share = Fraction(1, constant + c.rank + (weak_after if weak else 0))
-            scores[key] = scores.get(key, Fraction(0)) + share
+            scores[key] = scores.get(key, Fraction(0)) + Fraction(1, constant + c.rank)
     return sorted(scores, key=lambda key: (-scores[key], key[0], key[1]))
 
 

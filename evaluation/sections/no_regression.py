@@ -80,15 +80,13 @@ def run(bench: Workbench) -> SectionResult:
         ranked = run_channels(
             off.pk, q, query_terms(q), view="current", cap=channel_cap(LIMIT), clearance=clearance
         )
-        if [h.key for h in hits] == plain_rrf(ranked, weak_after=channel_cap(LIMIT))[:LIMIT]:
+        if [h.key for h in hits] == plain_rrf(ranked)[:LIMIT]:
             equal += 1
         q_hits = search(on, actor=WRITER, query=q, limit=LIMIT, now=bench.now).hits
         q_ranked = run_channels(
             on.pk, q, query_terms(q), view="current", cap=channel_cap(LIMIT), clearance=clearance
         )
-        if {h.key for h in q_hits} == set(
-            plain_rrf(q_ranked, weak_after=channel_cap(LIMIT))[:LIMIT]
-        ):
+        if {h.key for h in q_hits} == set(plain_rrf(q_ranked)[:LIMIT]):
             membership_kept += 1
         baseline = sorted(q_hits, key=lambda h: h.baseline_rank)
         if [h.key for h in q_hits] != [h.key for h in baseline]:

@@ -46,16 +46,16 @@ def content_terms(terms: Sequence[str]) -> list[str]:
     return content_and_floor(terms)[0]
 
 
-def content_and_floor(terms: Sequence[str], *, strict: bool = False) -> tuple[list[str], int]:
+def content_and_floor(terms: Sequence[str]) -> tuple[list[str], int]:
     """:func:`content_terms` and :func:`query_floor` of ``terms`` at once (one reading of their
-    CJK runs by ICU's dictionary); ``strict``: the strict floor (:func:`admission_floor`)."""
+    CJK runs by ICU's dictionary)."""
     if not terms:
         return [], 0
     content, units = _content_and_units(terms)
     content = content or list(terms)
     if not units:
         units = [t for t in content if not (len(t) == 1 and _CJK.match(t))] or content
-    return content, admission_floor(len(units), strict=strict)
+    return content, admission_floor(len(units))
 
 
 def _content_and_units(terms: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -75,15 +75,9 @@ def _content_and_units(terms: Sequence[str]) -> tuple[list[str], list[str]]:
     return content, units
 
 
-def admission_floor(n_terms: int, *, strict: bool = False) -> int:
+def admission_floor(n_terms: int) -> int:
     """Distinct content terms a text must contain to be a lexical candidate, for a query with
-    ``n_terms`` content terms: one of two, a quarter of more (at least two).
-
-    ``strict``: half of them, both of two (at least two of more) — the floor below which a
-    lexical match is *weak* (:class:`Candidate`) when the vector channel reads the query too.
-    """
-    if strict:
-        return n_terms if n_terms <= 2 else max(2, math.ceil(0.5 * n_terms))
+    ``n_terms`` content terms."""
     if n_terms <= 2:
         return 1
     return max(2, math.ceil(0.25 * n_terms))
@@ -148,15 +142,11 @@ def channel_cap(k: int) -> int:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One channel hit: an entry version at a 1-based rank within its channel. ``weak``: a
-    lexical match holding fewer of the query's content words than :func:`admission_floor`'s
-    strict floor, marked only when the vector channel reads the query too; fusion does not
-    count it where another channel ranked the same version (``fusion.rrf_fuse``)."""
+    """One channel hit: an entry version at a 1-based rank within its channel."""
 
     entry_pk: int
     version_pk: int
     rank: int
-    weak: bool = False
 
 
 # Views the lexical channel can scope to.

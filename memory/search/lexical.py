@@ -176,14 +176,12 @@ def _postgres_sql(
             params += [*lexemes, tier.high]
     # One term: every row matches it once, so the count orders nothing.
     matched, matched_params = ("1", []) if len(terms) == 1 else (f"({hits})", lexemes)
-    in_content = " + ".join(hit for _ in content)
     sql = f"""
-        SELECT v.entry_id, v.id, v.term_count, {matched} AS matched,
-               ({in_content}) AS content_matched
+        SELECT v.entry_id, v.id, v.term_count, {matched} AS matched
         FROM memory_entryversion v{joins}
         WHERE {" AND ".join([*conditions, *where])}
     """
-    return sql, [*matched_params, *(f"'{t}'" for t in content), *params, *where_params]
+    return sql, [*matched_params, *params, *where_params]
 
 
 def _scored_sql(
@@ -231,7 +229,7 @@ def _sqlite_sql(
     versions for the view's filters."""
     scored, scored_params = _scored_sql(memory_pk, terms, content, floor, tier)
     sql = f"""
-        SELECT v.entry_id, v.id, v.term_count, m.matched, m.content_matched
+        SELECT v.entry_id, v.id, v.term_count, m.matched
         FROM ({scored}) m
         JOIN memory_entryversion v ON v.id = m.id{joins}
         WHERE {" AND ".join(["v.memory_id = %s", *where])}
@@ -245,7 +243,7 @@ def _ranked_sql(rows: str, rows_params: list[Any], bound: int, limit: int) -> tu
     no more than ``bound`` rows is ranked whole. The bound lets PostgreSQL walk the versions
     newest first and stop, instead of reading and sorting every row that holds a common term."""
     sql = f"""
-        SELECT t.entry_id, t.id, t.content_matched FROM ({rows} ORDER BY v.id DESC LIMIT %s) t
+        SELECT t.entry_id, t.id FROM ({rows} ORDER BY v.id DESC LIMIT %s) t
         ORDER BY t.matched DESC, t.term_count ASC, t.entry_id ASC, t.id ASC
         LIMIT %s
     """
@@ -318,7 +316,6 @@ def lexical_channel(
     exclude_entry_pks: Iterable[int] = (),
     min_matched: int = 0,
     tiered: bool = True,
-    mark_weak: bool = False,
 ) -> list[Candidate]:
     """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
 
@@ -326,9 +323,7 @@ def lexical_channel(
     given) is the caller's clearance, applied in the same query so nothing above it is ever
     ranked. A text is admitted when it contains the admission floor's number of content terms
     (``common.content_terms``) and, for a caller that can discard texts with fewer matching
-    terms anyway, ``min_matched`` terms. ``mark_weak`` (the vector channel reads the query
-    too): the candidates holding fewer content terms than the strict floor are marked weak
-    (``common.Candidate``).
+    terms anyway, ``min_matched`` terms.
 
     Order: more matched terms first; ties go to the text with fewer tokens (``term_count``),
     then to the lower entry id and version id. The rows are read in tiers of matched terms
@@ -346,8 +341,7 @@ def lexical_channel(
     joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
     build = _postgres_sql if connection.vendor == "postgresql" else _sqlite_sql
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)
-    strong = content_and_floor(terms, strict=True)[1] if mark_weak else 0
-    rows: list[tuple[int, int, int]] = []
+    rows: list[tuple[int, int]] = []
     with connection.cursor() as cursor:
         lowest = max(floor, min_matched, 1)
         for tier in tiers(len(terms), lowest) if tiered else [Tier(lowest)]:
@@ -360,7 +354,7 @@ def lexical_channel(
             rows += cursor.fetchall()
             if len(rows) >= limit:
                 break
-    return [Candidate(e, v, i, weak=cm < strong) for i, (e, v, cm) in enumerate(rows, start=1)]
+    return [Candidate(e, v, i) for i, (e, v) in enumerate(rows, start=1)]
 
 
 def lexical_candidates(

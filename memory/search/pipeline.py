@@ -12,7 +12,6 @@ from lib.errors import Forbidden, ValidationFailed
 from lib.wording import one_of
 
 from ..actors import Actor
-from ..embeddings import get_provider, model_reads
 from ..models import (
     Memory,
     sensitivities_up_to,
@@ -79,19 +78,10 @@ def search(
     embedded = embed_query_soon(query, glossary)
     scans: list[VectorScan] = []
     ranked = run_channels(
-        memory.pk,
-        embedded,
-        terms,
-        view=view,
-        cap=cap,
-        clearance=clearance,
-        scans=scans,
-        mark_weak=reads_query(query),
+        memory.pk, embedded, terms, view=view, cap=cap, clearance=clearance, scans=scans
     )
     qv = embedded()
-    pool = rrf_fuse(ranked, weak_after=cap)[
-        : coarse_pool_size(limit, reranker=reranker is not None)
-    ]
+    pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
     baseline = load_hits(pool)
     for i, hit in enumerate(baseline, start=1):
         hit.baseline_rank = i
@@ -128,13 +118,6 @@ def search(
     )
 
 
-def reads_query(query: str) -> bool:
-    """Whether the vector channel reads ``query``: a provider is configured and its model reads
-    the text's script (``memory.embeddings.model_reads``). Only then are weak lexical matches
-    marked: for a query the model cannot read, the lexical channel is its one reader."""
-    return get_provider() is not None and model_reads(query)
-
-
 def check_request(*, view: str, intent: str | None, limit: int) -> None:
     """Refuse an unknown view or intent and a limit outside 1..MAX_LIMIT."""
     if view not in VIEWS:
@@ -155,19 +138,13 @@ def run_channels(
     cap: int,
     clearance: Sequence[str],
     scans: list[VectorScan] | None = None,
-    mark_weak: bool | None = None,
 ) -> dict[str, list[Candidate]]:
     """Each channel's candidates for the view, clearance applied inside the channel query.
     ``query`` for the vector channel: the text, its embedding when the caller has it, or a
     function that returns the embedding being computed meanwhile (called only after the
-    lexical channel's query). ``mark_weak`` (default: :func:`reads_query` of ``query`` when it
-    is the text): mark the weak lexical matches (``common.Candidate``)."""
+    lexical channel's query)."""
     scope = SCOPES[view]
-    if mark_weak is None:
-        mark_weak = isinstance(query, str) and reads_query(query)
-    lexical = lexical_channel(
-        memory_pk, terms, view=scope, limit=cap, sensitivities=clearance, mark_weak=mark_weak
-    )
+    lexical = lexical_channel(memory_pk, terms, view=scope, limit=cap, sensitivities=clearance)
     if callable(query):
         query = query()
     return {

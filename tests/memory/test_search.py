@@ -99,28 +99,6 @@ def test_rrf_adds_reciprocal_ranks_and_breaks_ties_by_entry_then_version():
     assert [f.key for f in tie] == [(4, 40), (4, 41)]
 
 
-def test_a_weak_lexical_match_adds_nothing_where_the_vector_channel_ranked_it():
-    # (2, 20) shares one incidental word with the question: lexically first, by meaning second.
-    channels = {
-        "lexical": [Candidate(2, 20, 1, weak=True), Candidate(4, 40, 2, weak=True)],
-        "vector": [Candidate(1, 10, 1), Candidate(2, 20, 2)],
-    }
-    fused = rrf_fuse(channels, weak_after=40)
-    assert [f.key for f in fused] == [(1, 10), (2, 20), (4, 40)]
-    assert fused[1].score == Fraction(1, 62)
-    assert fused[1].channels == {"lexical": 1, "vector": 2}
-    # Weak and in no other channel: still found, counted after the channel's cap.
-    assert fused[2].score == Fraction(1, 60 + 2 + 40)
-    # Unmarked (no model reads the question), plain RRF as before.
-    plain = rrf_fuse(
-        {
-            name: [Candidate(c.entry_pk, c.version_pk, c.rank) for c in cands]
-            for name, cands in channels.items()
-        }
-    )
-    assert [f.key for f in plain] == [(2, 20), (1, 10), (4, 40)]
-
-
 def test_public_score_is_the_plain_rrf_score(memory, me):
     a = remember(memory, me, "Kafka retention is 7 days").entry
     b = remember(memory, me, "Kafka brokers run on three hosts in the eu region").entry

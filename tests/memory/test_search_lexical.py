@@ -40,20 +40,6 @@ def test_admission_floor_follows_the_design():
     ]
 
 
-def test_the_strict_floor_asks_for_half_the_content_words():
-    assert [admission_floor(n, strict=True) for n in (1, 2, 3, 4, 5, 8, 9)] == [1, 2, 2, 2, 3, 4, 5]
-
-
-def test_a_match_on_fewer_than_half_the_content_words_is_marked_weak(memory, me):
-    both = remember(memory, me, "The creds are stored in Vault.").entry
-    one = remember(memory, me, "All timestamps are stored in UTC.").entry
-    terms = query_terms("where are the creds stored")
-    marked = lexical_channel(memory.pk, terms, view="current", limit=10, mark_weak=True)
-    assert [(c.entry_pk, c.weak) for c in marked] == [(both.pk, False), (one.pk, True)]
-    plain = lexical_channel(memory.pk, terms, view="current", limit=10)
-    assert [(c.entry_pk, c.weak) for c in plain] == [(both.pk, False), (one.pk, False)]
-
-
 def test_channel_cap_is_four_k_but_never_below_32():
     assert channel_cap(1) == 32
     assert channel_cap(8) == 32

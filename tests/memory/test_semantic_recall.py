@@ -56,27 +56,6 @@ def test_a_question_in_shorthand_finds_the_memory_written_in_full(memory, me):
     assert list(hits[0].channels) == ["vector"]
 
 
-def test_one_incidental_shared_word_does_not_outrank_the_meaning_match(memory, me, settings):
-    # "stored" is the one word "where are the creds stored" shares with the timestamps note,
-    # and the Vault entry shares none: lexically the note is first, by meaning second. In both
-    # channels it would outscore the Vault entry, first by meaning only; a match on fewer than
-    # half the question's content words adds nothing where the vector channel ranked the text.
-    vault = remember(
-        memory, me, "Secrets are read from Vault at path kv/platform/<service>; never env files."
-    ).entry
-    utc = remember(memory, me, "All timestamps are stored in UTC and rendered in the user's zone.")
-    remember(memory, me, MISO)
-    hits = search(memory, actor=me, query="where are the creds stored").hits
-    assert hits[0].entry_id == vault.uid
-    note = next(h for h in hits if h.entry_id == utc.entry.uid)
-    assert sorted(note.channels) == ["lexical", "vector"]
-    # Without the model the lexical channel is the question's one reader: the note it is.
-    settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
-    assert [
-        h.entry_id for h in search(memory, actor=me, query="where are the creds stored").hits
-    ] == [utc.entry.uid]
-
-
 def test_a_memorys_glossary_lets_the_model_read_a_teams_own_names(memory, me):
     # "Zephyr" means nothing to the model (cosine 0.26 against the answer, below the floor):
     # only the word "upload" finds it. Spelled out by the Memory's glossary: 0.53.
