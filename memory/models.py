@@ -233,6 +233,32 @@ class EntryVersion(AppendOnlyModel):
         return f"{self.entry.uid}@{self.number}"
 
 
+class TermStat(models.Model):
+    """How many of a Memory's indexed versions hold a term (its document frequency): the
+    rarity the lexical channel weighs a match by (BM25, ``memory.search.stats``). Derived from
+    the stored ``searchable_text``; only ever incremented, by the writer, under the Memory lock."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+", db_index=False)
+    term = models.TextField()
+    df = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "term"], name="uniq_termstat_term")
+        ]
+
+
+class LexicalCorpus(models.Model):
+    """A Memory's indexed versions and their own tokens (``term_count``) in all: the collection
+    size and mean length of BM25 (``memory.search.stats``)."""
+
+    memory = models.OneToOneField(
+        Memory, on_delete=models.PROTECT, primary_key=True, related_name="+"
+    )
+    versions = models.PositiveBigIntegerField(default=0)
+    tokens = models.PositiveBigIntegerField(default=0)
+
+
 class Evidence(AppendOnlyModel):
     """One citation on an entry version, with a snapshot of its source's declaration."""
 

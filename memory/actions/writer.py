@@ -18,6 +18,7 @@ from lib.correlation import current_correlation_id
 
 from .. import hooks, lifecycle, vectors
 from ..actors import Actor
+from ..lexical_index import indexed_with_context, previous_turn_body, record_versions
 from ..models import (
     AUTHORITATIVE_RELATIONS,
     Authority,
@@ -33,7 +34,6 @@ from ..models import (
     RevisionChange,
     Verification,
 )
-from ..text import indexed_text
 from .evidence import ResolvedEvidence
 
 # --- The revision writer --------------------------------------------------------------------
@@ -275,7 +275,11 @@ def _create_version(
     predecessor: EntryVersion | None,
     revision: Revision,
 ) -> tuple[EntryVersion, list[Evidence]]:
-    text, term_count = indexed_text(new.body)
+    # A turn is indexed with the words of the turn before it in its session (the body stays
+    # exact), and counted into the Memory's term statistics (memory.lexical_index).
+    context = previous_turn_body(memory.pk, entry.session_id, entry.pk)
+    text, term_count = indexed_with_context(new.body, context)
+    record_versions(memory.pk, [(text, term_count)])
     version = EntryVersion.objects.create(
         memory=memory,
         entry=entry,

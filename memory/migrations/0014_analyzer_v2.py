@@ -100,7 +100,7 @@ def refuse_derived_rewrites(apps, schema_editor):
 
 
 def reindex(apps, schema_editor):
-    reanalyze_versions(using=schema_editor.connection.alias)
+    reanalyze_versions(using=schema_editor.connection.alias, recount=False)
 
 
 class Migration(migrations.Migration):

@@ -15,7 +15,7 @@ from memory.search.reindex import reanalyze_versions
 
 
 def reindex(apps, schema_editor):
-    reanalyze_versions(using=schema_editor.connection.alias)
+    reanalyze_versions(using=schema_editor.connection.alias, recount=False)
 
 
 class Migration(migrations.Migration):

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import connection
 
+from ..lexical_index import collection
 from ..models import (
     WITHHELD_STATES,
     HeadState,
@@ -134,6 +135,7 @@ def _tier_condition(
 def _postgres_sql(
     memory_pk: int,
     terms: Sequence[str],
+    weights: Sequence[int],
     content: Sequence[str],
     floor: int,
     tier: Tier,
@@ -174,18 +176,28 @@ def _postgres_sql(
         if tier.high is not None:
             conditions.append(f"({hits}) < %s")
             params += [*lexemes, tier.high]
-    # One term: every row matches it once, so the count orders nothing.
-    matched, matched_params = ("1", []) if len(terms) == 1 else (f"({hits})", lexemes)
+    # The BM25 weight of the row's matched terms (integers: exact in any order). One term:
+    # every row holds it, so the weight is the term's.
+    if len(terms) == 1:
+        weight, weight_params = "%s", [weights[0]]
+    else:
+        weight = " + ".join("(v.search_vector @@ %s::tsquery)::int * %s" for _ in terms)
+        weight_params = [p for t, w in zip(lexemes, weights, strict=True) for p in (t, w)]
     sql = f"""
-        SELECT v.entry_id, v.id, v.term_count, {matched} AS matched
+        SELECT v.entry_id, v.id, v.term_count, ({weight}) AS weight
         FROM memory_entryversion v{joins}
         WHERE {" AND ".join([*conditions, *where])}
     """
-    return sql, [*matched_params, *params, *where_params]
+    return sql, [*weight_params, *params, *where_params]
 
 
 def _scored_sql(
-    memory_pk: int, terms: Sequence[str], content: Sequence[str], floor: int, tier: Tier
+    memory_pk: int,
+    terms: Sequence[str],
+    weights: Sequence[int],
+    content: Sequence[str],
+    floor: int,
+    tier: Tier,
 ) -> tuple[str, list[Any]]:
     """SQLite's subquery of (id, matched, content_matched): versions containing at least
     ``floor`` of the ``content`` terms and a number of all ``terms`` within ``tier``, with the
@@ -200,13 +212,13 @@ def _scored_sql(
     """
     is_content = set(content)
     union = " UNION ALL ".join(
-        f"SELECT rowid AS id, {int(t in is_content)} AS content FROM memory_entryversion_fts "
-        "WHERE memory_entryversion_fts MATCH %s"
-        for t in terms
+        f"SELECT rowid AS id, {int(t in is_content)} AS content, {int(w)} AS weight "
+        "FROM memory_entryversion_fts WHERE memory_entryversion_fts MATCH %s"
+        for t, w in zip(terms, weights, strict=True)
     )
     below = "" if tier.high is None else " AND COUNT(*) < %s"
     sql = (
-        f"SELECT id, COUNT(*) AS matched, SUM(content) AS content_matched FROM ({union}) "
+        f"SELECT id, SUM(weight) AS weight, SUM(content) AS content_matched FROM ({union}) "
         f"AS per_term GROUP BY id HAVING SUM(content) >= %s AND COUNT(*) >= %s{below}"
     )
     # Each term is intersected with the Memory's scope token (migration 0010).
@@ -218,6 +230,7 @@ def _scored_sql(
 def _sqlite_sql(
     memory_pk: int,
     terms: Sequence[str],
+    weights: Sequence[int],
     content: Sequence[str],
     floor: int,
     tier: Tier,
@@ -227,9 +240,9 @@ def _sqlite_sql(
 ) -> tuple[str, list[Any]]:
     """One tier's rows on SQLite (see :func:`_ranked_sql`): :func:`_scored_sql` joined to the
     versions for the view's filters."""
-    scored, scored_params = _scored_sql(memory_pk, terms, content, floor, tier)
+    scored, scored_params = _scored_sql(memory_pk, terms, weights, content, floor, tier)
     sql = f"""
-        SELECT v.entry_id, v.id, v.term_count, m.matched
+        SELECT v.entry_id, v.id, v.term_count, m.weight
         FROM ({scored}) m
         JOIN memory_entryversion v ON v.id = m.id{joins}
         WHERE {" AND ".join(["v.memory_id = %s", *where])}
@@ -237,17 +250,24 @@ def _sqlite_sql(
     return sql, [*scored_params, memory_pk, *where_params]
 
 
-def _ranked_sql(rows: str, rows_params: list[Any], bound: int, limit: int) -> tuple[str, list[Any]]:
+def _ranked_sql(
+    rows: str, rows_params: list[Any], bound: int, limit: int, length: tuple[int, int]
+) -> tuple[str, list[Any]]:
     """One tier ranked, on both backends: the tier's ``bound`` newest rows (highest version id)
-    ordered by matched terms, then fewer tokens, then entry id, then version id. A tier holding
-    no more than ``bound`` rows is ranked whole. The bound lets PostgreSQL walk the versions
-    newest first and stop, instead of reading and sorting every row that holds a common term."""
+    ordered by BM25 (``memory.lexical_index.Collection.score``: the integer weight of the
+    matched terms over the integer length term ``A + C·dl``, one division of exact integers in
+    double precision on either backend), then entry id, then version id. A tier holding no more
+    than ``bound`` rows is ranked whole. The bound lets PostgreSQL walk the versions newest
+    first and stop, instead of reading and sorting every row that holds a common term."""
+    a, c = length
     sql = f"""
-        SELECT t.entry_id, t.id FROM ({rows} ORDER BY v.id DESC LIMIT %s) t
-        ORDER BY t.matched DESC, t.term_count ASC, t.entry_id ASC, t.id ASC
+        SELECT t.entry_id, t.id, t.weight, t.term_count
+        FROM ({rows} ORDER BY v.id DESC LIMIT %s) t
+        ORDER BY CAST(t.weight AS DOUBLE PRECISION) / (%s + %s * t.term_count) DESC,
+            t.entry_id ASC, t.id ASC
         LIMIT %s
     """
-    return sql, [*rows_params, bound, limit]
+    return sql, [*rows_params, bound, a, c, limit]
 
 
 @dataclass(frozen=True)
@@ -341,20 +361,36 @@ def lexical_channel(
     joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
     build = _postgres_sql if connection.vendor == "postgresql" else _sqlite_sql
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)
-    rows: list[tuple[int, int]] = []
+    stats = collection(memory_pk, terms)
+    weights = [stats.weight(t) for t in terms]
+    length = stats.length_terms()
+    # (score, entry id, version id): the channel's order, identical on both backends.
+    rows: list[tuple[float, int, int]] = []
     with connection.cursor() as cursor:
         lowest = max(floor, min_matched, 1)
         for tier in tiers(len(terms), lowest) if tiered else [Tier(lowest)]:
+            if len(rows) >= limit and _tier_bound(tier, weights, length) < rows[limit - 1][0]:
+                # No row of this tier (or of the lower ones) can outrank the rows kept.
+                break
             sql, params = _ranked_sql(
-                *build(memory_pk, terms, content, floor, tier, joins, where, where_params),
+                *build(memory_pk, terms, weights, content, floor, tier, joins, where, where_params),
                 bound=bound,
-                limit=limit - len(rows),
+                limit=limit,
+                length=length,
             )
             cursor.execute(sql, params)
-            rows += cursor.fetchall()
-            if len(rows) >= limit:
-                break
-    return [Candidate(e, v, i) for i, (e, v) in enumerate(rows, start=1)]
+            rows += [(stats.score(w, n), e, v) for e, v, w, n in cursor.fetchall()]
+            rows.sort(key=lambda r: (-r[0], r[1], r[2]))
+            del rows[limit:]
+    return [Candidate(e, v, i) for i, (_, e, v) in enumerate(rows, start=1)]
+
+
+def _tier_bound(tier: Tier, weights: Sequence[int], length: tuple[int, int]) -> float:
+    """The highest score a row of ``tier`` or a lower one can reach: its most matched terms
+    (fewer than the tier above asks for) with the heaviest weights, at the shortest length."""
+    most = len(weights) if tier.high is None else tier.high - 1
+    heaviest = sum(sorted(weights, reverse=True)[:most])
+    return heaviest * 1.0 / length[0]
 
 
 def lexical_candidates(

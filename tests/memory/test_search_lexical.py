@@ -111,12 +111,13 @@ def test_query_without_terms_finds_nothing(memory, me):
     assert lexical_candidates(memory.pk, "  ?! ") == []
 
 
-def test_lexical_candidates_is_one_query_when_the_best_tier_fills_the_limit(
+def test_lexical_candidates_is_two_queries_when_the_best_tier_fills_the_limit(
     memory, me, django_assert_num_queries
 ):
+    """The term statistics (one query), then the single tier."""
     for i in range(5):
         remember(memory, me, f"Leader election note {i}")
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):
         assert len(lexical_candidates(memory.pk, "leader election", limit=3)) == 3
 
 
@@ -129,26 +130,37 @@ def test_the_channel_reads_at_most_max_tiers_queries_whatever_the_memory_holds(
         remember(memory, me, f"{' '.join(words).capitalize()} note {i}")
     terms = query_terms("the leader election")
     assert len(tiers(len(terms), 1)) == MAX_TIERS  # every tier is read: the limit is not filled
-    with django_assert_max_num_queries(MAX_TIERS):
+    with django_assert_max_num_queries(1 + MAX_TIERS):  # the term statistics, then the tiers
         found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=1000)
     assert len(found) == entries
 
 
 def _ranked_by_hand(memory, terms, floor, min_matched=0):
     """The channel's order computed from the stored versions: every admitted head ranked by
-    (matched terms desc, tokens, entry id, version id) — the single-query definition."""
+    Okapi BM25 (k1 1.2, b 0.75, a term counted once per text) over the Memory's versions'
+    indexed tokens, then entry id, then version id — the single-query definition, with the
+    statistics counted here by hand rather than read from the term tables."""
+    import math
+
     from memory.models import EntryVersion, Head
     from memory.search import content_terms
 
+    versions = list(EntryVersion.objects.filter(memory=memory))
+    n = len(versions)
+    avgdl = sum(v.term_count for v in versions) / n
+    df = {t: sum(t in v.searchable_text.split() for v in versions) for t in terms}
+    idf = {t: round(1000 * math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))) for t in terms}
+    a, c = round(1000 * avgdl * (1 + 1.2 * 0.25)), round(1000 * 1.2 * 0.75)
     content = set(content_terms(terms))
     rows = []
     heads = Head.objects.filter(memory=memory, state="active").values("version_id")
     for v in EntryVersion.objects.filter(pk__in=heads):
-        held = set(query_terms(v.body))
-        matched = len(held & set(terms))
-        if len(held & content) >= floor and matched >= max(min_matched, 1):
-            rows.append((-matched, v.term_count, v.entry_id, v.pk))
-    return [entry for _, _, entry, _ in sorted(rows)]
+        held = set(v.searchable_text.split())
+        matched = held & set(terms)
+        if len(held & content) >= floor and len(matched) >= max(min_matched, 1):
+            score = sum(idf[t] for t in matched) / (a + c * v.term_count)
+            rows.append((-score, v.entry_id, v.pk))
+    return [entry for _, entry, _ in sorted(rows)]
 
 
 def test_tiers_rank_exactly_as_one_query_over_every_admitted_text(memory, me):

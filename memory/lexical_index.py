@@ -1,0 +1,168 @@
+"""What the lexical index holds for a version, and the term statistics BM25 ranks by.
+
+**A turn indexed with its context.** A conversation is many short turns leaning on each other:
+"5 years already!" answers "How long have you been married?" only beside the turn before it.
+So a version of an entry written in a session is indexed with the words of the turn before it in
+that session (the latest version of the session's previous entry, at most ``CONTEXT_TOKENS`` of
+its tokens). The stored body stays exact; ``searchable_text`` is the version's own tokens
+followed by those context tokens, and ``term_count`` counts only its own, so whatever reads a
+version's words (the maintenance passes' similarity, the BM25 length) reads
+``own_tokens(searchable_text, term_count)``. Both full-text backends index the whole text, so a
+reply is found by what it answers, on SQLite and PostgreSQL alike.
+
+**Term statistics.** BM25 weighs a matched term by its rarity in the Memory: ``TermStat`` counts
+the indexed versions holding each term (own or context tokens, as the index matches them) and
+``LexicalCorpus`` the versions and their own tokens. The writer records each new version under
+the Memory lock (one upsert per version, one per batch); versions are never deleted, so the
+counts only grow. ``manage.py rebuild_projection --reindex`` recounts them from the stored text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+
+from .text import tokenize
+
+#: Most tokens of the previous turn a version is indexed with.
+CONTEXT_TOKENS = 48
+
+#: Okapi BM25's constants (Robertson's defaults, as in Lucene and every peer's baseline).
+K1 = 1.2
+B = 0.75
+
+#: A term's weight is its BM25 idf in thousandths, an integer: summed exactly, in any order,
+#: on both backends, so the ranks are identical on SQLite and PostgreSQL.
+WEIGHT_SCALE = 1000
+
+
+def context_tokens() -> int:
+    return int(getattr(settings, "STEWARD_SEARCH", {}).get("CONTEXT_TOKENS", CONTEXT_TOKENS))
+
+
+def own_tokens(searchable_text: str, term_count: int) -> list[str]:
+    """A version's own analyzer tokens (its stored text less the context it is indexed with)."""
+    return searchable_text.split()[:term_count]
+
+
+def previous_turn_body(
+    memory_pk: int, session_id: str, entry_pk: int | None, *, using: str = DEFAULT_DB_ALIAS
+) -> str | None:
+    """The body of the turn before ``entry_pk`` in ``session_id``: the latest version of the
+    session's entry created last before it (one indexed query; None outside a session)."""
+    if not session_id:
+        return None
+    below = "" if entry_pk is None else " AND e.id < %s"
+    params: list[object] = [memory_pk, session_id]
+    if entry_pk is not None:
+        params.append(entry_pk)
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT v.body FROM memory_entry e JOIN memory_entryversion v ON v.entry_id = e.id "
+            f"WHERE e.memory_id = %s AND e.session_id = %s{below} "
+            "ORDER BY e.id DESC, v.number DESC LIMIT 1",
+            params,
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def indexed_with_context(body: str, context: str | None) -> tuple[str, int]:
+    """``(searchable_text, term_count)`` of a version: its own tokens, then at most
+    ``CONTEXT_TOKENS`` tokens of the turn before it; ``term_count`` counts its own."""
+    own = tokenize(body)
+    extra = tokenize(context)[: context_tokens()] if context else []
+    return " ".join([*own, *extra]), len(own)
+
+
+def record_versions(
+    memory_pk: int, rows: Sequence[tuple[str, int]], *, using: str = DEFAULT_DB_ALIAS
+) -> None:
+    """Count new indexed versions ``(searchable_text, term_count)`` into the Memory's term
+    statistics: two statements whatever the number of rows. The caller holds the Memory lock."""
+    if not rows:
+        return
+    df: Counter[str] = Counter()
+    for text, _ in rows:
+        df.update(set(text.split()))
+    tokens = sum(count for _, count in rows)
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO memory_lexicalcorpus (memory_id, versions, tokens) VALUES (%s, %s, %s) "
+            "ON CONFLICT (memory_id) DO UPDATE SET versions = memory_lexicalcorpus.versions + "
+            "excluded.versions, tokens = memory_lexicalcorpus.tokens + excluded.tokens",
+            [memory_pk, len(rows), tokens],
+        )
+        items = sorted(df.items())
+        for start in range(0, len(items), 500):
+            chunk = items[start : start + 500]
+            values = ", ".join(["(%s, %s, %s)"] * len(chunk))
+            cursor.execute(
+                f"INSERT INTO memory_termstat (memory_id, term, df) VALUES {values} "
+                "ON CONFLICT (memory_id, term) DO UPDATE SET df = memory_termstat.df + excluded.df",
+                [p for term, n in chunk for p in (memory_pk, term, n)],
+            )
+
+
+@dataclass(frozen=True)
+class Collection:
+    """What BM25 needs of a Memory for one query: its size, mean own length, and each query
+    term's integer weight (:data:`WEIGHT_SCALE` × idf)."""
+
+    versions: int
+    mean_length: float
+    weights: dict[str, int]
+
+    def weight(self, term: str) -> int:
+        return self.weights.get(term, idf_weight(self.versions, 0))
+
+    def length_terms(self) -> tuple[int, int]:
+        """``(A, C)`` of the length factor: BM25's ``(k1 + 1) / (1 + k1·(1 - b + b·dl/avgdl))``
+        orders rows exactly like ``1 / (A + C·dl)`` with the integers
+        ``A`` = 1000·avgdl·(1 + k1·(1 - b)) and ``C`` = 1000·k1·b — so a row's score is
+        ``W / (A + C·dl)`` with ``W`` the integer sum of its matched terms' weights, one IEEE division of exact integers on either
+        backend."""
+        a = round(1000 * max(self.mean_length, 1.0) * (1 + K1 * (1 - B)))
+        return a, round(1000 * K1 * B)
+
+    def score(self, weight_sum: int, length: int) -> float:
+        a, c = self.length_terms()
+        return weight_sum * 1.0 / (a + c * length)
+
+
+def idf_weight(versions: int, df: int) -> int:
+    """BM25's idf, ln(1 + (N - df + 0.5) / (df + 0.5)), in thousandths (at least 1)."""
+    n = max(versions, df)
+    return max(1, round(WEIGHT_SCALE * math.log(1 + (n - df + 0.5) / (df + 0.5))))
+
+
+def collection(memory_pk: int, terms: Iterable[str]) -> Collection:
+    """The Memory's statistics for ``terms``: one query."""
+    terms = list(dict.fromkeys(terms))
+    marks = ", ".join(["%s"] * len(terms)) or "NULL"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT NULL, c.versions, c.tokens FROM memory_lexicalcorpus c WHERE c.memory_id = %s "
+            "UNION ALL SELECT t.term, t.df, 0 FROM memory_termstat t "
+            f"WHERE t.memory_id = %s AND t.term IN ({marks})",
+            [memory_pk, memory_pk, *terms],
+        )
+        rows = cursor.fetchall()
+    versions, tokens = 0, 0
+    df: dict[str, int] = {}
+    for term, count, total in rows:
+        if term is None:
+            versions, tokens = int(count), int(total)
+        else:
+            df[term] = int(count)
+    mean = tokens / versions if versions else 1.0
+    return Collection(
+        versions=versions,
+        mean_length=mean,
+        weights={t: idf_weight(versions, df.get(t, 0)) for t in terms},
+    )
