@@ -125,8 +125,8 @@ class Collection:
         """``(A, C)`` of the length factor: BM25's ``(k1 + 1) / (1 + k1·(1 - b + b·dl/avgdl))``
         orders rows exactly like ``1 / (A + C·dl)`` with the integers
         ``A`` = 1000·avgdl·(1 + k1·(1 - b)) and ``C`` = 1000·k1·b — so a row's score is
-        ``W / (A + C·dl)`` with ``W`` the integer sum of its matched terms' weights, one IEEE division of exact integers on either
-        backend."""
+        ``W / (A + C·dl)`` with ``W`` the integer sum of its matched terms' weights: one IEEE
+        division of exact integers on either backend."""
         a = round(1000 * max(self.mean_length, 1.0) * (1 + K1 * (1 - B)))
         return a, round(1000 * K1 * B)
 

@@ -38,7 +38,7 @@ from memory.models import (
 from ..exceptions import DomainError, DuplicateProposal
 from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalStatus, affected_key
 from .bodies import completeness
-from .candidates import Neighbour, Neighbourhoods, token_set
+from .candidates import Neighbour, Neighbourhoods, own_text, token_set
 
 #: Neighbours taken from each channel for one entry.
 NEIGHBOURS = 20
@@ -194,6 +194,7 @@ _HEAD_COLUMNS = (
     "entry__projection__protected",
     "version__searchable_text",
     "state_reason",
+    "version__term_count",
 )
 
 
@@ -247,6 +248,7 @@ def load_heads(
         protected,
         searchable_text,
         state_reason,
+        term_count,
     ) in rows:
         out[entry_pk] = HeadRow(
             entry_pk=entry_pk,
@@ -268,7 +270,7 @@ def load_heads(
             pinned=pinned,
             protected=bool(protected),
             evidence=int(cited.get(entry_pk, 0)),
-            searchable_text=searchable_text or "",
+            searchable_text=own_text(searchable_text, term_count),
             state_reason=state_reason or "",
         )
     return out

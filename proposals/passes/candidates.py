@@ -64,6 +64,7 @@ from itertools import chain
 
 from django.db import connection
 
+from memory.lexical_index import own_tokens
 from memory.models import HeadState, Memory
 from memory.search.common import MAX_TERM_BYTES, content_and_floor, setting
 from memory.text import stop_terms
@@ -88,6 +89,12 @@ def stored_terms(searchable_text: str) -> list[str]:
     short = MAX_TERM_BYTES // 4
     terms = [t for t in distinct if len(t) <= short or len(t.encode("utf-8")) <= MAX_TERM_BYTES]
     return terms[: setting("MAX_QUERY_TERMS", 64)]
+
+
+def own_text(searchable_text: str | None, term_count: int) -> str:
+    """A version's own stored tokens, space-joined: its ``searchable_text`` less the context
+    tokens it is indexed with (``memory.lexical_index``)."""
+    return " ".join(own_tokens(searchable_text or "", term_count))
 
 
 def token_set(searchable_text: str) -> frozenset[str]:
@@ -153,7 +160,7 @@ def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neigh
         return {}
     columns = (
         "h.entry_id, e.kind, e.session_id, e.current_state, h.state, h.state_reason, "
-        "v.searchable_text"
+        "v.searchable_text, v.term_count"
     )
     joins = (
         "FROM memory_head h JOIN memory_entry e ON e.id = h.entry_id "
@@ -175,9 +182,12 @@ def load_neighbours(memory: Memory, entry_pks: Iterable[int]) -> dict[int, Neigh
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+    # A version's own tokens: the words of the turn before it it is indexed with are not its.
     return {
-        int(pk): Neighbour(int(pk), kind, session or "", bool(cs), state, reason or "", text or "")
-        for pk, kind, session, cs, state, reason, text in rows
+        int(pk): Neighbour(
+            int(pk), kind, session or "", bool(cs), state, reason or "", own_text(text, count)
+        )
+        for pk, kind, session, cs, state, reason, text, count in rows
     }
 
 
