@@ -2,10 +2,10 @@
 
 **A turn indexed with its context.** A conversation is many short turns leaning on each other:
 "5 years already!" answers "How long have you been married?" only beside the turn before it.
-So a version of an entry written in a session is indexed with the words of the turn before it in
-that session (the latest version of the session's previous entry, at most ``CONTEXT_TOKENS`` of
-its tokens). The stored body stays exact; ``searchable_text`` is the version's own tokens
-followed by those context tokens, and ``term_count`` counts only its own, so whatever reads a
+So a short version (``SHORT_TURN_TOKENS``) of an entry written in a session is indexed with the
+words of the turn before it in that session (the latest version of the session's previous entry,
+at most ``CONTEXT_TOKENS`` of its tokens). The stored body stays exact; ``searchable_text`` is
+the version's own tokens followed by those context tokens, and ``term_count`` counts only its own, so whatever reads a
 version's words (the maintenance passes' similarity, the BM25 length) reads
 ``own_tokens(searchable_text, term_count)``. Both full-text backends index the whole text, so a
 reply is found by what it answers, on SQLite and PostgreSQL alike.
@@ -31,6 +31,11 @@ from .text import tokenize
 
 #: Most tokens of the previous turn a version is indexed with.
 CONTEXT_TOKENS = 48
+#: Only a turn of at most this many tokens of its own is indexed with the turn before it: a
+#: short reply ("5 years already!", "Yes, last Tuesday") means little alone, while a longer
+#: turn indexed with its neighbour's words lets the neighbour's matches outrank the turn that
+#: holds them (measured in docs/recall-evaluation.md, "Conversations").
+SHORT_TURN_TOKENS = 6
 
 #: Okapi BM25's constants (Robertson's defaults, as in Lucene and every peer's baseline).
 K1 = 1.2
@@ -73,10 +78,12 @@ def previous_turn_body(
 
 
 def indexed_with_context(body: str, context: str | None) -> tuple[str, int]:
-    """``(searchable_text, term_count)`` of a version: its own tokens, then at most
-    ``CONTEXT_TOKENS`` tokens of the turn before it; ``term_count`` counts its own."""
+    """``(searchable_text, term_count)`` of a version: its own tokens, then — for a short turn
+    (``SHORT_TURN_TOKENS``) — at most ``CONTEXT_TOKENS`` tokens of the turn before it;
+    ``term_count`` counts its own."""
     own = tokenize(body)
-    extra = tokenize(context)[: context_tokens()] if context else []
+    short = len(own) <= SHORT_TURN_TOKENS
+    extra = tokenize(context)[: context_tokens()] if (context and short) else []
     return " ".join([*own, *extra]), len(own)
 
 

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     conflicts,
+    conversations,
     dedupe,
     density,
     freshness,

@@ -275,8 +275,8 @@ def _create_version(
     predecessor: EntryVersion | None,
     revision: Revision,
 ) -> tuple[EntryVersion, list[Evidence]]:
-    # A turn is indexed with the words of the turn before it in its session (the body stays
-    # exact), and counted into the Memory's term statistics (memory.lexical_index).
+    # A short turn is indexed with the words of the turn before it in its session (the body
+    # stays exact), and counted into the Memory's term statistics (memory.lexical_index).
     context = previous_turn_body(memory.pk, entry.session_id, entry.pk)
     text, term_count = indexed_with_context(new.body, context)
     record_versions(memory.pk, [(text, term_count)])

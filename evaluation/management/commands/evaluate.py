@@ -35,6 +35,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--list", action="store_true", help="List the sections and exit.")
         parser.add_argument(
+            "--locomo",
+            metavar="PATH",
+            help="conversations: a LoCoMo-format JSON file (read from there, never copied).",
+        )
+        parser.add_argument(
+            "--longmemeval",
+            metavar="DIR",
+            help="conversations: a folder holding LongMemEval-format sessions.jsonl and "
+            "questions.jsonl.",
+        )
+        parser.add_argument(
             "--shared-database",
             action="store_true",
             help="Write the workloads even though the database holds other Memories.",
@@ -53,6 +64,10 @@ class Command(BaseCommand):
         if not options["shared_database"]:
             refuse_a_served_database()
         bench = Workbench(seed=options["seed"], quick=options["quick"])
+        bench.cache["conversation_data"] = {
+            "locomo": options.get("locomo"),
+            "longmemeval": options.get("longmemeval"),
+        }
         # Its proposals are synthetic: reviewers are not told of them.
         with notifications.muted():
             report, results = run_sections(bench, sections)
