@@ -1,0 +1,102 @@
+"""The lexical channel ranks by term rarity (BM25), and a short turn is found by the turn it
+answers: on SQLite and on PostgreSQL alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.lexical_index import collection, own_tokens
+from memory.models import EntryVersion, LexicalCorpus, TermStat
+from memory.search import ACTIVE, lexical_channel, query_terms, search
+from memory.search.reindex import recount_terms
+from tests.factories import remember
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def me(agent):
+    return agent.actor
+
+
+def _ranked(memory, query, limit=10):
+    return [
+        c.entry_pk for c in lexical_channel(memory.pk, query_terms(query), view=ACTIVE, limit=limit)
+    ]
+
+
+def test_a_rare_word_outranks_several_common_ones(memory, me):
+    """ "How long is my daily commute to work?": the turn holding the rare word "commute" comes
+    first, not the long one holding the common "long", "daily" and "work"."""
+    for i in range(12):
+        remember(memory, me, f"I work long hours on the daily report number {i}.")
+    boots = remember(memory, me, "My leather boots took a long time to break in for daily work.")
+    commute = remember(memory, me, "My daily commute takes 45 minutes each way.")
+    ranked = _ranked(memory, "How long is my daily commute to work?")
+    assert ranked[0] == commute.entry.pk, ranked
+    assert ranked.index(boots.entry.pk) > 0
+
+
+def test_a_short_reply_is_found_by_the_question_it_answers(memory, me):
+    remember(memory, me, "Mel: How long have you and your husband been married?", session_id="s1")
+    reply = remember(memory, me, "Caroline: 5 years already!", session_id="s1")
+    remember(memory, me, "Mel: My husband likes hiking.", session_id="s2")
+    ranked = _ranked(memory, "How long have Caroline and her husband been married?")
+    assert reply.entry.pk in ranked
+    # The body stays exact; the context is indexed after the turn's own tokens.
+    version = EntryVersion.objects.get(entry=reply.entry)
+    assert version.body == "Caroline: 5 years already!"
+    assert own_tokens(version.searchable_text, version.term_count) == [
+        "carolin",
+        "5",
+        "year",
+        "alreadi",
+    ]
+    assert "marri" in version.searchable_text.split()[version.term_count :]
+
+
+def test_a_long_turn_is_indexed_with_its_own_words_only(memory, me):
+    remember(memory, me, "Mel: How long have you and your husband been married?", session_id="s1")
+    long = remember(
+        memory,
+        me,
+        "Caroline: We met at a friend's barbecue in the summer of 2018.",
+        session_id="s1",
+    )
+    version = EntryVersion.objects.get(entry=long.entry)
+    assert version.searchable_text.split() == own_tokens(
+        version.searchable_text, version.term_count
+    )
+
+
+def test_a_turn_of_another_session_lends_it_no_words(memory, me):
+    remember(memory, me, "Mel: How long have you been married?", session_id="s1")
+    reply = remember(memory, me, "Caroline: 5 years already!", session_id="s2")
+    version = EntryVersion.objects.get(entry=reply.entry)
+    assert version.searchable_text.split() == ["carolin", "5", "year", "alreadi"]
+
+
+def test_term_statistics_count_each_version_once_and_a_recount_agrees(memory, me):
+    remember(memory, me, "Deploys run at noon, deploys never run at night.")
+    remember(memory, me, "The deploy pipeline owns migrations.")
+    stats = collection(memory.pk, ["deploy", "night", "absent"])
+    assert stats.versions == 2
+    assert dict(TermStat.objects.filter(memory=memory).values_list("term", "df"))["deploy"] == 2
+    before = sorted(TermStat.objects.filter(memory=memory).values_list("term", "df"))
+    corpus = LexicalCorpus.objects.get(memory=memory)
+    recount_terms()
+    assert sorted(TermStat.objects.filter(memory=memory).values_list("term", "df")) == before
+    again = LexicalCorpus.objects.get(memory=memory)
+    assert (again.versions, again.tokens) == (corpus.versions, corpus.tokens)
+    # The rarer term weighs more; a term the Memory never held weighs the most.
+    assert stats.weight("night") > stats.weight("deploy")
+    assert stats.weight("absent") > stats.weight("night")
+
+
+def test_search_hits_follow_the_lexical_rarity_order(memory, me, settings):
+    settings.STEWARD_EMBEDDINGS = {**settings.STEWARD_EMBEDDINGS, "PROVIDER": None}
+    for i in range(8):
+        remember(memory, me, f"Our team meets every week in room {i}.")
+    rare = remember(memory, me, "The quarterly offsite meets in Lisbon.")
+    hits = search(memory, actor=me, query="where does the quarterly offsite meet").hits
+    assert hits[0].entry_id == rare.entry.uid
