@@ -5,8 +5,9 @@
 So a short version (``SHORT_TURN_TOKENS``) of an entry written in a session is indexed with the
 words of the turn before it in that session (the latest version of the session's previous entry,
 at most ``CONTEXT_TOKENS`` of its tokens). The stored body stays exact; ``searchable_text`` is
-the version's own tokens followed by those context tokens, and ``term_count`` counts only its own, so whatever reads a
-version's words (the maintenance passes' similarity, the BM25 length) reads
+the version's own tokens followed by those context tokens, and ``term_count`` counts only its
+own, so whatever reads a version's words (the maintenance passes' similarity, the BM25 length)
+reads
 ``own_tokens(searchable_text, term_count)``. Both full-text backends index the whole text, so a
 reply is found by what it answers, on SQLite and PostgreSQL alike.
 
