@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection, models
 
 from memory import lifecycle
+from memory.lexical_index import record_versions
 from memory.models import (
     Entry,
     EntryVersion,
@@ -269,6 +270,8 @@ def load_adds(
             if cite
         ],
     )
+    # The term statistics the lexical channel ranks by, as the writer keeps them.
+    record_versions(memory.pk, [(v.searchable_text, v.term_count) for v in versions])
     loader.add(RevisionChange, add_changes(entries, revisions, versions))
     loader.add(Head, active_heads(memory, entries, revisions, versions))
     loader.flush()

@@ -218,7 +218,8 @@ def _scored_sql(
     )
     below = "" if tier.high is None else " AND COUNT(*) < %s"
     sql = (
-        f"SELECT id, SUM(weight) AS weight, SUM(content) AS content_matched FROM ({union}) "
+        f"SELECT id, SUM(weight) AS weight, COUNT(*) AS matched, SUM(content) AS content_matched "
+        f"FROM ({union}) "
         f"AS per_term GROUP BY id HAVING SUM(content) >= %s AND COUNT(*) >= %s{below}"
     )
     # Each term is intersected with the Memory's scope token (migration 0010).
@@ -227,27 +228,47 @@ def _scored_sql(
     return sql, [*(f'{scope}"{t}"' for t in terms), floor, tier.low, *high]
 
 
-def _sqlite_sql(
+def _sqlite_tiers_sql(
     memory_pk: int,
     terms: Sequence[str],
     weights: Sequence[int],
     content: Sequence[str],
     floor: int,
-    tier: Tier,
+    read: Sequence[Tier],
     joins: str,
     where: Sequence[str],
     where_params: Sequence[Any],
+    *,
+    bound: int,
+    limit: int,
+    length: tuple[int, int],
 ) -> tuple[str, list[Any]]:
-    """One tier's rows on SQLite (see :func:`_ranked_sql`): :func:`_scored_sql` joined to the
-    versions for the view's filters."""
-    scored, scored_params = _scored_sql(memory_pk, terms, weights, content, floor, tier)
+    """Every tier of ``read`` in one SQLite statement: the admitted rows with their matched
+    count and weight (:func:`_scored_sql`, the posting lists read once), each row's tier, each
+    tier's ``bound`` newest rows (a window), ranked by BM25 like :func:`_ranked_sql` — exactly
+    the rows and order the tier-by-tier reading of PostgreSQL keeps."""
+    lowest = min(t.low for t in read)
+    scored, scored_params = _scored_sql(memory_pk, terms, weights, content, floor, Tier(lowest))
+    cases = " ".join(f"WHEN m.matched >= {int(t.low)} THEN {i}" for i, t in enumerate(read))
+    a, c = length
     sql = f"""
-        SELECT v.entry_id, v.id, v.term_count, m.weight
-        FROM ({scored}) m
-        JOIN memory_entryversion v ON v.id = m.id{joins}
-        WHERE {" AND ".join(["v.memory_id = %s", *where])}
+        WITH r AS (
+            SELECT v.entry_id, v.id, v.term_count, m.weight,
+                CASE {cases} ELSE {len(read)} END AS tier
+            FROM ({scored}) m
+            JOIN memory_entryversion v ON v.id = m.id{joins}
+            WHERE {" AND ".join(["v.memory_id = %s", *where])}
+        ), b AS (
+            SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.tier ORDER BY r.id DESC) AS newest
+            FROM r
+        )
+        SELECT b.entry_id, b.id, b.weight, b.term_count FROM b
+        WHERE b.newest <= %s
+        ORDER BY CAST(b.weight AS DOUBLE PRECISION) / (%s + %s * b.term_count) DESC,
+            b.entry_id ASC, b.id ASC
+        LIMIT %s
     """
-    return sql, [*scored_params, memory_pk, *where_params]
+    return sql, [*scored_params, memory_pk, *where_params, bound, a, c, limit]
 
 
 def _ranked_sql(
@@ -359,21 +380,43 @@ def lexical_channel(
         return []
     content, floor = content_and_floor(terms)
     joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
-    build = _postgres_sql if connection.vendor == "postgresql" else _sqlite_sql
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)
     stats = collection(memory_pk, terms)
     weights = [stats.weight(t) for t in terms]
     length = stats.length_terms()
     # (score, entry id, version id): the channel's order, identical on both backends.
     rows: list[tuple[float, int, int]] = []
+    lowest = max(floor, min_matched, 1)
+    read = tiers(len(terms), lowest) if tiered else [Tier(lowest)]
     with connection.cursor() as cursor:
-        lowest = max(floor, min_matched, 1)
-        for tier in tiers(len(terms), lowest) if tiered else [Tier(lowest)]:
+        if connection.vendor != "postgresql":
+            # SQLite counts every matching row's terms from the posting lists whatever the
+            # tier, so the tiers are one statement there (same rows, same order).
+            sql, params = _sqlite_tiers_sql(
+                memory_pk,
+                terms,
+                weights,
+                content,
+                floor,
+                read,
+                joins,
+                where,
+                where_params,
+                bound=bound,
+                limit=limit,
+                length=length,
+            )
+            cursor.execute(sql, params)
+            found = cursor.fetchall()
+            return [Candidate(e, v, i) for i, (e, v, _, _) in enumerate(found, start=1)]
+        for tier in read:
             if len(rows) >= limit and _tier_bound(tier, weights, length) < rows[limit - 1][0]:
                 # No row of this tier (or of the lower ones) can outrank the rows kept.
                 break
             sql, params = _ranked_sql(
-                *build(memory_pk, terms, weights, content, floor, tier, joins, where, where_params),
+                *_postgres_sql(
+                    memory_pk, terms, weights, content, floor, tier, joins, where, where_params
+                ),
                 bound=bound,
                 limit=limit,
                 length=length,
