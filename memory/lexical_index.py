@@ -64,7 +64,7 @@ def previous_turn_body(
     if not session_id:
         return None
     below = "" if entry_pk is None else " AND e.id < %s"
-    params: list[object] = [memory_pk, session_id]
+    params: list[int | str] = [memory_pk, session_id]
     if entry_pk is not None:
         params.append(entry_pk)
     with connections[using].cursor() as cursor:

@@ -99,7 +99,7 @@ def _locomo_time(text: str) -> datetime | None:
 
 
 def read_locomo(path: Path) -> list[Conversation]:
-    out = []
+    out: list[Conversation] = []
     for sample in json.loads(path.read_text(encoding="utf-8")):
         conv = sample["conversation"]
         turns: list[Turn] = []

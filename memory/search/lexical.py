@@ -178,6 +178,7 @@ def _postgres_sql(
             params += [*lexemes, tier.high]
     # The BM25 weight of the row's matched terms (integers: exact in any order). One term:
     # every row holds it, so the weight is the term's.
+    weight_params: list[str | int]
     if len(terms) == 1:
         weight, weight_params = "%s", [weights[0]]
     else:
