@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import connection
 
-from ..lexical_index import collection
+from ..lexical_index import Collection, collection
 from ..models import (
     WITHHELD_STATES,
     HeadState,
@@ -185,7 +185,7 @@ def _postgres_sql(
         weight = " + ".join("(v.search_vector @@ %s::tsquery)::int * %s" for _ in terms)
         weight_params = [p for t, w in zip(lexemes, weights, strict=True) for p in (t, w)]
     sql = f"""
-        SELECT v.entry_id, v.id, v.term_count, ({weight}) AS weight
+        SELECT v.entry_id, v.id, v.term_count, ({weight}) AS weight, v.searchable_text
         FROM memory_entryversion v{joins}
         WHERE {" AND ".join([*conditions, *where])}
     """
@@ -254,7 +254,7 @@ def _sqlite_tiers_sql(
     a, c = length
     sql = f"""
         WITH r AS (
-            SELECT v.entry_id, v.id, v.term_count, m.weight,
+            SELECT v.entry_id, v.id, v.term_count, m.weight, v.searchable_text,
                 CASE {cases} ELSE {len(read)} END AS tier
             FROM ({scored}) m
             JOIN memory_entryversion v ON v.id = m.id{joins}
@@ -263,7 +263,7 @@ def _sqlite_tiers_sql(
             SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.tier ORDER BY r.id DESC) AS newest
             FROM r
         )
-        SELECT b.entry_id, b.id, b.weight, b.term_count FROM b
+        SELECT b.entry_id, b.id, b.weight, b.term_count, b.searchable_text FROM b
         WHERE b.newest <= %s
         ORDER BY CAST(b.weight AS DOUBLE PRECISION) / (%s + %s * b.term_count) DESC,
             b.entry_id ASC, b.id ASC
@@ -283,7 +283,7 @@ def _ranked_sql(
     first and stop, instead of reading and sorting every row that holds a common term."""
     a, c = length
     sql = f"""
-        SELECT t.entry_id, t.id, t.weight, t.term_count
+        SELECT t.entry_id, t.id, t.weight, t.term_count, t.searchable_text
         FROM ({rows} ORDER BY v.id DESC LIMIT %s) t
         ORDER BY CAST(t.weight AS DOUBLE PRECISION) / (%s + %s * t.term_count) DESC,
             t.entry_id ASC, t.id ASC
@@ -408,8 +408,8 @@ def lexical_channel(
                 length=length,
             )
             cursor.execute(sql, params)
-            found = cursor.fetchall()
-            return [Candidate(e, v, i) for i, (e, v, _, _) in enumerate(found, start=1)]
+            rows = _rescored(cursor.fetchall(), terms, weights, stats)
+            return [Candidate(e, v, i) for i, (_, e, v) in enumerate(rows, start=1)]
         for tier in read:
             if len(rows) >= limit and _tier_bound(tier, weights, length) < rows[limit - 1][0]:
                 # No row of this tier (or of the lower ones) can outrank the rows kept.
@@ -423,18 +423,52 @@ def lexical_channel(
                 length=length,
             )
             cursor.execute(sql, params)
-            rows += [(stats.score(w, n), e, v) for e, v, w, n in cursor.fetchall()]
+            rows += _rescored(cursor.fetchall(), terms, weights, stats)
             rows.sort(key=lambda r: (-r[0], r[1], r[2]))
             del rows[limit:]
     return [Candidate(e, v, i) for i, (_, e, v) in enumerate(rows, start=1)]
 
 
+#: A term a version holds only through the turn it is indexed with (``memory.lexical_index``)
+#: counts this share of its weight, as a fraction ``CONTEXT_SHARE / OWN_SHARE``: a short reply is
+#: found by the question before it, but does not outrank the turn holding the words itself.
+OWN_SHARE = 2
+CONTEXT_SHARE = 1
+
+
+def _rescored(
+    found: Sequence[tuple[int, int, int, int, str]],
+    terms: Sequence[str],
+    weights: Sequence[int],
+    stats: Collection,
+) -> list[tuple[float, int, int]]:
+    """``(score, entry id, version id)`` of the rows a statement kept, best first: BM25 with a
+    term held only in the context tokens counting ``CONTEXT_SHARE / OWN_SHARE`` of its weight
+    (integers again, so both backends order alike). A row indexed without context keeps the
+    statement's order (its weight is only scaled)."""
+    rows = []
+    for entry, version, weight, length, text in found:
+        tokens = text.split()
+        if len(tokens) <= length:
+            total = OWN_SHARE * int(weight)
+        else:
+            own, context = set(tokens[:length]), set(tokens[length:])
+            total = sum(
+                w * (OWN_SHARE if t in own else CONTEXT_SHARE if t in context else 0)
+                for t, w in zip(terms, weights, strict=True)
+            )
+        rows.append((stats.score(total, length), entry, version))
+    rows.sort(key=lambda r: (-r[0], r[1], r[2]))
+    return rows
+
+
 def _tier_bound(tier: Tier, weights: Sequence[int], length: tuple[int, int]) -> float:
-    """The highest score a row of ``tier`` or a lower one can reach: its most matched terms
-    (fewer than the tier above asks for) with the heaviest weights, at the shortest length."""
+    """The highest score (:func:`_rescored`) a row of ``tier`` or a lower one can reach: its
+    most matched terms (fewer than the tier above asks for) with the heaviest weights, all its
+    own, at the shortest length."""
     most = len(weights) if tier.high is None else tier.high - 1
     heaviest = sum(sorted(weights, reverse=True)[:most])
-    return heaviest * 1.0 / length[0]
+    return OWN_SHARE * heaviest * 1.0 / length[0]
 
 
 def lexical_candidates(
