@@ -9,8 +9,9 @@ the keys combine with AND; the values of one list key combine with OR:
 - ``kinds`` / ``tiers``: the entry's kind / tier is one of them;
 - ``effective_after`` (inclusive) / ``effective_before`` (exclusive): the entry's effective time
   — the lifecycle projection's ``effective_at`` (DESIGN.md §5: the version's own time, else the
-  latest ``observed_at`` of its evidence); in the history view a replaced version's own
-  ``effective_at``. Unknown time never falls inside a time range;
+  latest ``observed_at`` of its evidence); in the history view a replaced version's time by the
+  same rule over that version (its own ``effective_at``, else its own evidence's latest
+  ``observed_at``), as its hit shows it. Unknown time never falls inside a time range;
 - ``sources``: the version cites at least one of the named sources in its evidence (a name that
   is not registered matches nothing).
 
@@ -27,7 +28,18 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Exists, F, OuterRef, QuerySet, When
+from django.db.models import (
+    Case,
+    DateTimeField,
+    Exists,
+    F,
+    Max,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    When,
+)
+from django.db.models.functions import Coalesce
 
 from ..models import Entry, Evidence, Source
 
@@ -115,7 +127,9 @@ class RecallFilters:
         if self.timed:
             # A head version's time is its projection's; a replaced one's is its own.
             at = (
-                "(CASE WHEN p.version_id = v.id THEN p.effective_at ELSE v.effective_at END)"
+                "(CASE WHEN p.version_id = v.id THEN p.effective_at ELSE COALESCE(v.effective_at, "
+                f"(SELECT MAX(fo.observed_at) FROM {Evidence._meta.db_table} fo "
+                "WHERE fo.version_id = v.id)) END)"
                 if history
                 else "p.effective_at"
             )
@@ -147,10 +161,18 @@ class RecallFilters:
         if self.timed:
             at = "entry__projection__effective_at"
             if history:
+                observed = (
+                    Evidence.objects.filter(version_id=OuterRef("pk"))
+                    .values("version_id")
+                    .annotate(latest=Max("observed_at"))
+                    .values("latest")[:1]
+                )
                 qs = qs.annotate(
                     filter_effective_at=Case(
                         When(entry__projection__version_id=F("pk"), then=F(at)),
-                        default=F("effective_at"),
+                        default=Coalesce(
+                            F("effective_at"), Subquery(observed), output_field=DateTimeField()
+                        ),
                     )
                 )
                 at = "filter_effective_at"

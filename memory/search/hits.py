@@ -154,7 +154,10 @@ def load_hits(pool: Sequence[Fused]) -> list[Hit]:
             validity, reason = REPLACED, f"replaced_by_version:{v.number + 1}"
             successor = None
             time_known, recorded_at = True, v.revision.recorded_at
-            effective_at = v.effective_at
+            # The projection's rule (DESIGN.md §5) over this version: its own time, else its
+            # evidence's latest observation.
+            observed = [c["observed_at"] for c in cited[v.pk] if c["observed_at"] is not None]
+            effective_at = v.effective_at or max(observed, default=None)
             quality = None
         hits.append(
             Hit(
