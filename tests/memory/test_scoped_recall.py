@@ -282,7 +282,8 @@ def test_a_replaced_version_carries_its_own_provenance(memory, me):
     assert [p["source"] for p in by_version[1].provenance] == ["chat"]
     assert [p["source"] for p in by_version[2].provenance] == ["chat", "repo"]
     assert by_version[1].session_id == by_version[2].session_id == "s-1"
-    assert by_version[1].recorded_at < by_version[2].recorded_at
+    first, second = by_version[1].recorded_at, by_version[2].recorded_at
+    assert first is not None and second is not None and first < second
 
 
 def test_an_entry_without_evidence_or_session_says_so(memory, me):
