@@ -55,6 +55,8 @@ def _type_of(field: serializers.Field) -> dict[str, Any]:
         return {"type": "string", "enum": [str(c) for c in field.choices]}
     if isinstance(field, serializers.BooleanField):
         return {"type": "boolean"}
+    if isinstance(field, serializers.DateTimeField):
+        return {"type": "string", "format": "date-time"}
     if isinstance(field, serializers.IntegerField):
         out: dict[str, Any] = {"type": "integer"}
         if field.min_value is not None:

@@ -3,12 +3,17 @@
 ``trace`` is returned only to reviewers, auditors and staff. An agent that asks for it gets the
 ordinary answer with the trace silently left out (not a 403): agent code can send the same
 request under any key, and the trace is a diagnostic, not a right.
+
+Both take ``filters`` (:mod:`memory.search.filters`): an unknown key, a value of the wrong type,
+an unknown kind or tier, a date that is not ISO 8601 or an empty range is 400 ``invalid`` with
+the offending key named in ``details.filters``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -16,6 +21,7 @@ from rest_framework.response import Response
 
 from lib.api import StrictSerializer, parse
 from lib.errors import Forbidden
+from lib.wording import listed
 
 from . import recall_events
 from .actors import STAFF, Actor
@@ -28,8 +34,8 @@ from .context_pack import (
     MIN_BUDGET,
     build_context_pack,
 )
-from .models import ApiRole, Memory
-from .search import Hit, search
+from .models import ApiRole, Kind, Memory, Tier
+from .search import FILTER_KEYS, Hit, RecallFilters, search
 
 TAGS = ["recall"]
 VIEW_CHOICES = [("current", "current"), ("history", "history")]
@@ -38,12 +44,79 @@ SEARCH_VIEWS = [*VIEW_CHOICES, ("candidates", "candidates")]
 INTENT_CHOICES = [("current", "current"), ("none", "none")]
 
 
+class FiltersIn(StrictSerializer):
+    """Scoped recall (API.md "Recall"): each key narrows both channels before fusion."""
+
+    session_id = serializers.CharField(
+        required=False,
+        max_length=settings.STEWARD_MAX_ID_CHARS,
+        help_text="Only entries written in this session.",
+    )
+    kind = serializers.ListField(
+        child=serializers.ChoiceField(choices=Kind.choices),
+        required=False,
+        allow_empty=False,
+        max_length=len(Kind.choices),
+        help_text="Only entries of one of these kinds.",
+    )
+    tier = serializers.ListField(
+        child=serializers.ChoiceField(choices=Tier.choices),
+        required=False,
+        allow_empty=False,
+        max_length=len(Tier.choices),
+        help_text="Only entries of one of these tiers.",
+    )
+    effective_after = serializers.DateTimeField(
+        required=False,
+        help_text=(
+            "Only entries effective at or after this time (ISO 8601; a date is its midnight "
+            "UTC). An entry of unknown effective time never matches a time range."
+        ),
+    )
+    effective_before = serializers.DateTimeField(
+        required=False,
+        help_text="Only entries effective before this time (ISO 8601, exclusive).",
+    )
+    source = serializers.ListField(  # type: ignore[assignment]
+        child=serializers.CharField(max_length=128),
+        required=False,
+        allow_empty=False,
+        max_length=32,
+        help_text="Only entries whose evidence cites one of these registered sources.",
+    )
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict) and (unknown := sorted(set(data) - set(FILTER_KEYS))):
+            accepted = f"Unknown filter: filters are {listed(FILTER_KEYS)}."
+            raise serializers.ValidationError({name: [accepted] for name in unknown})
+        names = data.get("source") if isinstance(data, dict) else None
+        if isinstance(names, list) and not all(isinstance(n, str) for n in names):
+            raise serializers.ValidationError({"source": ["A list of source names (strings)."]})
+        return super().to_internal_value(data)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        after, before = attrs.get("effective_after"), attrs.get("effective_before")
+        if after is not None and before is not None and after >= before:
+            raise serializers.ValidationError(
+                {"effective_before": ["Must be later than effective_after."]}
+            )
+        return attrs
+
+
+FILTERS_HELP = (
+    "Scope the recall: `session_id`, `kind` [..], `tier` [..], `effective_after` / "
+    "`effective_before` (ISO 8601; unknown time never matches), `source` [..]. Applied in every "
+    "channel before fusion, like the validity filter."
+)
+
+
 class SearchIn(StrictSerializer):
     query = serializers.CharField(trim_whitespace=False, max_length=8192)
     limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=50)
     view = serializers.ChoiceField(choices=SEARCH_VIEWS, required=False, default="current")
     intent = serializers.ChoiceField(choices=INTENT_CHOICES, required=False, allow_null=True)
     trace = serializers.BooleanField(required=False, default=False)
+    filters = FiltersIn(required=False, allow_null=True, help_text=FILTERS_HELP)
 
 
 class ContextPackIn(StrictSerializer):
@@ -59,6 +132,7 @@ class ContextPackIn(StrictSerializer):
     )
     view = serializers.ChoiceField(choices=VIEW_CHOICES, required=False, default="current")
     intent = serializers.ChoiceField(choices=INTENT_CHOICES, required=False, allow_null=True)
+    filters = FiltersIn(required=False, allow_null=True, help_text=FILTERS_HELP)
 
 
 def may_see_trace(actor: Actor) -> bool:
@@ -73,6 +147,12 @@ def hit_out(hit: Hit) -> dict[str, Any]:
         "body": hit.body,
         "score": hit.score,
         "channels": hit.channels,
+        "kind": hit.kind,
+        "tier": hit.tier,
+        "session_id": hit.session_id,
+        "effective_at": hit.effective_at,
+        "recorded_at": hit.recorded_at,
+        "provenance": hit.provenance,
         "lifecycle": hit.lifecycle(),
     }
 
@@ -93,11 +173,20 @@ def search_out(
     view: str,
     intent: str | None = None,
     trace: bool = False,
+    filters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
-    ranking trace when ``trace`` (the caller decides who may see it)."""
+    ranking trace when ``trace`` (the caller decides who may see it). ``filters``: the
+    validated ``FiltersIn``."""
     result = search(
-        memory, actor=actor, query=query, limit=limit, view=view, intent=intent, trace=trace
+        memory,
+        actor=actor,
+        query=query,
+        limit=limit,
+        view=view,
+        intent=intent,
+        trace=trace,
+        filters=RecallFilters.from_request(filters),
     )
     hits = [hit_out(h) for h in result.hits]
     # Queued for the fold (no write here), when the policy enables recall events.
@@ -108,10 +197,20 @@ def search_out(
     return body
 
 
-def context_pack_out(memory: Memory, actor: Actor, *, query: str, **options: Any) -> dict[str, Any]:
+def context_pack_out(
+    memory: Memory,
+    actor: Actor,
+    *,
+    query: str,
+    filters: dict[str, Any] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
     """The body of a Context Pack (``POST …/context-pack`` and the MCP ``context_pack`` tool);
-    ``options`` are :func:`~memory.context_pack.build_context_pack`'s."""
-    pack = build_context_pack(memory, actor=actor, query=query, **options)
+    ``filters``: the validated ``FiltersIn``; ``options`` are
+    :func:`~memory.context_pack.build_context_pack`'s."""
+    pack = build_context_pack(
+        memory, actor=actor, query=query, filters=RecallFilters.from_request(filters), **options
+    )
     recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
     return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}
 
@@ -122,8 +221,11 @@ class SearchApi(MemoryApiView):
         request=SearchIn,
         summary="Recall: current-state (default) or historical search",
         description=(
-            "Lexical (and, when configured, vector) recall with the validity filter applied "
-            "before fusion, plain RRF scores, and an optional bounded quality reorder. "
+            "Lexical (and, when configured, vector) recall with the validity filter and the "
+            "request's `filters` applied before fusion, plain RRF scores, and an optional "
+            "bounded quality reorder. Each hit carries its provenance: `kind`, `tier`, "
+            "`session_id`, `effective_at`, `recorded_at` and `provenance` (the cited sources "
+            "with their authority as declared when cited, and the evidence dates). "
             "`trace: true` returns the RankingTrace to reviewers, auditors and staff; for "
             "agents it is silently omitted. Never writes."
         ),
@@ -141,8 +243,10 @@ class ContextPackApi(MemoryApiView):
         request=ContextPackIn,
         summary="A Context Pack: labelled, cited recall inside a byte budget",
         description=(
-            "At most `max_items` of the first `candidates` recall hits, each ≤ 2000 bytes, "
-            "between fixed begin/end markers stating the content is untrusted history. "
+            "At most `max_items` of the first `candidates` recall hits (scoped by `filters`, "
+            "as search is), each ≤ 2000 bytes and dated in its header, between fixed "
+            "begin/end markers stating the content is untrusted history. Each item carries "
+            "the provenance of a search hit. "
             "`bytes` is the exact UTF-8 length of `text`. Never writes."
         ),
     )

@@ -444,6 +444,9 @@ class LifecycleProjection(models.Model):
         indexes = [
             models.Index(fields=["memory", "validity"]),
             models.Index(fields=["memory", "state", "tier"]),
+            # Scoped recall's time range (memory.search.filters): without it a narrow range
+            # read every projection row of the table (EXPLAIN on PostgreSQL, docs/recall.md).
+            models.Index(fields=["memory", "effective_at"]),
         ]
 
 

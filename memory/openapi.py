@@ -226,7 +226,33 @@ class RevisionPage(s.Serializer):
     next_since_revision = s.IntegerField(**Null)
 
 
-class HitOut(s.Serializer):
+class ProvenanceOut(s.Serializer):
+    source = s.CharField(help_text="The registered source name.")  # type: ignore[assignment]
+    authority = s.CharField(
+        help_text="The source's declared authority when the evidence was written (untrusted · "
+        "user_asserted · repository_attested · system_attested)."
+    )
+    observed_at = s.DateTimeField(**Null, help_text="When the evidence was observed, if given.")
+
+
+class RecalledOut(s.Serializer):
+    """What every hit and Context Pack item says of where it came from."""
+
+    kind = s.CharField()
+    tier = s.CharField()
+    session_id = s.CharField(**Null)
+    effective_at = s.DateTimeField(
+        **Null,
+        help_text="When the fact took effect: the write's effective_at, else its evidence's "
+        "latest observed_at; null when unknown.",
+    )
+    recorded_at = s.DateTimeField(**Null, help_text="When the server recorded this version.")
+    provenance = ProvenanceOut(
+        many=True, help_text="One per citation of the version's evidence, in evidence order."
+    )
+
+
+class HitOut(RecalledOut):
     entry_id = s.CharField(**Null)
     version = s.IntegerField()
     body = s.CharField(allow_blank=True)
@@ -240,12 +266,13 @@ class SearchOut(s.Serializer):
     trace = s.JSONField(**Opt, help_text="Reviewers, auditors and staff only.")
 
 
-class PackItem(s.Serializer):
+class PackItem(RecalledOut):
     entry_id = s.CharField(**Null)
     version = s.IntegerField()
     label = s.CharField(help_text="current · history · conflict")  # type: ignore[assignment]
     bytes = s.IntegerField()
     truncated = s.BooleanField()
+    lifecycle = s.JSONField()
 
 
 class ContextPackOut(s.Serializer):

@@ -14,10 +14,10 @@ Vectors are a derived projection, never authoritative, and rebuildable at any ti
   ones in bounded batches with a progress bar. Embeddings are cached by (provider, content hash):
   the admission check has usually embedded the body already, so indexing it costs no inference.
 - **What a query sees.** :func:`nearest` asks the index for the ``fetch`` nearest vectors of the
-  Memory, then applies the same scope, clearance and validity filters as the lexical channel (one
-  query), widening ``fetch`` (×4, up to :data:`MAX_FETCH`) while the filters left fewer than asked
-  and the index has more: a bounded, reported number of vectors per query, whatever the size of
-  the Memory.
+  Memory, then applies the same scope, clearance, validity and request filters
+  (:mod:`memory.search.filters`) as the lexical channel (one query), widening ``fetch`` (×4, up to
+  :data:`MAX_FETCH`) while the filters left fewer than asked and the index has more: a bounded,
+  reported number of vectors per query, whatever the size of the Memory.
 
 :class:`IndexedVector` records which versions the index holds, under which provider — a plain
 table both backends can join, so finding the missing vectors is a keyset walk, not a scan of the
@@ -45,6 +45,7 @@ from .embeddings import (
 )
 from .models import WITHHELD_STATES, EntryVersion, HeadState
 from .search.common import ACTIVE, CANDIDATES, CURRENT, HEADS, HISTORY, Candidate, setting
+from .search.filters import RecallFilters
 
 log = logging.getLogger(__name__)
 
@@ -360,14 +361,18 @@ def nearest(
     sensitivities: Sequence[str] | None = None,
     min_cosine: float = 0.0,
     exclude_entry_pks: Iterable[int] = (),
+    filters: RecallFilters | None = None,
 ) -> tuple[list[tuple[int, int, float]], VectorScan]:
-    """The ``limit`` nearest versions of ``memory_pk`` in ``view`` within ``sensitivities``, as
-    (entry_pk, version_pk, cosine) best first (ties by version id), at or above ``min_cosine``."""
+    """The ``limit`` nearest versions of ``memory_pk`` in ``view`` within ``sensitivities`` and
+    the request's ``filters``, as (entry_pk, version_pk, cosine) best first (ties by version
+    id), at or above ``min_cosine``."""
     q = np.asarray(qvec, dtype=np.float32)
     excluded = set(exclude_entry_pks)
     kind = index_kind()
     if kind == SCAN or provider.dimensions != DIMENSIONS or len(q) != DIMENSIONS:
-        return _scan(memory_pk, q, provider, view, limit, sensitivities, min_cosine, excluded)
+        return _scan(
+            memory_pk, q, provider, view, limit, sensitivities, min_cosine, excluded, filters
+        )
     scan = VectorScan(index=kind)
     fetch = min(max(2 * limit, 64), MAX_FETCH)
     while True:
@@ -375,7 +380,7 @@ def nearest(
         scan.fetched = fetch
         scan.scanned = len(found)
         close = [(pk, cos) for pk, cos in found if cos >= min_cosine]
-        kept = _visible(close, memory_pk, view, sensitivities, excluded, provider.key)
+        kept = _visible(close, memory_pk, view, sensitivities, excluded, provider.key, filters)
         exhausted = len(found) < fetch or len(close) < len(found)
         if len(kept) >= limit or exhausted or fetch >= MAX_FETCH:
             scan.bounded = not exhausted and len(kept) < limit
@@ -418,7 +423,12 @@ def _pg_ef_search(conn: BaseDatabaseWrapper, k: int) -> None:
     conn._steward_ef_search = (raw, want)  # type: ignore[attr-defined]
 
 
-def _scoped(memory_pk: int, view: str, sensitivities: Sequence[str] | None) -> models.QuerySet[Any]:
+def _scoped(
+    memory_pk: int,
+    view: str,
+    sensitivities: Sequence[str] | None,
+    filters: RecallFilters | None = None,
+) -> models.QuerySet[Any]:
     qs = EntryVersion.objects.filter(memory_id=memory_pk)
     if view in (ACTIVE, CURRENT, HEADS, CANDIDATES):
         qs = qs.filter(entry__head__version_id=F("pk"))
@@ -432,6 +442,8 @@ def _scoped(memory_pk: int, view: str, sensitivities: Sequence[str] | None) -> m
         qs = qs.exclude(entry__projection__state__in=WITHHELD_STATES)
     if sensitivities is not None:
         qs = qs.filter(entry__sensitivity__in=list(sensitivities))
+    if filters is not None:
+        qs = filters.apply(qs, history=view == HISTORY)
     return qs
 
 
@@ -442,14 +454,17 @@ def _visible(
     sensitivities: Sequence[str] | None,
     excluded: set[int],
     provider: str,
+    filters: RecallFilters | None = None,
 ) -> list[tuple[int, int, float]]:
-    """The found versions the view and clearance admit, best first (one query). A vector left
-    by another model (until the backfill replaces it) is not a match."""
+    """The found versions the view, clearance and filters admit, best first (one query). A
+    vector left by another model (until the backfill replaces it) is not a match."""
     if not found:
         return []
     cos = dict(found)
     current = IndexedVector.objects.filter(version_id=OuterRef("pk"), provider=provider)
-    rows = _scoped(memory_pk, view, sensitivities).filter(Exists(current), pk__in=list(cos))
+    rows = _scoped(memory_pk, view, sensitivities, filters).filter(
+        Exists(current), pk__in=list(cos)
+    )
     entry_of = {v: e for e, v in rows.values_list("entry_id", "pk") if e not in excluded}
     kept = [(entry_of[v], v, cos[v]) for v in cos if v in entry_of]
     kept.sort(key=lambda t: (-t[2], t[1]))
@@ -465,6 +480,7 @@ def _scan(
     sensitivities: Sequence[str] | None,
     min_cosine: float,
     excluded: set[int],
+    filters: RecallFilters | None = None,
 ) -> tuple[list[tuple[int, int, float]], VectorScan]:
     """Without an index: cosine over the cached embeddings of the Memory's versions in the view,
     newest first, in batches, at most ``VECTOR_SCAN_MAX`` of them (reported when reached)."""
@@ -473,7 +489,7 @@ def _scan(
         provider=provider.key, content_hash=OuterRef("content_hash")
     )
     rows = (
-        _scoped(memory_pk, view, sensitivities)
+        _scoped(memory_pk, view, sensitivities, filters)
         .annotate(vec=models.Subquery(cached.values("vector")[:1]))
         .filter(vec__isnull=False)
         .order_by("-pk")

@@ -32,6 +32,11 @@ Vector channel
     Only with an embedding provider (memory.embeddings). Cosine ≥ 0.3 admits. Vectors are a
     derived projection keyed by content hash; the scan is bounded (``VECTOR_MAX_SCAN``).
 
+Scoped recall
+    ``filters`` (session, kind, tier, effective time range, source; :mod:`.filters`) narrow
+    each channel's rows inside its query, like the validity filter, so what they leave out
+    never takes a place in fusion.
+
 Ordinary search never writes. The :class:`RankingTrace` holds ids, ranks, rule codes and
 counts — never body text — and is handed only to reviewers, auditors and staff.
 """
@@ -50,6 +55,7 @@ from .common import (
     query_terms,
     setting,
 )
+from .filters import FILTER_KEYS, RecallFilters
 from .fusion import CHANNELS, RRF_CONSTANT, Fused, coarse_pool_size, rrf_fuse
 from .hits import REPLACED, Hit, Reranker, check_membership, configured_reranker
 from .lexical import lexical_candidates, lexical_channel
@@ -61,6 +67,7 @@ __all__ = [
     "ACTIVE",
     "CHANNELS",
     "CURRENT",
+    "FILTER_KEYS",
     "HEADS",
     "HISTORY",
     "MAX_TERM_BYTES",
@@ -71,6 +78,7 @@ __all__ = [
     "Fused",
     "Hit",
     "RankingTrace",
+    "RecallFilters",
     "Reranker",
     "SearchResult",
     "admission_floor",

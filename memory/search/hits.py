@@ -1,4 +1,12 @@
-"""Search hits: loading the pool with its lifecycle annotation, the reranker contract."""
+"""Search hits: loading the pool with its lifecycle annotation and provenance, the reranker
+contract.
+
+Every hit carries where it came from (spec 004's output contract, API.md "Recall"): the entry's
+``kind``, ``tier`` and ``session_id``, its ``effective_at`` and ``recorded_at``, and
+``provenance`` — one ``{source, authority, observed_at}`` per citation of the version's evidence,
+in the order the evidence was given (identical citations once), ``authority`` being the source's
+declaration as snapshotted when the evidence was written (never today's registry, DESIGN.md §2).
+"""
 
 from __future__ import annotations
 
@@ -42,6 +50,10 @@ class Hit:
     is_head: bool
     state: str
     current_state: bool
+    kind: str = ""
+    tier: str = ""
+    session_id: str | None = None
+    provenance: list[dict[str, Any]] = field(default_factory=list)
     baseline_rank: int = 0
     quality_rank: int = 0
     rank: int = 0
@@ -85,10 +97,27 @@ def check_membership(before: Sequence[Hit], after: Sequence[Hit]) -> None:
         raise ReorderInvariantError("the reranker changed the pool's membership")
 
 
+def provenance_of(version_pks: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """Each version's citations as ``{source, authority, observed_at}``, in evidence order,
+    identical ones once: one query for any number of versions."""
+    out: dict[int, list[dict[str, Any]]] = {pk: [] for pk in version_pks}
+    rows = (
+        Evidence.objects.filter(version_id__in=list(version_pks))
+        .order_by("version_id", "position")
+        .values_list("version_id", "source__name", "authority", "observed_at")
+    )
+    for version_pk, source, authority, observed_at in rows:
+        cited = {"source": source, "authority": authority, "observed_at": observed_at}
+        if cited not in out[version_pk]:
+            out[version_pk].append(cited)
+    return out
+
+
 def load_hits(pool: Sequence[Fused]) -> list[Hit]:
-    """The pool's rows with their lifecycle annotation: one query."""
+    """The pool's rows with their lifecycle annotation (one query) and their provenance (one)."""
     if not pool:
         return []
+    cited = provenance_of([f.version_pk for f in pool])
     declared = Evidence.objects.filter(version_id=OuterRef("pk"), declaration_version__isnull=False)
     rows = {
         v.pk: v
@@ -125,7 +154,10 @@ def load_hits(pool: Sequence[Fused]) -> list[Hit]:
             validity, reason = REPLACED, f"replaced_by_version:{v.number + 1}"
             successor = None
             time_known, recorded_at = True, v.revision.recorded_at
-            effective_at = v.effective_at
+            # The projection's rule (DESIGN.md §5) over this version: its own time, else its
+            # evidence's latest observation.
+            observed = [c["observed_at"] for c in cited[v.pk] if c["observed_at"] is not None]
+            effective_at = v.effective_at or max(observed, default=None)
             quality = None
         hits.append(
             Hit(
@@ -145,6 +177,10 @@ def load_hits(pool: Sequence[Fused]) -> list[Hit]:
                 is_head=is_head,
                 state=head.state if is_head else "replaced",
                 current_state=v.entry.current_state,
+                kind=v.entry.kind,
+                tier=v.entry.tier,
+                session_id=v.entry.session_id or None,
+                provenance=cited[v.pk],
                 quality=quality,
                 declared=bool(getattr(v, "declared", False)),
             )

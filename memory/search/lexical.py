@@ -30,6 +30,7 @@ from .common import (
     query_terms,
     setting,
 )
+from .filters import RecallFilters
 
 #: Most admitted rows one tier ranks (``LEXICAL_TIER_ROWS``): its newest versions.
 TIER_ROWS = 2000
@@ -314,10 +315,13 @@ def tiers(n_terms: int, lowest: int) -> list[Tier]:
 
 
 def _view_scope(
-    view: str, sensitivities: Sequence[str] | None, exclude_entry_pks: Iterable[int]
+    view: str,
+    sensitivities: Sequence[str] | None,
+    exclude_entry_pks: Iterable[int],
+    filters: RecallFilters | None = None,
 ) -> tuple[str, list[str], list[Any]]:
     """The joins, conditions and parameters that scope the channel's rows to ``view``, to the
-    caller's clearance and away from the excluded entries."""
+    caller's clearance, to the request's ``filters`` and away from the excluded entries."""
     joins = ""
     where: list[str] = []
     where_params: list[Any] = []
@@ -329,7 +333,8 @@ def _view_scope(
     # The projection carries the entry's (immutable) sensitivity and its head state: one join
     # serves the validity, withheld-state and clearance filters.
     restricted = sensitivities is not None and set(Sensitivity.values) - set(sensitivities)
-    if view in (CURRENT, HISTORY) or restricted:
+    timed = filters is not None and filters.timed
+    if view in (CURRENT, HISTORY) or restricted or timed:
         joins += " JOIN memory_lifecycleprojection p ON p.entry_id = v.entry_id"
     if view == CURRENT:
         where.append("p.validity IN (%s, %s)")
@@ -341,6 +346,11 @@ def _view_scope(
     if restricted and sensitivities is not None:
         where.append(f"p.sensitivity IN ({', '.join(['%s'] * len(sensitivities))})")
         where_params += list(sensitivities)
+    if filters is not None:
+        f_joins, f_where, f_params = filters.sql(history=view == HISTORY)
+        joins += f_joins
+        where += f_where
+        where_params += f_params
     excluded = sorted(set(exclude_entry_pks))
     if excluded:
         where.append(f"v.entry_id NOT IN ({', '.join(['%s'] * len(excluded))})")
@@ -358,6 +368,7 @@ def lexical_channel(
     exclude_entry_pks: Iterable[int] = (),
     min_matched: int = 0,
     tiered: bool = True,
+    filters: RecallFilters | None = None,
 ) -> list[Candidate]:
     """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
 
@@ -380,7 +391,7 @@ def lexical_channel(
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
     content, floor = content_and_floor(terms)
-    joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks)
+    joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks, filters)
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)
     stats = collection(memory_pk, terms)
     weights = [stats.weight(t) for t in terms]

@@ -28,6 +28,7 @@ from ..ranking import (
 from ..visibility import redact_hits
 from .abbreviations import spelled_words
 from .common import CANDIDATES, CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
+from .filters import RecallFilters
 from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
 from .lexical import lexical_channel
@@ -55,12 +56,15 @@ def search(
     reranker: Reranker | None = None,
     trace: bool = False,
     now: datetime | None = None,
+    filters: RecallFilters | None = None,
 ) -> SearchResult:
-    """Recall from ``memory`` for ``actor`` (scope already checked by the caller).
+    """Recall from ``memory`` for ``actor`` (scope already checked by the caller), scoped by
+    ``filters`` inside each channel's query (:mod:`.filters`).
 
-    Read-only: never writes, never locks. A fixed number of queries: the channels (one each),
-    the pool rows (one), the redaction of ids above the actor's clearance (one, only when a hit
-    names another entry), and — only when ``trace`` is asked — the validity-filter counts (two).
+    Read-only: never writes, never locks. A fixed number of queries: the channels (one each), the
+    pool rows (one) and their evidence (one, for the provenance), the redaction of ids above the
+    actor's clearance (one, only when a hit names another entry), and — only when ``trace`` is asked
+    — the validity-filter counts (two).
     The hits are redacted for ``actor`` (``memory.visibility.redact_hits``).
     """
     check_request(view=view, intent=intent, limit=limit)
@@ -78,7 +82,14 @@ def search(
     embedded = embed_query_soon(query, glossary)
     scans: list[VectorScan] = []
     ranked = run_channels(
-        memory.pk, embedded, terms, view=view, cap=cap, clearance=clearance, scans=scans
+        memory.pk,
+        embedded,
+        terms,
+        view=view,
+        cap=cap,
+        clearance=clearance,
+        scans=scans,
+        filters=filters,
     )
     qv = embedded()
     pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
@@ -89,7 +100,7 @@ def search(
     current_intent = has_current_intent(query, intent)
     ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now)
     filtered = (
-        validity_counts(memory.pk, qv, terms, ranked, cap, clearance)
+        validity_counts(memory.pk, qv, terms, ranked, cap, clearance, filters)
         if (trace and view == "current")
         else {}
     )
@@ -114,6 +125,7 @@ def search(
             reranker=reranker,
             vector=scans[0].as_dict() if scans else None,
             spelled_out=spelled_words(query, glossary) if (trace and qv is not None) else {},
+            filters=filters,
         ),
     )
 
@@ -138,19 +150,29 @@ def run_channels(
     cap: int,
     clearance: Sequence[str],
     scans: list[VectorScan] | None = None,
+    filters: RecallFilters | None = None,
 ) -> dict[str, list[Candidate]]:
-    """Each channel's candidates for the view, clearance applied inside the channel query.
+    """Each channel's candidates for the view, clearance and ``filters`` applied inside the
+    channel query.
     ``query`` for the vector channel: the text, its embedding when the caller has it, or a
     function that returns the embedding being computed meanwhile (called only after the
     lexical channel's query)."""
     scope = SCOPES[view]
-    lexical = lexical_channel(memory_pk, terms, view=scope, limit=cap, sensitivities=clearance)
+    lexical = lexical_channel(
+        memory_pk, terms, view=scope, limit=cap, sensitivities=clearance, filters=filters
+    )
     if callable(query):
         query = query()
     return {
         "lexical": lexical,
         "vector": vector_channel(
-            memory_pk, query, view=scope, limit=cap, sensitivities=clearance, scans=scans
+            memory_pk,
+            query,
+            view=scope,
+            limit=cap,
+            sensitivities=clearance,
+            scans=scans,
+            filters=filters,
         ),
     }
 

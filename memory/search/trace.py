@@ -11,6 +11,7 @@ from ..models import (
     Validity,
 )
 from .common import HEADS, Candidate, query_floor
+from .filters import RecallFilters
 from .hits import Hit
 from .lexical import lexical_channel
 from .vector import QueryVector, vector_channel
@@ -41,6 +42,8 @@ class RankingTrace:
     #: The query's shorthand the model read spelled out (``{word: long form}``, from the
     #: built-in list and the Memory's ``policy.glossary``; empty without a model).
     spelled_out: dict[str, str] = field(default_factory=dict)
+    #: The request's ``filters`` as applied in both channels (empty when none).
+    filters: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,12 +62,17 @@ def validity_counts(
     ranked: Mapping[str, Sequence[Candidate]],
     cap: int,
     clearance: Sequence[str],
+    filters: RecallFilters | None = None,
 ) -> dict[str, int]:
     """How many admitted candidates the current view's validity filter removed, by validity
-    (the channels run again over every head version, same floor and cap)."""
+    (the channels run again over every head version, same floor, cap and request filters)."""
     kept = {c.entry_pk for cands in ranked.values() for c in cands}
-    unfiltered = lexical_channel(memory_pk, terms, view=HEADS, limit=cap, sensitivities=clearance)
-    unfiltered += vector_channel(memory_pk, query, view=HEADS, limit=cap, sensitivities=clearance)
+    unfiltered = lexical_channel(
+        memory_pk, terms, view=HEADS, limit=cap, sensitivities=clearance, filters=filters
+    )
+    unfiltered += vector_channel(
+        memory_pk, query, view=HEADS, limit=cap, sensitivities=clearance, filters=filters
+    )
     dropped = {c.entry_pk for c in unfiltered} - kept
     counts = {Validity.INACTIVE.value: 0, Validity.SUPERSEDED.value: 0}
     if dropped:
@@ -90,6 +98,7 @@ def build_trace(
     reranker: Any,
     vector: dict[str, Any] | None = None,
     spelled_out: dict[str, str] | None = None,
+    filters: RecallFilters | None = None,
 ) -> RankingTrace:
     """The trace of one search: the baseline pool, the adjusted order and why."""
     return RankingTrace(
@@ -130,4 +139,5 @@ def build_trace(
         membership_changed=False,
         vector=vector,
         spelled_out=spelled_out or {},
+        filters=filters.as_dict() if filters is not None else {},
     )

@@ -14,6 +14,7 @@ from .. import vectors
 from ..embeddings import EmbeddingProvider, get_provider
 from .abbreviations import spelled_out
 from .common import Candidate
+from .filters import RecallFilters
 
 
 @dataclass(frozen=True)
@@ -78,13 +79,14 @@ def vector_channel(
     limit: int,
     sensitivities: Sequence[str] | None = None,
     scans: list[vectors.VectorScan] | None = None,
+    filters: RecallFilters | None = None,
 ) -> list[Candidate]:
     """Candidates by cosine similarity to the query (≥ ``VECTOR_MIN_COSINE``), best first.
 
     Empty without a provider. ``query`` is the text or, better, its :func:`embed_query` (the
-    pipeline embeds once per request). Scope, clearance and validity are applied to what the
-    index returns, before fusion, exactly as in the lexical channel; what the index looked at is
-    appended to ``scans`` (the ranking trace reports it).
+    pipeline embeds once per request). Scope, clearance, validity and the request's ``filters``
+    are applied to what the index returns, before fusion, exactly as in the lexical channel;
+    what the index looked at is appended to ``scans`` (the ranking trace reports it).
     """
     qv = embed_query(query) if isinstance(query, str) else query
     if qv is None or limit <= 0:
@@ -97,6 +99,7 @@ def vector_channel(
         limit=limit,
         sensitivities=sensitivities,
         min_cosine=min_cosine(),
+        filters=filters,
     )
     if scans is not None:
         scans.append(scan)

@@ -7,6 +7,7 @@ proves both backends agree with the same stated answer."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from memory import actions
 from memory.actors import Actor
 from memory.models import Entry, LifecycleProjection
-from memory.search import search
+from memory.search import RecallFilters, search
 
 from .conftest import supersede
 
@@ -78,8 +79,20 @@ def test_validity_and_importance_match_the_corpus(corpus):
     } == CORPUS["importance"]
 
 
+def filters_of(data: dict | None) -> RecallFilters | None:
+    """A case's ``filters`` as the API's ``FiltersIn`` would validate them."""
+    if data is None:
+        return None
+    times = ("effective_after", "effective_before")
+    return RecallFilters.from_request(
+        {k: datetime.fromisoformat(v) if k in times else v for k, v in data.items()}
+    )
+
+
 @pytest.mark.parametrize(
-    "case", CORPUS["queries"], ids=lambda c: f"{c['query']}|{c.get('view', 'current')}"
+    "case",
+    CORPUS["queries"],
+    ids=lambda c: f"{c['query']}|{c.get('view', 'current')}|{sorted(c.get('filters', {}))}",
 )
 def test_queries_return_the_stated_hits_in_the_stated_order(corpus, case):
     memory, me, aliases = corpus
@@ -94,6 +107,7 @@ def test_queries_return_the_stated_hits_in_the_stated_order(corpus, case):
         view=case.get("view", "current"),
         intent=case.get("intent"),
         trace=True,
+        filters=filters_of(case.get("filters")),
     )
     got = [f"{by_pk[h.entry_pk]}@{h.version}" for h in result.hits]
     assert got == case["expect"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from memory.context_pack import (
     cut_utf8,
     render_item,
 )
+from memory.models import LifecycleProjection
 from memory.search import search
 from tests.factories import add_via_api, remember
 
@@ -34,12 +37,18 @@ def nbytes(s: str) -> int:
     return len(s.encode("utf-8"))
 
 
-def test_pack_is_framed_labelled_cited_and_counted_exactly(memory, me):
+def utc_minute(at) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def test_pack_is_framed_labelled_cited_dated_and_counted_exactly(memory, me):
     e = remember(memory, me, "Leader election uses advisory locks").entry
     pack = build_context_pack(memory, actor=me, query="leader election")
     assert pack.text.startswith(BEGIN + "\n") and pack.text.endswith(END)
     assert "untrusted history" in BEGIN
-    assert f"[current] {e.uid} v1\nLeader election uses advisory locks\n" in pack.text
+    recorded = utc_minute(LifecycleProjection.objects.get(entry=e).recorded_at)
+    header = f"[current] {e.uid} v1 · recorded {recorded}\n"
+    assert header + "Leader election uses advisory locks\n" in pack.text
     assert [(i.entry_id, i.version, i.label) for i in pack.items] == [(e.uid, 1, "current")]
     assert pack.bytes == nbytes(pack.text)
 
@@ -70,8 +79,9 @@ def test_long_item_is_cut_to_2000_bytes_at_a_utf8_boundary(memory, me):
 
 
 def test_budget_cuts_the_last_item_or_skips_it_when_under_64_bytes_remain(memory, me):
-    first = remember(memory, me, "Leader election " + "é" * 150).entry  # ~350 bytes rendered
-    second = remember(memory, me, "Leader election " + "ü" * 150 + " x").entry
+    # ~350 bytes rendered with the header (its date included)
+    first = remember(memory, me, "Leader election " + "é" * 130).entry
+    second = remember(memory, me, "Leader election " + "ü" * 130 + " x").entry
     frame = nbytes(BEGIN + "\n") + nbytes(END)
 
     roomy = build_context_pack(memory, actor=me, query="leader election", byte_budget=600)
@@ -97,6 +107,8 @@ def test_nothing_is_cut_below_64_bytes():
         body = "x" * 500
         validity = "current"
         validity_reason = ""
+        effective_at = recorded_at = None
+        time_known = False
 
     hit: Any = FakeHit()
     assert render_item(hit, "current", MIN_CUT_BYTES - 1) is None
@@ -119,7 +131,9 @@ def test_conflicts_are_labelled_and_name_the_other_side(memory, me):
     actions.record_conflict(memory, actor=me, from_entry=a.uid, to_entry=b.uid)
     pack = build_context_pack(memory, actor=me, query="cache ttl")
     assert {i.label for i in pack.items} == {"conflict"}
-    assert f"[conflict] {a.uid} v1 (conflicts_with:{b.uid})" in pack.text
+    assert re.search(
+        rf"\[conflict\] {a.uid} v1 · recorded [^\n]+ \(conflicts_with:{b.uid}\)\n", pack.text
+    )
 
 
 def test_retired_entries_only_appear_in_the_history_view_labelled_history(memory, me):
@@ -131,7 +145,9 @@ def test_retired_entries_only_appear_in_the_history_view_labelled_history(memory
     hist = build_context_pack(memory, actor=me, query="docs changes make", view="history")
     labels = {i.entry_id: i.label for i in hist.items}
     assert labels == {new.uid: "current", old.uid: "history"}
-    assert f"[history] {old.uid} v1 (superseded_by:{new.uid})" in hist.text
+    assert re.search(
+        rf"\[history\] {old.uid} v1 · recorded [^\n]+ \(superseded_by:{new.uid}\)\n", hist.text
+    )
 
 
 def test_bodies_cannot_forge_the_end_marker(memory, me):

@@ -112,19 +112,20 @@ def test_search_and_context_pack_have_fixed_query_counts(
     a, agent, reviewer, n, django_assert_max_num_queries
 ):
     """Search and the Context Pack: authentication, the lexical channel's tiers (at most
-    ``MAX_TIERS`` queries) and the hits; the trace runs the channel once more."""
+    ``MAX_TIERS`` queries), the hits and their provenance; the trace runs the channel once
+    more."""
     from memory.search.lexical import MAX_TIERS
 
     extra = MAX_TIERS - 1  # the tiers beyond the first
     for i in range(n):
         add_via_api(a, f"Leader election note {i}")
     agent_client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.secret}")
-    with django_assert_max_num_queries(5 + extra):
+    with django_assert_max_num_queries(6 + extra):
         r = agent_client.post(
             S, {"query": "leader election", "limit": 20}, content_type="application/json"
         )
     assert r.status_code == 200 and len(r.json()["hits"]) == min(n, 20)
-    with django_assert_max_num_queries(5 + extra):
+    with django_assert_max_num_queries(6 + extra):
         r = agent_client.post(
             "/api/v1/memories/acme/context-pack",
             {"query": "leader election"},
@@ -132,7 +133,7 @@ def test_search_and_context_pack_have_fixed_query_counts(
         )
     assert r.status_code == 200
     reviewer_client = Client(HTTP_AUTHORIZATION=f"Bearer {reviewer.secret}")
-    with django_assert_max_num_queries(7 + 2 * extra):
+    with django_assert_max_num_queries(8 + 2 * extra):
         r = reviewer_client.post(
             S, {"query": "leader election", "trace": True}, content_type="application/json"
         )
