@@ -67,7 +67,7 @@ def test_a_small_memory_beside_a_large_one_gets_its_own_k_nearest(
 
     def nearest(limit: int) -> list[tuple[int, int, float]]:
         found, _ = vectors.nearest(
-            memory.pk, q, provider=hashing, view=CURRENT, limit=limit, min_cosine=-1.0
+            memory.pk, list(q), provider=hashing, view=CURRENT, limit=limit, min_cosine=-1.0
         )
         return found
 
