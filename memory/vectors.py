@@ -423,14 +423,13 @@ def _cosines(rows: Sequence[tuple[Any, Any]]) -> list[tuple[int, float]]:
 
 def _pg_exact(cursor: Any, memory_pk: int, lit: str, k: int) -> list[tuple[Any, Any]]:
     """The ``k`` nearest vectors of one Memory by exact distance: its rows are read through
-    the ``memory_id`` index (materialized, so the planner cannot walk the HNSW graph for the
-    order instead) and sorted; cost linear in the Memory's own size, never the table's."""
+    the ``memory_id`` index and their distances sorted (the subquery's ``OFFSET 0`` keeps the
+    planner from walking the HNSW graph for the order instead; only ids and distances are
+    sorted, a top-k heap in memory); cost linear in the Memory's own size, never the table's."""
     cursor.execute(
-        f"WITH own AS MATERIALIZED (SELECT version_id, embedding FROM {TABLE} "
-        "WHERE memory_id = %s) "
-        "SELECT version_id, embedding <=> %s::vector AS d FROM own "
-        "ORDER BY d, version_id LIMIT %s",
-        [memory_pk, lit, k],
+        f"SELECT version_id, d FROM (SELECT version_id, embedding <=> %s::vector AS d "
+        f"FROM {TABLE} WHERE memory_id = %s OFFSET 0) AS own ORDER BY d, version_id LIMIT %s",
+        [lit, memory_pk, k],
     )
     return list(cursor.fetchall())
 
