@@ -540,7 +540,7 @@ class BatchImportKey(models.Model):
     """An ``Idempotency-Key`` a writer sent with a batch add (``entries/batch``), the hash of
     its request and the response it got: the same key and body answer the same response again,
     another body under the key is 409 ``idempotency_key_reused``. Honoured at least
-    :data:`BATCH_KEY_TTL_HOURS`; purged with the proposals' keys."""
+    :data:`BATCH_KEY_TTL_HOURS`; a batch that stores a key deletes the expired ones."""
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
     submitted_by = models.CharField(max_length=200)

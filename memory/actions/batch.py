@@ -301,6 +301,8 @@ def _write_batch(
     result = BatchResult(items=done, revision=revision)
     result.response = batch_out(result, head=memory.head)
     if key:
+        # Expired records go as new ones come (the expiry index finds them): no beat job.
+        BatchImportKey.objects.filter(expires_at__lte=timezone.now()).delete()
         BatchImportKey.objects.create(
             memory=memory,
             submitted_by=actor.id,

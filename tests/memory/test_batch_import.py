@@ -270,3 +270,16 @@ def test_a_batch_equals_the_single_adds_it_replaces(memory, agent, other_memory)
             b.evidence_strength,
         )
     assert EntryVersion.objects.filter(memory=memory).count() == 2
+
+
+def test_an_expired_key_is_free_again_and_purged(memory, agent):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    actions.add_entries(memory, actor=agent.actor, entries=turns(1), idempotency_key="old")
+    BatchImportKey.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+    again = actions.add_entries(memory, actor=agent.actor, entries=turns(2), idempotency_key="old")
+    assert not again.replayed and again.items[1].created
+    assert BatchImportKey.objects.count() == 1
+    assert BatchImportKey.objects.get().expires_at > timezone.now()
