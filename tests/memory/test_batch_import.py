@@ -283,3 +283,17 @@ def test_an_expired_key_is_free_again_and_purged(memory, agent):
     assert not again.replayed and again.items[1].created
     assert BatchImportKey.objects.count() == 1
     assert BatchImportKey.objects.get().expires_at > timezone.now()
+
+
+@pytest.mark.semantic
+def test_a_batch_is_recallable_by_meaning_when_it_returns(a, memory):
+    # Embedded mode: the batch's vectors are made in the request, after its commit.
+    entries = turns(20)
+    entries[7] = {"body": "My sister adopted a grey kitten called Pepper.", "kind": "fact"}
+    body = a.post(B, {"entries": entries}).json()
+    planted = body["results"][7]["entry_id"]
+    hits = a.post("/api/v1/memories/acme/search", {"query": "what pet did my sibling get?"}).json()[
+        "hits"
+    ]
+    assert hits[0]["entry_id"] == planted
+    assert "vector" in hits[0]["channels"]
