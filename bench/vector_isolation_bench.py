@@ -129,11 +129,11 @@ def main() -> None:
             recall[side].append(len(exact & set(found)) / args.k)
     print(f"k = {args.k}, {args.queries} queries, small Memory {args.small} beside {args.large}:")
     for side in sides:
-        t = sorted(took[side])
+        ms = sorted(took[side])
         print(
             f"  {side:10s} rows mean {statistics.mean(rows[side]):5.1f} min {min(rows[side]):3d}"
             f"  recall@k {statistics.mean(recall[side]):.3f}"
-            f"  p50 {t[len(t) // 2]:6.1f} ms  p95 {t[int(0.95 * (len(t) - 1))]:6.1f} ms"
+            f"  p50 {ms[len(ms) // 2]:6.1f} ms  p95 {ms[int(0.95 * (len(ms) - 1))]:6.1f} ms"
         )
     connection.close()
     if not args.keep:
