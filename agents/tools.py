@@ -19,8 +19,11 @@ from rest_framework import serializers
 from lib.api import StrictSerializer, validated
 from lib.errors import ValidationFailed
 from memory import actions
+from memory.actions.batch import MAX_BATCH
 from memory.actors import Actor
+from memory.admission import clean_idempotency_key as clean_batch_key
 from memory.api import entry_added_out, entry_versions_out, write_result_out
+from memory.api_batch import BatchEntryIn, parse_entries
 from memory.api_recall import (
     VIEW_CHOICES,
     ContextPackIn,
@@ -29,7 +32,7 @@ from memory.api_recall import (
     require_reader,
     search_out,
 )
-from memory.models import Memory
+from memory.models import Kind, Memory
 from memory.serializers import EntryCreateIn, EntryReviseIn, ReasonIn
 from memory.visibility import scrub
 from proposals import actions as proposal_actions
@@ -74,6 +77,53 @@ class RememberIn(MemoryArg, EntryCreateIn):
     # REST-only switches an agent has no use for over MCP.
     dedupe = None  # type: ignore[assignment]
     near_duplicate_of = None  # type: ignore[assignment]
+    # One entry (``body`` and ``kind``) or many (``entries``, the batch add).
+    body = serializers.CharField(trim_whitespace=False, required=False)
+    kind = serializers.ChoiceField(choices=Kind.choices, required=False)
+    entries = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text=(
+            "Instead of one entry: up to 1000 objects with the fields of one (body, kind, "
+            "tier, session_id, current_state, effective_at, sensitivity, evidence), written "
+            "all or nothing."
+        ),
+    )
+    idempotency_key = serializers.CharField(
+        required=False,
+        max_length=128,
+        help_text="With `entries`: send the same key with the same entries to retry safely.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "entries" in attrs:
+            given = set(getattr(self, "initial_data", None) or ())
+            single = sorted(given & set(BatchEntryIn().fields))
+            if single:
+                raise serializers.ValidationError(
+                    {name: ["Give either `entries` or one entry's fields."] for name in single}
+                )
+            return attrs
+        if "idempotency_key" in attrs:
+            raise serializers.ValidationError(
+                {"idempotency_key": ["Only with `entries` (a batch)."]}
+            )
+        missing = [name for name in ("body", "kind") if name not in attrs]
+        if missing:
+            raise serializers.ValidationError(
+                {name: ["This field is required (or give `entries`)."] for name in missing}
+            )
+        return attrs
+
+
+def _remember_schema() -> dict[str, Any]:
+    """One entry's fields, or ``entries``: a list of them (the batch add)."""
+    schema = serializer_schema(RememberIn())
+    schema.pop("required", None)
+    schema["properties"]["entries"]["items"] = serializer_schema(BatchEntryIn())
+    schema["properties"]["entries"]["maxItems"] = MAX_BATCH
+    schema["anyOf"] = [{"required": ["body", "kind"]}, {"required": ["entries"]}]
+    return schema
 
 
 class ReviseIn(MemoryArg, EntryReviseIn):
@@ -111,6 +161,13 @@ class EntryHistoryIn(MemoryArg):
 
 def remember(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
+    if "entries" in data:
+        # Checked here so that a refusal names the tool's argument, not the REST header.
+        key = clean_batch_key(data.get("idempotency_key"), field="idempotency_key")
+        result = actions.add_entries(
+            memory, actor=actor, entries=parse_entries(data["entries"]), idempotency_key=key
+        )
+        return result.response
     return entry_added_out(actions.add_entry(memory, actor=actor, **data))
 
 
@@ -276,10 +333,15 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Returns `entry_id`, `version` and `created`; `created: false` with `reason: "
             "exact_duplicate` means an identical active memory already exists (nothing was "
             "written). `near_duplicates` lists similar memories. Text that looks like a secret "
-            "or personal data is refused (`secret_detected`, `personal_data_detected`)."
+            "or personal data is refused (`secret_detected`, `personal_data_detected`). "
+            "To store many at once (a conversation, a backlog) pass `entries`, a list of up to "
+            "1000 such objects, instead of `body` and `kind`: all are written or none (a refused "
+            "item is named by its `index` in the error's `details.entries`); the result lists "
+            "each item's `entry_id`, `status` (201 new, 200 exact duplicate) and `created`."
         ),
         run=remember,
         serializer=RememberIn,
+        schema_override=_remember_schema,
         read_only=False,
         require=actions.require_writer,
     ),

@@ -198,3 +198,20 @@ def clean_id(value: Any, *, field: str) -> str:
         )
     check_no_secrets(field, value)
     return value
+
+
+def clean_idempotency_key(value: Any, *, field: str = "Idempotency-Key") -> str | None:
+    """An ``Idempotency-Key`` as stored, or ``None``; 400 ``invalid`` / 422 ``secret_detected``
+    naming ``field`` (the REST header, or the argument that carries the key over MCP)."""
+    if value is None or value == "":
+        return None
+    if (
+        not isinstance(value, str)
+        or len(value) > 128
+        or not value.isascii()
+        or not value.isprintable()
+    ):
+        raise ValidationFailed(details={field: ["Printable ASCII, at most 128 characters."]})
+    # Stored with the idempotency record.
+    check_no_secrets(field, value)
+    return value

@@ -86,3 +86,35 @@ def record(
         entry_ids=list(entry_ids),
         payload=payload or {},
     )
+
+
+def record_many(
+    action: str,
+    *,
+    actor: Actor,
+    memory: Memory,
+    revision: Any,
+    items: Iterable[tuple[str, list[str], dict[str, Any]]],
+) -> None:
+    """One ``action`` event per (label, entry ids, payload) item of one revision, in one insert
+    (a batch add records an ``entry.added`` per entry, as single adds do)."""
+    if action not in ACTIONS:
+        raise UnknownAuditAction(action)
+    columns = actor.columns()
+    correlation = current_correlation_id()
+    AuditEvent.objects.bulk_create(
+        [
+            AuditEvent(
+                action=action,
+                **columns,
+                correlation_id=correlation,
+                memory_id=memory.pk,
+                memory_label=memory.slug,
+                label=label[:300],
+                revision_number=revision.number,
+                entry_ids=entry_ids,
+                payload=payload,
+            )
+            for label, entry_ids, payload in items
+        ]
+    )

@@ -133,3 +133,41 @@ class MaintenanceRunning(DomainError):
 
     code = "maintenance_running"
     http_status = 409
+
+
+class BatchRefused(DomainError):
+    """At least one item of a batch add (``entries/batch``) is refused: a batch is all or
+    nothing, so nothing was written. ``details.entries`` maps each refused item's index to its
+    own error (``code``, ``message``, ``details``), exactly as that item alone would have been
+    refused. The status and code are the refused items' when they share one (422
+    ``secret_detected`` for secrets, 400 ``invalid`` for a malformed item), else 400
+    ``invalid``."""
+
+    code = "invalid"
+    http_status = 400
+    default_message = "Items of the batch were refused; nothing was written."
+
+    def __init__(self, errors: dict[int, DomainError]):
+        codes = {(e.code, e.http_status) for e in errors.values()}
+        if len(codes) == 1:
+            ((self.code, self.http_status),) = codes
+        n = len(errors)
+        super().__init__(
+            f"{n} item{'s' if n != 1 else ''} of the batch {'were' if n != 1 else 'was'} "
+            "refused; nothing was written.",
+            details={
+                "entries": {
+                    str(i): {"code": e.code, "message": e.message, "details": e.details}
+                    for i, e in sorted(errors.items())
+                }
+            },
+        )
+
+
+class IdempotencyKeyReused(DomainError):
+    """The ``Idempotency-Key`` was already used by this caller for a different request; a
+    retry must send the same body, a new request needs a new key."""
+
+    code = "idempotency_key_reused"
+    http_status = 409
+    default_message = "This Idempotency-Key was used for a different request."

@@ -563,3 +563,33 @@ class MaintenanceRun(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"run {self.pk} {self.job} ({'dry' if self.dry_run else 'real'})"
+
+
+class BatchImportKey(models.Model):
+    """An ``Idempotency-Key`` a writer sent with a batch add (``entries/batch``), the hash of
+    its request and the response it got: the same key and body answer the same response again,
+    another body under the key is 409 ``idempotency_key_reused``. Honoured at least
+    :data:`BATCH_KEY_TTL_HOURS`; a batch that stores a key deletes the expired ones."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
+    submitted_by = models.CharField(max_length=200)
+    key = models.CharField(max_length=128)
+    request_hash = models.CharField(max_length=64)
+    response = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "submitted_by", "key"], name="uniq_batch_import_key"
+            )
+        ]
+        indexes = [models.Index(fields=["expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.submitted_by}:{self.key}"
+
+
+#: How long a batch's ``Idempotency-Key`` is honoured at least.
+BATCH_KEY_TTL_HOURS = 24

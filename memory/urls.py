@@ -2,7 +2,7 @@
 
 from lib.urls import actions, under
 
-from . import api, api_maintenance, api_recall
+from . import api, api_batch, api_maintenance, api_recall
 
 MEMORY = "memories/<slug:slug>"
 ENTRY = f"{MEMORY}/entries/<str:entry_id>"
@@ -16,7 +16,12 @@ urlpatterns = [
         ("sources/<str:name>", api.SourceDetailApi, "source-detail"),
         ("sources/<str:name>/declarations", api.SourceDeclareApi, "source-declare"),
     ),
-    *under(MEMORY, ("/entries", api.EntryListCreateApi, "entry-list")),
+    *under(
+        MEMORY,
+        ("/entries", api.EntryListCreateApi, "entry-list"),
+        # Before the entry routes: "batch" is not an entry id.
+        ("/entries/batch", api_batch.EntryBatchApi, "entry-batch"),
+    ),
     *under(ENTRY, ("", api.EntryDetailApi, "entry-detail")),
     *actions(
         ENTRY,

@@ -17,7 +17,11 @@ Vectors are a derived projection, never authoritative, and rebuildable at any ti
   Memory, then applies the same scope, clearance, validity and request filters
   (:mod:`memory.search.filters`) as the lexical channel (one query), widening ``fetch`` (×4, up to
   :data:`MAX_FETCH`) while the filters left fewer than asked and the index has more: a bounded,
-  reported number of vectors per query, whatever the size of the Memory.
+  reported number of vectors per query, whatever the size of the Memory. On pgvector one HNSW
+  graph holds every Memory and the Memory is filtered after the walk, so a probe can come back
+  short only because other Memories filled it; a short probe is answered exactly over the
+  Memory's own rows instead (:func:`_pg_exact`): a Memory's k nearest do not depend on how large
+  the other Memories are.
 
 :class:`IndexedVector` records which versions the index holds, under which provider — a plain
 table both backends can join, so finding the missing vectors is a keyset walk, not a scan of the
@@ -407,8 +411,33 @@ def _knn(kind: str, memory_pk: int, q: np.ndarray, k: int) -> list[tuple[int, fl
                 "WHERE memory_id = %s ORDER BY embedding <=> %s::vector LIMIT %s",
                 [lit, memory_pk, lit, k],
             )
-        # Rounded so both backends (and every platform) order equal cosines the same way.
-        return [(int(pk), round(1.0 - float(d), 6)) for pk, d in cursor.fetchall()]
+            rows = cursor.fetchall()
+            if len(rows) < k:
+                # One HNSW graph holds every Memory's vectors and the Memory is filtered after
+                # the walk: a short answer may only mean that other Memories' vectors filled
+                # the probe (a 10k-entry Memory beside a 100k one got 17 of 80). This Memory's
+                # own k nearest, exactly, over its rows (the memory_id index).
+                rows = _pg_exact(cursor, memory_pk, lit, k)
+            return _cosines(rows)
+        return _cosines(cursor.fetchall())
+
+
+def _cosines(rows: Sequence[tuple[Any, Any]]) -> list[tuple[int, float]]:
+    # Rounded so both backends (and every platform) order equal cosines the same way.
+    return [(int(pk), round(1.0 - float(d), 6)) for pk, d in rows]
+
+
+def _pg_exact(cursor: Any, memory_pk: int, lit: str, k: int) -> list[tuple[Any, Any]]:
+    """The ``k`` nearest vectors of one Memory by exact distance: its rows are read through
+    the ``memory_id`` index and their distances sorted (the subquery's ``OFFSET 0`` keeps the
+    planner from walking the HNSW graph for the order instead; only ids and distances are
+    sorted, a top-k heap in memory); cost linear in the Memory's own size, never the table's."""
+    cursor.execute(
+        f"SELECT version_id, d FROM (SELECT version_id, embedding <=> %s::vector AS d "
+        f"FROM {TABLE} WHERE memory_id = %s OFFSET 0) AS own ORDER BY d, version_id LIMIT %s",
+        [lit, memory_pk, k],
+    )
+    return list(cursor.fetchall())
 
 
 def _pg_ef_search(conn: BaseDatabaseWrapper, k: int) -> None:

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory import actions
+from memory.actions.batch import add_entries
 from memory.embeddings import get_provider
 from memory.models import Memory
 from memory.search import search, vector_channel
@@ -195,15 +195,9 @@ def load(bench: Workbench, conv: Conversation) -> tuple[Memory, dict[int, Turn],
 
 def import_batch(memory: Memory, items: list[dict[str, Any]]) -> list[int]:
     """Entry pks of ``items`` written into ``memory``, in order."""
-    batch = getattr(actions, "add_entries", None)
-    if batch is not None:
-        outcome = batch(memory, actor=WRITER, entries=items)
-        return [r.entry.pk for r in outcome.results]
-    pks = []
-    for item in items:
-        fields = {k: v for k, v in item.items() if v is not None}
-        pks.append(actions.add_entry(memory, actor=WRITER, dedupe=False, **fields).entry.pk)
-    return pks
+    entries = [{k: v for k, v in item.items() if v is not None} for item in items]
+    outcome = add_entries(memory, actor=WRITER, entries=entries)
+    return [r.entry.pk for r in outcome.items]
 
 
 class PlainBM25:

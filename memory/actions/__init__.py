@@ -6,6 +6,7 @@ heads. Every public action is ``@transaction.atomic(durable=True)``, validates a
 input *before* taking the lock, and re-checks state after taking it.
 """
 
+from .batch import MAX_BATCH, BatchResult, add_entries, batch_out
 from .common import (
     WriteResult,
     get_entry,
@@ -36,7 +37,9 @@ from .sources import Declaration, declare_source, register_source
 from .writer import Change, NewBody, NewRelation, lock_memory, write_revision
 
 __all__ = [
+    "MAX_BATCH",
     "POLICY_KEYS",
+    "BatchResult",
     "Change",
     "Declaration",
     "EvidenceArg",
@@ -47,7 +50,9 @@ __all__ = [
     "ResolvedEvidence",
     "SessionEndResult",
     "WriteResult",
+    "add_entries",
     "add_entry",
+    "batch_out",
     "check_evidence_count",
     "clean_evidence",
     "clean_policy",

@@ -162,10 +162,20 @@ def _apply_changes(
     new_heads: list[Head] = []
     updated_heads: list[Head] = []
     created: list[tuple[Change, Head, list[Evidence]]] = []
+    # Every new body of the revision in one insert (a batch add writes hundreds).
+    made = _create_versions(
+        memory,
+        [
+            (c, heads[c.entry.pk].version if c.entry.pk in heads else None)
+            for c in changes
+            if c.new_body is not None
+        ],
+        revision,
+    )
     for change in changes:
         head = heads.get(change.entry.pk)
         from_version = head.version if head else None
-        to_version, evidence = _target_version(memory, change, from_version, revision)
+        to_version, evidence = made.get(id(change)) or _target_version(change, from_version)
         change_rows.append(
             RevisionChange(
                 revision=revision,
@@ -213,12 +223,10 @@ def _apply_changes(
 
 
 def _target_version(
-    memory: Memory, change: Change, from_version: EntryVersion | None, revision: Revision
+    change: Change, from_version: EntryVersion | None
 ) -> tuple[EntryVersion, list[Evidence]]:
-    """The version the change points the head at: a new one (with the evidence rows it was
-    written with), a given one, or the same (with the rows left unread: an empty list)."""
-    if change.new_body is not None:
-        return _create_version(memory, change.entry, change.new_body, from_version, revision)
+    """The version a change without a new body points the head at: a given one, or the same
+    (with the evidence rows left unread: an empty list)."""
     to_version = change.version or from_version
     if to_version is None:
         raise ValueError("a change to an entry without a head must bring a body")
@@ -268,34 +276,59 @@ def _apply_attributes(head: Head, attributes: dict[str, Any]) -> None:
         head.importance_override = attributes["importance_override"]
 
 
-def _create_version(
+def _create_versions(
     memory: Memory,
-    entry: Entry,
-    new: NewBody,
-    predecessor: EntryVersion | None,
+    items: Sequence[tuple[Change, EntryVersion | None]],
     revision: Revision,
-) -> tuple[EntryVersion, list[Evidence]]:
+) -> dict[int, tuple[EntryVersion, list[Evidence]]]:
+    """The new versions of the (change, predecessor) pairs, with their evidence rows, keyed by
+    ``id(change)``: one insert for the versions, one for all their evidence."""
+    if not items:
+        return {}
+    versions = []
     # A short turn is indexed with the words of the turn before it in its session (the body
-    # stays exact), and counted into the Memory's term statistics (memory.lexical_index).
-    context = previous_turn_body(memory.pk, entry.session_id, entry.pk)
-    text, term_count = indexed_with_context(new.body, context)
-    record_versions(memory.pk, [(text, term_count)])
-    version = EntryVersion.objects.create(
-        memory=memory,
-        entry=entry,
-        number=(predecessor.number + 1) if predecessor else 1,
-        body=new.body,
-        content_hash=new.content_hash,
-        predecessor=predecessor,
-        revision=revision,
-        effective_at=new.effective_at,
-        searchable_text=text,
-        term_count=term_count,
-    )
-    # Its vector is made after the revision commits, never under the Memory lock.
-    vectors.schedule_versions([version.pk])
-    evidence = Evidence.objects.bulk_create(
-        [
+    # stays exact), and counted into the Memory's term statistics (memory.lexical_index). The
+    # turn before may be an earlier item of the same revision: entries are created in order.
+    last_in_session: dict[str, tuple[int, str]] = {}
+    indexed = []
+    for change, _ in items:
+        new = change.new_body
+        assert new is not None
+        entry = change.entry
+        earlier = last_in_session.get(entry.session_id)
+        if entry.session_id and earlier is not None and earlier[0] < entry.pk:
+            context: str | None = earlier[1]
+        else:
+            context = previous_turn_body(memory.pk, entry.session_id, entry.pk)
+        if entry.session_id:
+            last_in_session[entry.session_id] = (entry.pk, new.body)
+        indexed.append(indexed_with_context(new.body, context))
+    record_versions(memory.pk, indexed)
+    for (change, predecessor), (text, term_count) in zip(items, indexed, strict=True):
+        new = change.new_body
+        assert new is not None
+        versions.append(
+            EntryVersion(
+                memory=memory,
+                entry=change.entry,
+                number=(predecessor.number + 1) if predecessor else 1,
+                body=new.body,
+                content_hash=new.content_hash,
+                predecessor=predecessor,
+                revision=revision,
+                effective_at=new.effective_at,
+                searchable_text=text,
+                term_count=term_count,
+            )
+        )
+    EntryVersion.objects.bulk_create(versions)
+    # Their vectors are made after the revision commits, never under the Memory lock: one
+    # task for the whole revision, which embeds them in batches.
+    vectors.schedule_versions([v.pk for v in versions])
+    rows: list[Evidence] = []
+    for (change, _), version in zip(items, versions, strict=True):
+        assert change.new_body is not None
+        rows += [
             Evidence(
                 version=version,
                 position=i,
@@ -309,7 +342,13 @@ def _create_version(
                     ev.declaration.verification if ev.declaration else Verification.UNKNOWN
                 ),
             )
-            for i, ev in enumerate(new.evidence)
+            for i, ev in enumerate(change.new_body.evidence)
         ]
-    )
-    return version, evidence
+    Evidence.objects.bulk_create(rows)
+    by_version: dict[int, list[Evidence]] = {}
+    for row in rows:
+        by_version.setdefault(id(row.version), []).append(row)
+    return {
+        id(change): (version, by_version.get(id(version), []))
+        for (change, _), version in zip(items, versions, strict=True)
+    }

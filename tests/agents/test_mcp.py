@@ -44,7 +44,9 @@ def test_tools_are_listed_with_schemas_and_annotations(mcp, agent):
 
     remember = tools["remember"].input_schema
     assert remember["type"] == "object" and remember["additionalProperties"] is False
-    assert remember["required"] == ["memory", "body", "kind"]
+    # One entry (body and kind) or a batch (entries).
+    assert remember["required"] == ["memory"]
+    assert remember["anyOf"] == [{"required": ["body", "kind"]}, {"required": ["entries"]}]
     assert remember["properties"]["kind"]["enum"] == [
         "fact",
         "preference",
@@ -71,7 +73,8 @@ def test_tools_are_listed_with_schemas_and_annotations(mcp, agent):
 
 def test_a_key_limited_to_one_memory_may_leave_memory_out(mcp, api, scoped_agent):
     tools = mcp.as_(scoped_agent).tools()
-    assert tools["remember"].input_schema["required"] == ["body", "kind"]
+    assert "required" not in tools["remember"].input_schema
+    assert tools["forget"].input_schema["required"] == ["reason", "entry_id"]
     created = ok(mcp.as_(scoped_agent).call("remember", body="Staging is on eu-1", kind="fact"))
     r = api.as_(scoped_agent).get(f"{E}/{created['entry_id']}")
     assert r.status_code == 200, r.text

@@ -1,0 +1,132 @@
+"""``POST /api/v1/memories/{slug}/entries/batch``: many adds in one request, all or nothing.
+
+The view translates like every other: the items are parsed one by one with the single add's
+input serializer (:class:`BatchEntryIn`, so a malformed item is named by its index), then one
+action (:func:`memory.actions.add_entries`) judges and writes them. The request body may be
+larger than other requests (``STEWARD_BATCH_MAX_BYTES``, default 16 MiB; over it 413
+``too_large``) — a thousand full-size bodies do not fit Django's default limit.
+"""
+
+from __future__ import annotations
+
+from io import BytesIO
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from lib.api import StrictSerializer, error_details
+
+from . import actions
+from .actions.batch import max_batch
+from .api_base import MemoryApiView
+from .exceptions import BatchRefused, DomainError, TooLarge, ValidationFailed
+from .serializers import EntryCreateIn
+
+#: Default ceiling of a batch request's body (a thousand 8 kB bodies with their evidence).
+MAX_BATCH_BYTES = 16 * 1024 * 1024
+
+
+def max_batch_bytes() -> int:
+    return int(getattr(settings, "STEWARD_BATCH_MAX_BYTES", MAX_BATCH_BYTES))
+
+
+class BatchEntryIn(EntryCreateIn):
+    """One item: the single add's fields. The near-duplicate check of a batch is deferred to
+    the offline health pass (DESIGN.md §7), so ``dedupe`` and ``near_duplicate_of`` are not
+    taken."""
+
+    dedupe = None  # type: ignore[assignment]
+    near_duplicate_of = None  # type: ignore[assignment]
+
+
+class BatchIn(StrictSerializer):
+    entries = serializers.ListField(
+        child=serializers.DictField(),
+        allow_empty=False,
+        help_text="Up to 1000 objects, each with the fields of one add.",
+    )
+
+
+def parse_entries(raw: Any) -> list[dict[str, Any]]:
+    """Each item of ``raw`` checked by :class:`BatchEntryIn`; :class:`BatchRefused` naming
+    every malformed item by its index (400 ``invalid``), 413 over the batch limit."""
+    if not isinstance(raw, list) or not raw:
+        raise ValidationFailed(details={"entries": ["A non-empty list of entries."]})
+    limit = max_batch()
+    if len(raw) > limit:
+        raise TooLarge(
+            f"A batch holds at most {limit} entries.",
+            details={"entries": [f"At most {limit} entries (got {len(raw)})."]},
+        )
+    out: list[dict[str, Any]] = []
+    errors: dict[int, DomainError] = {}
+    for i, item in enumerate(raw):
+        serializer = BatchEntryIn(data=item)
+        if serializer.is_valid():
+            out.append(dict(serializer.validated_data))
+        else:
+            errors[i] = ValidationFailed(details=error_details(serializer.errors))
+    if errors:
+        raise BatchRefused(errors)
+    return out
+
+
+class EntryBatchApi(MemoryApiView):
+    """Remember many entries at once (API.md "Entries")."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        self._read_body(request)
+
+    @staticmethod
+    def _read_body(request: Request) -> None:
+        """Read the body under the batch's own size limit (once authenticated and throttled),
+        so the parser finds it read; 413 over it."""
+        raw = request._request
+        if getattr(raw, "_read_started", False) or hasattr(raw, "_body"):
+            return
+        limit = max_batch_bytes()
+        if int(raw.META.get("CONTENT_LENGTH") or 0) > limit:
+            raise TooLarge("The request body is over the size limit.")
+        body = raw.read(limit + 1)
+        if len(body) > limit:
+            raise TooLarge("The request body is over the size limit.")
+        raw._body = body
+        raw._stream = BytesIO(body)
+
+    @extend_schema(
+        tags=["entries"],
+        request=BatchIn,
+        summary="Remember many entries (batch add, all or nothing)",
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description="Same key and body: the same response again; other body: 409.",
+            )
+        ],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        actor, memory = self.scope(request, slug, actions.require_writer)
+        data = request.data
+        if not isinstance(data, dict):
+            raise ValidationFailed(details={"non_field_errors": ["Expected a JSON object."]})
+        unknown = sorted(set(data) - {"entries"})
+        if unknown:
+            raise ValidationFailed(details={name: ["Unknown field."] for name in unknown})
+        if "entries" not in data:
+            raise ValidationFailed(details={"entries": ["This field is required."]})
+        entries = parse_entries(data["entries"])
+        result = actions.add_entries(
+            memory,
+            actor=actor,
+            entries=entries,
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        return Response(result.response, status=200)

@@ -1,0 +1,103 @@
+"""A Memory's vector channel returns its own k nearest however large the other Memories are.
+
+On pgvector one HNSW graph holds every Memory's vectors and the Memory is filtered after the
+walk, so a small Memory beside a large one got a handful of the rows it asked for. Runs where
+the index is pgvector (`make test-pgvector`); elsewhere the index is partitioned by Memory
+(sqlite-vec) or scanned per Memory, and the same assertions hold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection
+
+from memory import actions, vectors
+from memory.embeddings import _provider, get_provider
+from memory.search.common import CURRENT
+
+pytestmark = pytest.mark.django_db
+
+SMALL = 150
+LARGE = 4000
+
+
+@pytest.fixture
+def hashing(settings):
+    _provider.cache_clear()
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}
+    yield get_provider()
+    _provider.cache_clear()
+
+
+def _crowd(memory_pk: int, n: int, near: np.ndarray) -> None:
+    """``n`` vectors of another Memory about the same subject (close to ``near``), straight
+    into the index (no entries: the small Memory's query never reads them, they only crowd
+    its probe)."""
+    rng = np.random.default_rng(7)
+    noise = rng.normal(size=(n, vectors.DIMENSIONS)).astype(np.float32)
+    rows = (near[None, :] * 4 + noise / np.sqrt(vectors.DIMENSIONS)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    with connection.cursor() as cursor:
+        if vectors.index_kind() == vectors.SQLITE_VEC:
+            cursor.executemany(
+                f"INSERT INTO {vectors.TABLE}(version_id, memory_id, embedding) VALUES (%s, %s, %s)",
+                [(10_000_000 + i, memory_pk, v.tobytes()) for i, v in enumerate(rows)],
+            )
+        else:
+            cursor.executemany(
+                f"INSERT INTO {vectors.TABLE}(version_id, memory_id, embedding) "
+                "VALUES (%s, %s, %s::vector)",
+                [(10_000_000 + i, memory_pk, vectors._pg_literal(v)) for i, v in enumerate(rows)],
+            )
+
+
+def test_a_small_memory_beside_a_large_one_gets_its_own_k_nearest(
+    memory, other_memory, agent, hashing
+):
+    if vectors.index_kind() == vectors.SCAN:
+        pytest.skip("no vector index on this database (the scan reads one Memory only)")
+    entries = [
+        {"body": f"Turn {i}: the {w} team ships the {w} service on day {i}", "kind": "fact"}
+        for i, w in enumerate(["billing", "search", "pager", "mobile", "ledger"] * (SMALL // 5))
+    ]
+    batch = actions.add_entries(memory, actor=agent.actor, entries=entries)
+    vectors.index_versions([r.version.pk for r in batch.items])
+    q = np.asarray(vectors.query_vector(hashing, "which team ships the pager service"))
+
+    def nearest(limit: int) -> list[tuple[int, int, float]]:
+        found, _ = vectors.nearest(
+            memory.pk, list(q), provider=hashing, view=CURRENT, limit=limit, min_cosine=-1.0
+        )
+        return found
+
+    alone = nearest(80)
+    assert len(alone) == 80
+    _crowd(other_memory.pk, LARGE, q.astype(np.float32))
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            # The planner's statistics of the filled table, as autovacuum would gather them:
+            # with them it walks the HNSW graph for the order (without, it may sort exactly).
+            cursor.execute(f"ANALYZE {vectors.TABLE}")
+            # At this size the planner sorts the small Memory's 150 rows exactly; from a few
+            # thousand rows on (a 10k-entry Memory) it walks the graph instead. Made to walk it
+            # here as it does there: sorting is what it would rather avoid.
+            cursor.execute("SET enable_sort = off")
+            cursor.execute(
+                f"EXPLAIN SELECT version_id FROM {vectors.TABLE} WHERE memory_id = %s "
+                "ORDER BY embedding <=> %s::vector LIMIT 160",
+                [memory.pk, vectors._pg_literal(q)],
+            )
+            plan = " ".join(row[0] for row in cursor.fetchall())
+        assert "hnsw" in plan, plan
+    try:
+        beside = nearest(80)
+    finally:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("RESET enable_sort")
+    assert len(beside) == len(alone) == 80
+    # Exactly the Memory's own nearest: the exact order over its vectors.
+    mine = vectors.head_vectors(memory.pk, hashing, [r.entry.pk for r in batch.items])
+    exact = sorted((round(float(v @ q), 4) for v in mine.values()), reverse=True)[:80]
+    assert [round(c, 4) for _, _, c in beside] == exact
