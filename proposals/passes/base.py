@@ -6,7 +6,7 @@ intake, and the run with its receipts.
   nearest vectors. Nothing outside it is ever compared, so the cost of a pass is linear in the
   entries it scans and unrelated facts are never paired.
 - :func:`most_complete_first` — the members one proposal affects (what is compared of two
-  bodies is in :mod:`proposals.passes.bodies`).
+  bodies is in :mod:`proposals.bodies`).
 - :class:`Pass` — one run: parameters, receipts (one item per candidate with its inputs and
   why), counts, and :meth:`Pass.propose`, which files a proposal through the normal intake
   (``proposals.actions.submit_proposal``: verified, deduplicated, one open proposal per affected
@@ -35,9 +35,9 @@ from memory.models import (
     Memory,
 )
 
+from ..bodies import completeness
 from ..exceptions import DomainError, DuplicateProposal
 from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalStatus, affected_key
-from .bodies import completeness
 from .candidates import Neighbour, Neighbourhoods, token_set
 
 #: Neighbours taken from each channel for one entry.

@@ -34,8 +34,9 @@ from memory.dedupe import lexical_similarity, round_score
 from memory.exceptions import DomainError
 from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validity
 
+from .. import bodies
 from ..models import ProposalKind
-from . import base, bodies
+from . import base
 from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "contradictions"

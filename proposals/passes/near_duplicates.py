@@ -45,8 +45,9 @@ from memory.actors import Actor
 from memory.dedupe import Similarity, policy_threshold, round_score, similarity, thresholds
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
+from .. import bodies
 from ..models import ProposalKind
-from . import base, bodies
+from . import base
 from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "near_duplicates"
@@ -178,13 +179,21 @@ def pair_edge(
     """Whether two bodies scored ``score`` by the active similarity are near-duplicates the
     pass may cluster (pure): ``(None, edge)`` with the edge's receipt, or ``(reason, {})`` —
     ``below_threshold``, ``pairs_with_different_values`` (one slot with different values,
-    ``bodies.slot_differences``: a contradiction, never a merge) or
-    ``pairs_about_other_subjects``. ``manage.py evaluate
+    ``bodies.slot_differences``: a contradiction, never a merge), ``pairs_with_different_clauses``
+    (a negation, restriction, condition or modality one holds and the other does not keep:
+    ``bodies.clause_differences``), ``pairs_not_restatements`` (each says something the other
+    does not: ``bodies.differs_both_ways`` — another method, actor or place, which a merge
+    would glue into two incompatible sentences) or ``pairs_about_other_subjects``.
+    ``manage.py evaluate
     near_duplicates`` scores this very function on labelled pairs."""
     if score < threshold:
         return "below_threshold", {}
     if bodies.slot_differences(a, b):
         return "pairs_with_different_values", {}
+    if bodies.clause_differences(a, b):
+        return "pairs_with_different_clauses", {}
+    if bodies.differs_both_ways(a, b):
+        return "pairs_not_restatements", {}
     subject = bodies.subject_similarity(a, b)
     if subject < min_subject:
         return "pairs_about_other_subjects", {}

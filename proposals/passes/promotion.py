@@ -47,9 +47,10 @@ from memory.dedupe import (
 from memory.embeddings import EmbeddingProvider
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
+from .. import bodies
 from ..models import ProposalKind
 from ..verify import promotion_min_sessions
-from . import base, bodies
+from . import base
 from .candidates import (
     SCOPE_MAX,
     Neighbour,

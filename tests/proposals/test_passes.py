@@ -29,7 +29,7 @@ from memory.models import (
     Revision,
 )
 from proposals.models import Proposal, ProposalStatus
-from proposals.passes import bodies
+from proposals import bodies
 from proposals.passes.contradictions import is_contradiction
 from proposals.passes.near_duplicates import COSINE_THRESHOLD, default_parameters, pair_edge
 from tests.factories import remember

@@ -78,7 +78,7 @@ def test_lost_details_are_listed(a):
     r = a.post(P, consolidation(nightly, [precise], "Deploys run nightly"))
     assert r.status_code == 201, r.text
     v = r.json()["verification"]
-    assert v["lost_details"] == ["02:00", "UTC", "deploy.sh"]
+    assert [d["text"] for d in v["lost_details"]] == ["02:00", "UTC", "deploy.sh"]
     assert v["lost_detail_info"][0] == {
         "detail": "02:00",
         "kind": "time",
@@ -120,7 +120,10 @@ def test_supersession_with_a_new_successor_is_accepted(a):
     assert [t["role"] for t in p["targets"]] == ["old"]
     assert p["evidence"][0]["source"] == "chat"
     assert p["verification"]["similarity"] is not None
-    assert p["verification"]["lost_details"] == []
+    # The value it replaces is named: a supersession has its lost-detail check too.
+    assert [(d["text"], d["kind"]) for d in p["verification"]["lost_details"]] == [
+        ("db-stage-3", "identifier")
+    ]
 
 
 def test_supersession_with_an_existing_successor_is_accepted(a):

@@ -21,6 +21,12 @@ def approve(api, pid: int, **body):
     return api.post(f"/api/v1/proposals/{pid}/approve", body)
 
 
+def acknowledged(api, pid: int) -> list[str]:
+    """Every lost detail of the proposal, as a reviewer ticks them."""
+    lost = api.get(f"/api/v1/proposals/{pid}").json()["verification"]["lost_details"]
+    return [d["text"] for d in lost]
+
+
 def test_consolidation_approval_writes_one_revision_and_one_operation(ag, rv, consolidation):
     pid = consolidation["proposal"]["id"]
     a, b = consolidation["a"], consolidation["b"]
@@ -108,7 +114,7 @@ def test_supersession_approval_and_compensation(ag, rv):
             },
         },
     )
-    r = approve(rv, p["id"])
+    r = approve(rv, p["id"], acknowledge_lost_details=acknowledged(rv, p["id"]))
     assert r.status_code == 200, r.text
     old_now = ag.get(f"{E}/{old}").json()
     assert old_now["state"] == "active"
@@ -154,7 +160,7 @@ def test_promotion_approval(ag, rv):
     r = approve(
         rv,
         p["id"],
-        acknowledge_lost_details=[d if isinstance(d, str) else d["detail"] for d in ack],
+        acknowledge_lost_details=[d["text"] for d in ack],
     )
     assert r.status_code == 200, r.text
     for n in (n1, n2):
@@ -497,7 +503,7 @@ def test_a_supersession_names_the_superseded_entry_and_the_successor_it_created(
             "evidence": [{"source": "chat", "ref": "msg-9"}],
         },
     )
-    out = approve(rv, p["id"]).json()
+    out = approve(rv, p["id"], acknowledge_lost_details=acknowledged(rv, p["id"])).json()
     effects = rv.get(f"/api/v1/operations/{out['operation']}").json()["irreversible_effects"]
     assert effects[0].startswith(
         f"While it is in force, recall labels {old['entry_id']} superseded"
