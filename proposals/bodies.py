@@ -111,10 +111,12 @@ NEGATIONS = frozenset(
 
 
 #: Verbs that only link a subject to its value ("the app uses / talks to the gateway at …",
-#: "logs go / are sent to Loki"): one replaced by another does not change the fact.
+#: "logs go / are sent to Loki", "уходят" / "отправляются"): one replaced by another does not
+#: change the fact.
 LINKING_VERBS = frozenset(
     """use uses used talk talks run runs go goes live lives sit sits point points send sends
-    sent ship ships call calls connect connects reach reaches hit hits get gets""".split()  # noqa: SIM905
+    sent ship ships call calls connect connects reach reaches hit hits get gets
+    идёт идут уходит уходят отправляется отправляются""".split()  # noqa: SIM905
 )
 #: At most this many content terms on each side of the one replaced slot of :func:`word_swap`:
 #: more is a rewording, not one value for another.
@@ -156,7 +158,7 @@ def word_swap(a: str, b: str) -> list[list[str]]:
     # is the same on both sides, so a count that differs in parity differs there.
     if cjk_negations(a) % 2 != cjk_negations(b) % 2:
         return [slot_a, slot_b]
-    linking = _linking_terms()
+    linking = _linking_terms() | _neutral_terms()
     ta = content_terms(_joined(slot_a)) - linking
     tb = content_terms(_joined(slot_b)) - linking
     if ta - tb and tb - ta and max(_size(ta), _size(tb)) <= SWAP_MAX_TERMS:
@@ -401,18 +403,34 @@ def _neutral_terms() -> frozenset[str]:
 
 
 def incompatible(a: str, b: str) -> tuple[str, list[list[str]]] | None:
-    """How two sentences give one subject incompatible values, or None: a slot with different
-    values on one subject (:func:`slot_differences`, the subjects overlapping at least
-    :data:`CONFLICT_MIN_SUBJECT`, strictly) — a number, a time, a name, a word, a negation —
-    or the same subject and verb going on with another complement
-    (:func:`rewritten_complement`)."""
-    if subject_similarity(a, b, strict=True) >= CONFLICT_MIN_SUBJECT:
-        for kind, values in slot_differences(a, b).items():
+    """How two sentences give one subject incompatible values, or None: worded alike but for
+    one slot holding other words or a negation (:func:`word_swap`: "dark" / "light" theme,
+    "allowed" / "not allowed"); a value of one kind each side lacks on one subject
+    (:func:`value_differences`, the subjects — stemmed, "узла" is "узлов" — overlapping at
+    least :data:`CONFLICT_MIN_SUBJECT`, strictly); or the same subject and verb going on with
+    another complement (:func:`rewritten_complement`)."""
+    swap = word_swap(a, b)
+    if swap:
+        return "words", swap
+    sa, sb = _stemmed_subject(a), _stemmed_subject(b)
+    overlap = len(sa & sb) / min(len(sa), len(sb)) if sa and sb else 0.0
+    if not (sa - sb and sb - sa) and overlap >= CONFLICT_MIN_SUBJECT:
+        for kind, values in value_differences(a, b).items():
             return kind, values
     rewritten = rewritten_complement(a, b)
     if rewritten:
         return "complement", rewritten
     return None
+
+
+@lru_cache(maxsize=8192)
+def _stemmed_subject(body: str) -> frozenset[str]:
+    """:func:`subject_terms` as the analyzer indexes them (stemmed, stop words aside)."""
+    return frozenset(content_terms(" ".join(sorted(_subject_terms(body)))))
+
+
+#: Where a sentence of a result ends, Chinese and Japanese full stops included.
+_RESULT_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")
 
 
 def glued_conflicts(result: str, inputs: Sequence[str] = ()) -> list[Conflict]:
@@ -425,7 +443,7 @@ def glued_conflicts(result: str, inputs: Sequence[str] = ()) -> list[Conflict]:
 
 
 def _conflicts(text: str) -> list[Conflict]:
-    parts = sentences(text)
+    parts = [p.strip() for p in _RESULT_SENTENCE.split(text) if p.strip()]
     out: list[Conflict] = []
     for i, a in enumerate(parts):
         for b in parts[i + 1 :]:
@@ -441,7 +459,7 @@ def _conflicts(text: str) -> list[Conflict]:
 
 _CJK_LETTER = re.compile(r"[\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 #: Korean particles and endings of one syllable: grammar, not what a sentence says.
-_KO_GRAMMAR = frozenset("은는이가을를에서의로와과도다한하고며면요니")
+_KO_GRAMMAR = frozenset("은는이가을를에서의로와과도다한하고며면요니되돼됩됐됨어었았있습합해했함")
 
 
 def restating_terms(body: str) -> frozenset[str]:
