@@ -81,7 +81,12 @@ def test_a_supersession_operation_reads_unchanged_and_superseded_with_entry_text
             "successor": {"body": "Logs are kept 30 days in OpenSearch.", "kind": "fact"},
         },
     ).proposal
-    op = actions.approve_proposal(p.pk, actor=reviewer.actor, comment="").operation
+    op = actions.approve_proposal(
+        p.pk,
+        actor=reviewer.actor,
+        comment="",
+        acknowledge_lost_details=actions.lost_detail_names(p),
+    ).operation
     assert op is not None
     html = get(rita, f"/operations/{op.pk}/")
     pre = html.split('id="pre-state"')[1].split("</section>")[0]
@@ -126,7 +131,12 @@ def test_a_supersession_revision_says_the_old_head_is_unchanged(rita, memory, ag
             "successor": {"body": "Logs are kept 30 days in OpenSearch.", "kind": "fact"},
         },
     ).proposal
-    revision = actions.approve_proposal(p.pk, actor=reviewer.actor, comment="").revision
+    revision = actions.approve_proposal(
+        p.pk,
+        actor=reviewer.actor,
+        comment="",
+        acknowledge_lost_details=actions.lost_detail_names(p),
+    ).revision
     assert revision is not None
     html = get(rita, f"/memories/{memory.slug}/revisions/{revision.number}/")
     assert "v1 active → v1 active" not in html
