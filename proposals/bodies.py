@@ -410,7 +410,7 @@ def incompatible(a: str, b: str) -> tuple[str, list[list[str]]] | None:
     least :data:`CONFLICT_MIN_SUBJECT`, strictly); or the same subject and verb going on with
     another complement (:func:`rewritten_complement`)."""
     swap = word_swap(a, b)
-    if swap:
+    if swap and _one_value_each(a, b, swap):
         return "words", swap
     sa, sb = _stemmed_subject(a), _stemmed_subject(b)
     overlap = len(sa & sb) / min(len(sa), len(sb)) if sa and sb else 0.0
@@ -421,6 +421,25 @@ def incompatible(a: str, b: str) -> tuple[str, list[list[str]]] | None:
     if rewritten:
         return "complement", rewritten
     return None
+
+
+def _one_value_each(a: str, b: str, swap: list[list[str]]) -> bool:
+    """Whether a :func:`word_swap` puts one value against another: a negation on one side, or
+    at most one content term each side ("dark" / "light", "main" / "master"). Two terms each
+    may be a clause one side adds where the other adds another ("…, owned by Mara Okafor" /
+    "… and is purged weekly"): two facts, not two values."""
+    slot_a, slot_b = swap
+    if bool(NEGATIONS.intersection(slot_a)) != bool(NEGATIONS.intersection(slot_b)):
+        return True
+    if cjk_negations(a) % 2 != cjk_negations(b) % 2:
+        return True
+    linking = _linking_terms() | _neutral_terms()
+
+    def words_with_content(slot: list[str]) -> int:
+        # A CJK run is one word ("라이트"), as the text writes it.
+        return sum(1 for w in _joined(slot).split() if content_terms(w) - linking)
+
+    return max(words_with_content(slot_a), words_with_content(slot_b)) <= 1
 
 
 @lru_cache(maxsize=8192)

@@ -51,6 +51,9 @@ from . import base
 from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "near_duplicates"
+#: The validities of the entries a consolidation may take in: current ones (an unresolved
+#: conflict included), never one a supersession replaced.
+MERGEABLE = (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT)
 
 
 DEFAULT_MIN_SUBJECT = 0.6
@@ -111,9 +114,7 @@ def candidate_edges(
     of queries (:func:`base.neighbourhoods`). With the lexical similarity a pair is first
     scored on the stored tokens (the same Jaccard), and only the pairs reaching the threshold
     are scored again with ``memory.dedupe``'s function, whose score is recorded."""
-    qs = base.active_projection(memory).filter(
-        validity__in=[Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
-    )
+    qs = base.active_projection(memory).filter(validity__in=MERGEABLE)
     qs = qs.exclude(kind=Kind.WORKING_NOTE)  # recurring notes are the promotion pass's
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
     edges: dict[tuple[int, int], dict[str, Any]] = {}
@@ -135,7 +136,12 @@ def candidate_edges(
         heads = base.load_heads(memory, wanted, evidence=False)
         for pk, pool_pks in pools.items():
             row = heads[pk]
-            others = [heads[n] for n in pool_pks if (min(pk, n), max(pk, n)) not in edges]
+            # A superseded neighbour (still an active head) is history, never merged.
+            others = [
+                heads[n]
+                for n in pool_pks
+                if (min(pk, n), max(pk, n)) not in edges and heads[n].validity in MERGEABLE
+            ]
             if not others:
                 continue
             scores = sim.scores(row.body, [o.body for o in others])
@@ -286,7 +292,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     """The near-duplicate health pass of one Memory (see the module docstring).
 
     Preconditions: a maintainer (``maintenance.run_job`` checks), not inside a transaction. A
-    real run needs ``jobs.near_duplicates.enabled`` (409 ``maintenance_disabled``). Effects:
+    real run needs no ``jobs.near_duplicates.enabled`` (the beat schedule's switch). Effects:
     consolidation proposals filed by the system actor (each in its own transaction through
     ``submit_proposal``) and the run row; nothing about the entries changes.
     """

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
 from memory import actions, maintenance, vectors
 from memory.actors import Actor
 from memory.dedupe import lexical_similarity
-from memory.exceptions import MaintenanceDisabled, MaintenanceRunning
+from memory.exceptions import MaintenanceRunning
 from memory.models import (
     AuditEvent,
     Entry,
@@ -28,10 +29,13 @@ from memory.models import (
     RelationKind,
     Revision,
 )
-from proposals.models import Proposal, ProposalStatus
 from proposals import bodies
+from proposals.models import Proposal, ProposalStatus
+from proposals.passes import base as passes_base
 from proposals.passes.contradictions import is_contradiction
 from proposals.passes.near_duplicates import COSINE_THRESHOLD, default_parameters, pair_edge
+from proposals.requests import submit_request
+from review.actions import approve_proposal, lost_detail_names
 from tests.factories import remember
 
 REPO = [{"source": "repo", "ref": "docs/ops.md"}]
@@ -495,12 +499,60 @@ def test_near_duplicates_dry_run_writes_only_its_run(memory, duplicates, system)
     assert item["inputs"]["pairs"] and item["inputs"]["threshold"] == 0.6
 
 
-def test_near_duplicates_real_run_needs_the_job_enabled(memory, duplicates, system):
-    before = snapshot(memory)
-    with pytest.raises(MaintenanceDisabled):
-        run(memory, "near_duplicates", system, dry_run=False)
-    assert snapshot(memory) == before
-    assert not MaintenanceRun.objects.filter(job="near_duplicates").exists()
+def test_a_manual_real_run_of_a_pass_needs_no_job_switch(memory, duplicates, reviewer):
+    # jobs.near_duplicates.enabled is the beat schedule's switch: a reviewer's run by hand
+    # files its proposal with the schedule off (a proposal changes nothing until approved).
+    assert not maintenance.job_enabled(memory.policy or {}, "near_duplicates")
+    r = run(memory, "near_duplicates", reviewer.actor, dry_run=False)
+    assert len(r.counts["proposals"]) == 1 and len(filed(memory, "consolidation")) == 1
+    assert maintenance.due_jobs(memory, timezone.now()) == []  # the schedule stays off
+
+
+def test_the_contradictions_pass_run_by_hand_with_its_schedule_off_flags_a_correction(
+    memory, standup, reviewer
+):
+    old, new = standup
+    assert not maintenance.job_enabled(memory.policy or {}, "contradictions")
+    r = run(memory, "contradictions", reviewer.actor, dry_run=False)
+    assert r.counts["observed"] == 1
+    rel = Relation.objects.get(memory=memory, kind=RelationKind.CONFLICTS_WITH)
+    assert (rel.from_entry_id, rel.to_entry_id) == (new.pk, old.pk)
+    (p,) = filed(memory, "supersession")
+    assert p.payload["old"]["entry_id"] == old.uid
+
+
+def test_the_near_duplicate_pass_never_proposes_on_a_superseded_entry(memory, agent, reviewer):
+    a = agent.actor
+    old = add(memory, a, "Production deploys run every Tuesday at 14:00.")
+    twin = add(memory, a, "Every Tuesday at 14:00 the production deploys run.")
+    successor = add(memory, a, "Production deploys run every Wednesday at 14:00.")
+    sup = submit_request(
+        actor=a,
+        data={
+            "memory": memory.slug,
+            "kind": "supersession",
+            "rationale": "Moved",
+            "old": {"entry_id": old.uid, "version": 1},
+            "successor": {"entry_id": successor.uid, "version": 1},
+        },
+    ).proposal
+    approve_proposal(sup.pk, actor=reviewer.actor, acknowledge_lost_details=lost_detail_names(sup))
+    assert LifecycleProjection.objects.get(entry=old).validity == "superseded"
+    r = run(memory, "near_duplicates", reviewer.actor, dry_run=False)
+    assert filed(memory, "consolidation") == []
+    assert not any(old.uid in i.get("entries", []) for i in r.items)
+    assert twin.uid  # the restatement of a superseded fact is left alone too
+
+
+def test_a_pass_files_nothing_on_an_entry_superseded_since_it_read_it(memory, agent):
+    a = agent.actor
+    old = add(memory, a, "The deploy target is eu-2", current_state=True)
+    new = add(memory, a, "The deploy target is eu-3", current_state=True)
+    assert passes_base.not_filable(memory, "consolidation", [old.pk, new.pk]) == []
+    actions.forget_entry(memory, actor=a, entry_uid=old.uid, reason="gone")
+    assert passes_base.not_filable(memory, "consolidation", [old.pk, new.pk]) == [old.uid]
+    # A promotion takes the notes of an ended session (inactive heads).
+    assert passes_base.not_filable(memory, "promotion", [old.pk]) == []
 
 
 def test_near_duplicates_files_one_consolidation_per_cluster_once(memory, duplicates, system):
@@ -909,9 +961,10 @@ def test_maintenance_endpoints(api, reviewer, agent, memory, duplicates):
     body = r.json()
     assert body["job"] == "near_duplicates" and body["status"] == "finished"
     assert body["proposals"] == [] and body["items"][0]["action"] == "would_propose"
+    # A reviewer's manual run never needs jobs.near_duplicates.enabled (the beat schedule).
     r = rv.post("/api/v1/memories/acme/maintenance/near_duplicates", {"dry_run": False})
-    assert r.status_code == 409, r.text
-    assert r.json()["error"]["code"] == "maintenance_disabled"
+    assert r.status_code == 202, r.text
+    assert len(rv.get(f"/api/v1/maintenance/runs/{r.json()['run']}").json()["proposals"]) == 1
     for job in ("contradictions", "promotion", "capacity"):
         r = rv.post(f"/api/v1/memories/acme/maintenance/{job}", {})
         assert r.status_code == 202, (job, r.text)
@@ -940,9 +993,6 @@ def test_the_maintenance_command_dry_runs_then_applies(memory, duplicates):
     call_command("maintenance", "near_duplicates", memory="acme", stdout=out, stderr=err)
     assert '"dry_run": true' in out.getvalue() and "entries" in err.getvalue()
     assert filed(memory, "consolidation") == []
-    with pytest.raises(CommandError, match="maintenance_disabled"):
-        call_command("maintenance", "near_duplicates", memory="acme", apply=True, stdout=out)
-    enable(memory, "near_duplicates")
     call_command(
         "maintenance", "near_duplicates", memory="acme", apply=True, stdout=out, stderr=err
     )
