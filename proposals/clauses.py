@@ -136,6 +136,9 @@ _CJK_MARKERS = {
         r"|반드시|해야|야 (?:한다|합니다|해요)|항상|필수|필요"
     ),
 }
+#: Japanese and Korean markers that open the clause they govern (adverbs): their scope is
+#: what follows them.
+OPENERS = frozenset("必ず 常に いつも 決して 반드시 항상 절대 오직 만약".split())  # noqa: SIM905
 _CJK = re.compile("|".join(f"(?P<{k}>{p})" for k, p in _CJK_MARKERS.items()))
 #: Where a clause ends: punctuation, or a conjunction that starts the next one.
 _CLAUSE_END = re.compile(
@@ -237,7 +240,7 @@ def _cjk_clauses(sentence: str) -> list[Clause]:
             cut = space + 1 if space >= 0 else cut
         before = sentence[cut : m.start()].strip()
         marker_end = m.end() + len(_HANGUL_RUN.match(sentence, m.end()).group())  # type: ignore[union-attr]
-        if scope_terms(before):
+        if scope_terms(before) and m.group() not in OPENERS:
             text, scope, span = sentence[cut:marker_end].strip(), before, (cut, marker_end)
         else:
             end = _CLAUSE_END.search(sentence, m.end())
