@@ -563,3 +563,30 @@ def test_the_submitter_reads_the_operation_its_approved_proposal_performed(ag, r
     read = ag.get(f"/api/v1/proposals/{pid}").json()
     assert read["status"] == "compensated"
     assert read["operation"] == {**applied, "compensation_revision": undone.json()["revision"]}
+
+
+def test_a_reviewer_closes_a_stale_proposal_and_it_leaves_the_queue(ag, rv, consolidation):
+    pid = consolidation["proposal"]["id"]
+    ag.post(f"{E}/{consolidation['b']}/revise", {"body": "Deploys run nightly at 02:30 UTC"})
+    assert rv.get(f"/api/v1/proposals/{pid}").json()["status"] == "stale"
+    count = Revision.objects.count()
+    r = rv.post(
+        f"/api/v1/proposals/{pid}/reject", {"reason": "other", "comment": "Closed as stale"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "rejected"
+    p = rv.get(f"/api/v1/proposals/{pid}").json()
+    assert p["decision"]["rejection_reason"] == "other"
+    assert p["decision"]["comment"] == "Closed as stale"
+    assert Revision.objects.count() == count  # nothing but the decision is written
+    assert pid not in [x["id"] for x in rv.get("/api/v1/proposals?status=stale").json()["items"]]
+    # Decided once: a second close is 409.
+    again = rv.post(f"/api/v1/proposals/{pid}/reject", {"reason": "other", "comment": "again"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_decided"
+
+
+def test_the_submitter_of_a_stale_proposal_cannot_close_it_as_a_reviewer(ag, rv, consolidation):
+    pid = consolidation["proposal"]["id"]
+    ag.post(f"{E}/{consolidation['b']}/revise", {"body": "Deploys run nightly at 02:30 UTC"})
+    r = ag.post(f"/api/v1/proposals/{pid}/reject", {"reason": "other", "comment": "mine"})
+    assert r.status_code == 403, r.text
