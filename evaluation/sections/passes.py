@@ -179,7 +179,8 @@ def judge_labelled(method: str, scores: list[Score], pairs: list[labelled.Pair])
     each pair) on the labelled pairs: precision against the non-restatements (any filed
     consolidation of one is a wrong merge), recall on the restatements, per language."""
     by = rules(Memory(policy={}), method)
-    filed, refusals = [], {}
+    filed: list[bool] = []
+    refusals: dict[str, int] = {}
     for p, sc in zip(pairs, scores, strict=True):
         rule = by[sc.method]
         reason, _ = pair_edge(

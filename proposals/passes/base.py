@@ -482,11 +482,11 @@ class Pass:
 #: The validities an entry a pass files a proposal on may have, by proposal kind: a current
 #: head (an unresolved conflict included); a promotion also takes the notes of an ended
 #: session (inactive), and a quarantine any head the scan matched. Never a superseded entry.
-FILABLE = {
+FILABLE: dict[str, tuple[str, ...]] = {
     ProposalKind.PROMOTION: (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT, Validity.INACTIVE),
     ProposalKind.QUARANTINE: tuple(v for v in Validity.values if v != Validity.QUARANTINED),
 }
-DEFAULT_FILABLE = (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT)
+DEFAULT_FILABLE: tuple[str, ...] = (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT)
 
 
 def not_filable(memory: Memory, kind: str, entry_pks: Sequence[int]) -> list[str]:
