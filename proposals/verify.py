@@ -172,10 +172,10 @@ _WEEKDAY_STEMS = {
     "ru": ("понедельник", "вторник", "сред", "четверг", "пятниц", "суббот", "воскресень"),
 }
 #: A unit written right after a number in Japanese or Korean ("30秒", "4つ", "2週間", "3ヶ月",
-#: "10시", "5분", "3시간"): one counter (a kanji, a katakana word, a Hangul syllable that is not
-#: a particle) — "3から", "3에서" are a number and a particle.
+#: "9時半", "10시", "5분", "3시간"): one counter (a kanji, with 間 or 半 after it, a katakana
+#: word, a Hangul syllable that is not a particle) — "3から", "3에서" are a number and a particle.
 _UNIT = re.compile(
-    r"[ヶケカか箇]月|つ|[ァ-ヺー]+[\u4e00-\u9fff]?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]間?"
+    r"[ヶケカか箇]月|つ|[ァ-ヺー]+[\u4e00-\u9fff]?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff](?:間|半)?"
     r"|(?![에은는이가을를의로으와과도만부까보처])[가-힣](?:간|월)?"
 )
 #: The counters a number may be written one space before ("30 秒" is "30秒"): seconds, minutes,
