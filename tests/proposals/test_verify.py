@@ -542,3 +542,9 @@ def test_glued_contradictions_are_found_and_restatements_are_not():
     # A pair that already stands in one input is that input's wording, not the change's.
     both = "Standup is at 9:30. Standup is at 10:00."
     assert glued_conflicts(both, [both]) == []
+
+
+def test_a_japanese_half_hour_is_its_own_value():
+    assert [
+        d.text for d in lost_details([("e_1", "朝会は9時半に始まる。")], "朝会は9時に始まる。")
+    ] == ["9時半"]
