@@ -69,4 +69,7 @@ class ProposalsConfig(AppConfig):
         from . import passes, tasks
 
         for job, run in passes.RUNNERS.items():
-            maintenance.register_job(job, run, tasks.TASKS[job])
+            # A pass only files proposals, which change nothing until a reviewer approves
+            # them: a reviewer's manual run never needs ``jobs.<job>.enabled`` (the beat
+            # schedule's switch).
+            maintenance.register_job(job, run, tasks.TASKS[job], gated=False)

@@ -97,7 +97,8 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     ProposalStatus.APPROVED: frozenset({ProposalStatus.COMPENSATED}),
     ProposalStatus.REJECTED: frozenset(),
     ProposalStatus.WITHDRAWN: frozenset(),
-    ProposalStatus.STALE: frozenset(),
+    # A reviewer closes a stale proposal ("Close as stale"): it leaves every queue.
+    ProposalStatus.STALE: frozenset({ProposalStatus.REJECTED}),
     ProposalStatus.COMPENSATED: frozenset(),
 }
 

@@ -32,6 +32,8 @@ from memory.models import Memory
 from memory.text import CJK_CLASS
 from memory.text import words as word_stream
 
+from .clauses import CLAUSE_KINDS, clause_kept, clauses
+
 #: Bump when the verification rules change in a way a reviewer should know about.
 RULES_VERSION = 1
 DEFAULT_PROMOTION_MIN_SESSIONS = 2
@@ -170,10 +172,10 @@ _WEEKDAY_STEMS = {
     "ru": ("понедельник", "вторник", "сред", "четверг", "пятниц", "суббот", "воскресень"),
 }
 #: A unit written right after a number in Japanese or Korean ("30秒", "4つ", "2週間", "3ヶ月",
-#: "10시", "5분", "3시간"): one counter (a kanji, a katakana word, a Hangul syllable that is not
-#: a particle) — "3から", "3에서" are a number and a particle.
+#: "9時半", "10시", "5분", "3시간"): one counter (a kanji, with 間 or 半 after it, a katakana
+#: word, a Hangul syllable that is not a particle) — "3から", "3에서" are a number and a particle.
 _UNIT = re.compile(
-    r"[ヶケカか箇]月|つ|[ァ-ヺー]+[\u4e00-\u9fff]?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]間?"
+    r"[ヶケカか箇]月|つ|[ァ-ヺー]+[\u4e00-\u9fff]?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff](?:間|半)?"
     r"|(?![에은는이가을를의로으와과도만부까보처])[가-힣](?:간|월)?"
 )
 #: The counters a number may be written one space before ("30 秒" is "30秒"): seconds, minutes,
@@ -492,22 +494,47 @@ def detail_kept(detail: Detail, text: str, numbers: set[str]) -> bool:
 
 
 def lost_details(replaced: Sequence[tuple[str, str]], proposed: str) -> list[LostDetail]:
-    """Details of the replaced bodies (``(entry_id, body)`` pairs) missing from ``proposed``,
-    in order of first appearance, each with the entries it came from. A count written another
-    way ("four" for "4") is not lost."""
-    lost: dict[str, LostDetail] = {}
+    """Details and clauses of the replaced bodies (``(entry_id, body)`` pairs) missing from
+    ``proposed``, in order of first appearance (details of each body before its clauses), each
+    with the entries it came from. A count written another way ("four" for "4") is not lost;
+    a clause (a negation, a restriction, a condition, a modality: ``proposals.clauses``) is
+    kept when a sentence of ``proposed`` holds a marker of its kind and most of its scope."""
+    lost: dict[tuple[str, str], LostDetail] = {}
     numbers = number_keys(proposed)
+
+    def add(text: str, kind: str, entry_id: str) -> None:
+        group = "clause" if kind in CLAUSE_KINDS else "detail"
+        item = lost.setdefault((group, text.casefold()), LostDetail(text, kind))
+        if entry_id not in item.entries:
+            item.entries.append(entry_id)
+
     for entry_id, body in replaced:
         for d in extract_details(body):
-            if detail_kept(d, proposed, numbers):
-                continue
-            item = lost.setdefault(d.text.casefold(), LostDetail(d.text, d.kind))
-            if entry_id not in item.entries:
-                item.entries.append(entry_id)
+            if not detail_kept(d, proposed, numbers):
+                add(d.text, d.kind, entry_id)
+        for c in clauses(body):
+            if not clause_kept(c, proposed):
+                add(c.text, c.kind, entry_id)
     return list(lost.values())
 
 
 # --- The report -------------------------------------------------------------------------------
+
+
+@dataclass
+class Conflict:
+    """Two sentences of a result that give one subject two incompatible values (a glued
+    contradiction): what each says of the slot (``values``) and how they differ (``how``)."""
+
+    first: str
+    second: str
+    how: str
+    values: list[list[str]] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """How a reviewer sees it among the lost details (and acknowledges it)."""
+        return f"{self.first} ≠ {self.second}"
 
 
 @dataclass
@@ -518,19 +545,35 @@ class Report:
     similarity_method: str | None = None
     pairs: list[dict[str, Any]] = field(default_factory=list)
     lost: list[LostDetail] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
 
     def check(self, code: str, status: str, message: str, **extra: Any) -> None:
         self.checks.append({"code": code, "status": status, "message": message, **extra})
 
+    def flagged(self) -> bool:
+        """Whether verification names something the change loses or contradicts."""
+        return bool(self.lost or self.conflicts)
+
     def as_json(self) -> dict[str, Any]:
+        """``lost_details``: ``[{text, kind, from_entry}]`` (API.md), the glued conflicts among
+        them (kind ``conflict``, from no entry) — a reviewer acknowledges each before
+        approving; ``lost_detail_info`` is the same with every entry a detail came from."""
+        lost = [*self.lost, *(LostDetail(c.text, "conflict") for c in self.conflicts)]
         return {
             "similarity": self.similarity,
             "similarity_method": self.similarity_method,
             "pairs": self.pairs,
-            "lost_details": [d.text for d in self.lost],
+            "lost_details": [
+                {"text": d.text, "kind": d.kind, "from_entry": d.entries[0] if d.entries else None}
+                for d in lost
+            ],
             "lost_detail_info": [
-                {"detail": d.text, "kind": d.kind, "entries": d.entries} for d in self.lost
+                {"detail": d.text, "kind": d.kind, "entries": d.entries} for d in lost
+            ],
+            "conflicts": [
+                {"first": c.first, "second": c.second, "how": c.how, "values": c.values}
+                for c in self.conflicts
             ],
             "checks": self.checks,
         }
@@ -557,8 +600,14 @@ def score_pairs(report: Report, anchor: tuple[str, str], others: Iterable[tuple[
 
 
 def check_details(
-    report: Report, replaced: Sequence[tuple[str, str]], proposed: str
+    report: Report,
+    replaced: Sequence[tuple[str, str]],
+    proposed: str,
+    conflicts: Sequence[Conflict] = (),
 ) -> list[LostDetail]:
+    """Records on ``report`` what ``proposed`` loses of the ``replaced`` bodies (a warning:
+    the reviewer acknowledges each) and the ``conflicts`` it states (``bodies.
+    glued_conflicts``: a failed check — two incompatible values for one subject)."""
     lost = lost_details(replaced, proposed)
     report.lost = lost
     if lost:
@@ -571,4 +620,18 @@ def check_details(
         )
     else:
         report.check("details_preserved", "pass", "Every detail of the replaced bodies is kept.")
+    report.conflicts = list(conflicts)
+    if conflicts:
+        report.check(
+            "no_conflicting_values",
+            "fail",
+            f"The proposed text states {len(conflicts)} pair(s) of incompatible values for one "
+            "subject (two facts glued together); it settles nothing. Reject it, or amend the "
+            "text to state one value; approval requires acknowledging each.",
+            conflicts=[c.text for c in conflicts],
+        )
+    else:
+        report.check(
+            "no_conflicting_values", "pass", "The proposed text gives each subject one value."
+        )
     return lost

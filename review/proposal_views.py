@@ -118,6 +118,8 @@ def _page_context(
         "can_decide": reviewer and page.is_pending and not page.is_self and not approved_already,
         # Changes requested: the proposal can still be rejected (not approved) until amended.
         "can_reject_waiting": reviewer and page.changes_requested and not page.is_self,
+        # A stale proposal is closed by a reviewer ("Close as stale"), a rejection.
+        "can_close_stale": reviewer and page.is_stale and not page.is_self,
         "can_comment": reviewer,
         "can_amend": reviewer and page.editable_text is not None,
         "approved_already": approved_already,

@@ -28,11 +28,16 @@ import itertools
 from typing import Any
 
 from memory import actions, maintenance
+from memory.dedupe import Score
 from memory.models import MaintenanceRun, Memory
+from proposals import bodies, verify
+from proposals.passes.near_duplicates import pair_edge, rules
 
+from .. import proposal_pairs_corpus as labelled
 from ..passes_corpus import CORPORA, LANGUAGES, Corpus, expected_findings
 from ..registry import SectionResult, section
 from ..workbench import WRITER, Workbench
+from .dedupe import by_method
 from .recall import MINILM, embeddings, ensure_memory_vectors, model_unavailable
 
 Pair = frozenset[str]
@@ -133,6 +138,176 @@ def score(memory: Memory, labels: dict[str, Any], corpus: Corpus) -> dict[str, A
     }
 
 
+# --- Labelled pairs: wrong merges and what verification names -------------------------------
+
+
+def verification_flags(pair: labelled.Pair) -> dict[str, Any]:
+    """What verification names for the change the pair stands for: ``a`` replaced by ``b`` (a
+    supersession or an agent's consolidation: its lost details and clauses, and ``b``'s own
+    conflicts), and the two merged as the near-duplicate pass merges (``bodies.merged_body``:
+    the lost details and the glued conflicts of the merge)."""
+    replaced = verify.lost_details([("a", pair.a)], pair.b)
+    replaced_conflicts = bodies.glued_conflicts(pair.b, [pair.a])
+    merged = bodies.merged_body([pair.a, pair.b])
+    merged_lost = verify.lost_details([("a", pair.a), ("b", pair.b)], merged)
+    merged_conflicts = bodies.glued_conflicts(merged, [pair.a, pair.b])
+    return {
+        "replaced": [f"{d.kind}: {d.text}" for d in replaced]
+        + [f"conflict: {c.text}" for c in replaced_conflicts],
+        "merged": [f"{d.kind}: {d.text}" for d in merged_lost]
+        + [f"conflict: {c.text}" for c in merged_conflicts],
+    }
+
+
+def verification_verdict(pair: labelled.Pair, flags: dict[str, Any]) -> bool:
+    """Whether verification flagged the change the label is about: a dropped clause when ``a``
+    is replaced by ``b``, a contradiction when the two are merged; a restatement is flagged
+    (a false alarm) by either."""
+    if pair.label == labelled.DROPPED_CLAUSE:
+        return bool(flags["replaced"])
+    if pair.label == labelled.CONTRADICTION:
+        return bool(flags["merged"])
+    return bool(flags["replaced"] or flags["merged"])
+
+
+def rate(hits: int, of: int) -> dict[str, Any]:
+    return {"flagged": hits, "pairs": of, "rate": round(hits / of, 4) if of else 0.0}
+
+
+def judge_labelled(method: str, scores: list[Score], pairs: list[labelled.Pair]) -> dict[str, Any]:
+    """The near-duplicate pass's rule (``pair_edge`` at the defaults of the method that scored
+    each pair) on the labelled pairs: precision against the non-restatements (any filed
+    consolidation of one is a wrong merge), recall on the restatements, per language."""
+    by = rules(Memory(policy={}), method)
+    filed: list[bool] = []
+    refusals: dict[str, int] = {}
+    for p, sc in zip(pairs, scores, strict=True):
+        rule = by[sc.method]
+        reason, _ = pair_edge(
+            p.a, p.b, sc.value, threshold=rule.threshold, min_subject=rule.min_subject
+        )
+        filed.append(reason is None)
+        if p.label != labelled.RESTATEMENT:
+            refusals[reason or "filed"] = refusals.get(reason or "filed", 0) + 1
+
+    def score_of(keep: Any) -> dict[str, Any]:
+        chosen = [(f, p) for f, p in zip(filed, pairs, strict=True) if keep(p)]
+        tp = sum(1 for f, p in chosen if f and p.label == labelled.RESTATEMENT)
+        fp = sum(1 for f, p in chosen if f and p.label != labelled.RESTATEMENT)
+        positives = sum(1 for _, p in chosen if p.label == labelled.RESTATEMENT)
+        return {
+            "pairs": len(chosen),
+            "filed": tp + fp,
+            "wrong_merges": fp,
+            "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
+            "recall": round(tp / positives, 4) if positives else 1.0,
+        }
+
+    return {
+        "all": score_of(lambda p: True),
+        "by_language": {
+            lang: score_of(lambda p, lg=lang: p.lang == lg) for lang in labelled.LANGUAGES
+        },
+        "non_restatements_by_reason": refusals,
+        "wrong_merges": [
+            p.id for f, p in zip(filed, pairs, strict=True) if f and p.label != labelled.RESTATEMENT
+        ],
+        "missed_restatements": [
+            p.id
+            for f, p in zip(filed, pairs, strict=True)
+            if not f and p.label == labelled.RESTATEMENT
+        ],
+    }
+
+
+def measure_labelled() -> dict[str, Any]:
+    pairs = labelled.PAIRS
+    flags = [verification_flags(p) for p in pairs]
+    flagged = [verification_verdict(p, f) for p, f in zip(pairs, flags, strict=True)]
+
+    def verification_of(keep: Any) -> dict[str, Any]:
+        chosen = [(x, p) for x, p in zip(flagged, pairs, strict=True) if keep(p)]
+        losing = [
+            x for x, p in chosen if p.label in (labelled.CONTRADICTION, labelled.DROPPED_CLAUSE)
+        ]
+        restating = [x for x, p in chosen if p.label == labelled.RESTATEMENT]
+        return {
+            "names_loss_or_conflict": rate(sum(losing), len(losing)),
+            "false_alarms_on_restatements": rate(sum(restating), len(restating)),
+            **{
+                label: rate(
+                    sum(x for x, p in chosen if p.label == label),
+                    sum(1 for _, p in chosen if p.label == label),
+                )
+                for label in (labelled.CONTRADICTION, labelled.DROPPED_CLAUSE)
+            },
+        }
+
+    methods = by_method(
+        [p._asdict() for p in pairs], lambda method, scores: judge_labelled(method, scores, pairs)
+    )
+    return {
+        "pairs": len(pairs),
+        "by_label": {label: sum(1 for p in pairs if p.label == label) for label in labelled.LABELS},
+        "by_language": {
+            lang: sum(1 for p in pairs if p.lang == lang) for lang in labelled.LANGUAGES
+        },
+        "near_duplicate_pass": methods,
+        "verification": {
+            "all": verification_of(lambda p: True),
+            "by_language": {
+                lang: verification_of(lambda p, lg=lang: p.lang == lg)
+                for lang in labelled.LANGUAGES
+            },
+            "missed": [
+                p.id
+                for x, p in zip(flagged, pairs, strict=True)
+                if not x and p.label in (labelled.CONTRADICTION, labelled.DROPPED_CLAUSE)
+            ],
+            "false_alarms": {
+                p.id: f
+                for x, p, f in zip(flagged, pairs, flags, strict=True)
+                if x and p.label == labelled.RESTATEMENT
+            },
+        },
+    }
+
+
+def labelled_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = [
+        (
+            "labelled pairs",
+            f"{report['pairs']}: "
+            + " / ".join(f"{k} {v}" for k, v in report["by_label"].items())
+            + "; "
+            + " / ".join(f"{k} {v}" for k, v in report["by_language"].items()),
+        )
+    ]
+    for method, r in report["near_duplicate_pass"].items():
+        if "skipped" in r:
+            rows.append((f"pairs {method}", r["skipped"]))
+            continue
+        for name, c in [("all", r["all"]), *r["by_language"].items()]:
+            rows.append(
+                (
+                    f"pairs {method:<7} near_duplicates {name}",
+                    f"P {c['precision']:.3f} R {c['recall']:.3f} "
+                    f"({c['filed']} filed, {c['wrong_merges']} wrong merges, {c['pairs']} pairs)",
+                )
+            )
+    v = report["verification"]
+    for name, c in [("all", v["all"]), *v["by_language"].items()]:
+        n, f = c["names_loss_or_conflict"], c["false_alarms_on_restatements"]
+        rows.append(
+            (
+                f"pairs verification {name}",
+                f"names loss or conflict {n['rate']:.3f} ({n['flagged']}/{n['pairs']}); "
+                f"false alarms on restatements {f['rate']:.3f} ({f['flagged']}/{f['pairs']})",
+            )
+        )
+    return rows
+
+
 def measure(bench: Workbench) -> dict[str, Any]:
     written = {}
     with embeddings(None):
@@ -191,4 +366,8 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
 )
 def run(bench: Workbench) -> SectionResult:
     report = measure(bench)
-    return SectionResult(report={"passes": report}, rows=table_rows(report))
+    pairs = measure_labelled()
+    return SectionResult(
+        report={"passes": report, "passes_labelled_pairs": pairs},
+        rows=table_rows(report) + labelled_rows(pairs),
+    )

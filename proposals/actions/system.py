@@ -23,6 +23,7 @@ from memory.dedupe import similarity, thresholds
 from memory.injection import Finding, scan
 from memory.models import Entry, EntryVersion, Head, HeadState, Kind, Memory
 
+from .. import bodies
 from ..exceptions import DomainError, DuplicateProposal
 from ..kinds import Submission
 from ..models import ProposalKind
@@ -50,8 +51,6 @@ def file_duplicate_consolidation(
     Never fails the write: a refusal (e.g. a proposal already open for the pair) is logged and
     its transaction leaves nothing behind; an open duplicate's id is reported instead.
     """
-    from ..passes import bodies  # the passes' package imports these actions
-
     if not dedupe or not result.created:
         return
     if result.entry.kind == Kind.WORKING_NOTE:

@@ -2,7 +2,8 @@
 
 - Input: ``{target: {entry_id, version}, redundant: [{entry_id, version}], body}``.
 - Verified: similarity of the target to each redundant entry (recomputed; a warning below
-  ``tau_similar``), every detail of the replaced bodies kept in ``body`` (lost details listed),
+  ``tau_similar``), every detail and clause of the replaced bodies kept in ``body`` (lost details
+  listed), no two incompatible values for one subject in ``body`` (a glued contradiction fails),
   kinds and sensitivity of the redundant entries against the target.
 - Approval: the target is revised with the merged body and the evidence union (no new version
   when nothing changes), the redundant entries are forgotten with
@@ -31,7 +32,7 @@ from memory.dedupe import thresholds
 from memory.models import HeadState, Memory, RelationKind, RevisionKind, sensitivities_up_to
 from memory.text import content_hash
 
-from .. import verify
+from .. import bodies, verify
 from ..evidence import inputs_from_json, union
 from ..inputs import EntryRefIn, ProposalCommonIn
 from ..models import Proposal, ProposalKind, TargetRole
@@ -90,7 +91,9 @@ class Consolidation(base.BodyKind):
             f"({'at or above' if similar else 'below'} {report.similarity_method} tau_similar "
             f"{tau_similar}).",
         )
-        verify.check_details(report, [target.text(), *(r.text() for r in redundant)], draft.body)
+        replaced = [target.text(), *(r.text() for r in redundant)]
+        conflicts = bodies.glued_conflicts(draft.body, [body for _, body in replaced])
+        verify.check_details(report, replaced, draft.body, conflicts)
         _check_kinds_and_sensitivity(report, target, redundant)
         return {
             "target": target.ref_json(),

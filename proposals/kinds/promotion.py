@@ -33,7 +33,7 @@ from memory.models import (
 )
 from memory.plans import new_entry
 
-from .. import verify
+from .. import bodies, verify
 from ..evidence import inputs_from_json, union
 from ..exceptions import InsufficientSessions, ValidationFailed
 from ..inputs import DURABLE_KINDS, EntryRefIn, ProposalCommonIn
@@ -112,7 +112,8 @@ class Promotion(base.BodyKind):
                 entries=inactive,
             )
         verify.score_pairs(report, ("body", draft.body), [r.text() for r in notes])
-        verify.check_details(report, [r.text() for r in notes], draft.body)
+        conflicts = bodies.glued_conflicts(draft.body, [r.head.version.body for r in notes])
+        verify.check_details(report, [r.text() for r in notes], draft.body, conflicts)
         return {
             "notes": [r.ref_json() for r in notes],
             "target_kind": draft.target_kind,

@@ -3,7 +3,9 @@
 - Input: ``{old: {entry_id, version}, successor: {entry_id, version} | {body, kind, evidence?}}``.
 - Verified: the successor must change something (a new body equal to the old one is refused,
   422 ``noop_rewrite``; an existing successor that already supersedes the old entry too); the
-  similarity of old and successor is recomputed.
+  similarity of old and successor is recomputed; what the successor drops of the old body
+  (values, names, paths, clauses) is listed as lost details, and a successor stating two
+  incompatible values for one subject fails.
 - Approval: a ``supersedes`` edge; a new successor is created (the old entry's tier — long for a
   session note — and sensitivity, the submitted evidence); the old entry's head is recorded but
   unchanged (its validity becomes superseded through the edge).
@@ -29,7 +31,7 @@ from memory.models import (
 from memory.plans import new_entry
 from memory.text import content_hash
 
-from .. import verify
+from .. import bodies, verify
 from ..evidence import evidence_json, inputs_from_json, union
 from ..exceptions import NoopRewrite
 from ..inputs import EntryRefIn, ProposalCommonIn, SuccessorField
@@ -108,6 +110,7 @@ class Supersession(base.ProposalKindSpec):
                     details={"successor.body": ["Equal to the old entry's body."]},
                 )
             verify.score_pairs(report, ("old", old.head.version.body), [("successor", new_body)])
+            _check_successor(report, old, new_body)
             successor_json = {
                 **draft.successor_new,
                 "evidence": evidence_json(draft.successor_evidence or []),
@@ -239,6 +242,7 @@ def _verify_existing(
             details={"successor": ["Already supersedes the old entry."]},
         )
     verify.score_pairs(report, ("old", old.head.version.body), [successor.text()])
+    _check_successor(report, old, successor.head.version.body)
     if verify.same_text(old.head.version.body, successor.head.version.body):
         report.check(
             "successor_differs",
@@ -246,6 +250,14 @@ def _verify_existing(
             "The successor says the same as the old entry; a consolidation may fit better.",
         )
     return successor.ref_json()
+
+
+def _check_successor(report: verify.Report, old: base.Resolved, body: str) -> None:
+    """What the successor ``body`` drops of the old entry — a value it replaces is listed too
+    ("09:00 CET" for "10:00 CET"), as are its clauses ("never", "only", "if") — and whether
+    it states two incompatible values for one subject itself; the reviewer acknowledges each."""
+    conflicts = bodies.glued_conflicts(body, [old.head.version.body])
+    verify.check_details(report, [old.text()], body, conflicts)
 
 
 KIND = Supersession()

@@ -6,7 +6,7 @@ intake, and the run with its receipts.
   nearest vectors. Nothing outside it is ever compared, so the cost of a pass is linear in the
   entries it scans and unrelated facts are never paired.
 - :func:`most_complete_first` — the members one proposal affects (what is compared of two
-  bodies is in :mod:`proposals.passes.bodies`).
+  bodies is in :mod:`proposals.bodies`).
 - :class:`Pass` — one run: parameters, receipts (one item per candidate with its inputs and
   why), counts, and :meth:`Pass.propose`, which files a proposal through the normal intake
   (``proposals.actions.submit_proposal``: verified, deduplicated, one open proposal per affected
@@ -33,11 +33,12 @@ from memory.models import (
     LifecycleProjection,
     MaintenanceRun,
     Memory,
+    Validity,
 )
 
+from ..bodies import completeness
 from ..exceptions import DomainError, DuplicateProposal
-from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalStatus, affected_key
-from .bodies import completeness
+from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalKind, ProposalStatus, affected_key
 from .candidates import Neighbour, Neighbourhoods, own_text, token_set
 
 #: Neighbours taken from each channel for one entry.
@@ -436,6 +437,12 @@ class Pass:
 
         if self.report_existing(kind, entry_pks, item):
             return None
+        moved = not_filable(self.memory, kind, entry_pks)
+        if moved:
+            # What the pass read moved on (or a supersession replaced it) since it was read:
+            # a proposal is filed on the active heads only.
+            self.record(item, "skipped_not_current_head", entries=moved)
+            return None
         if self.counts.get("proposed", 0) + self.counts.get("would_propose", 0) >= (
             self.max_proposals
         ):
@@ -474,11 +481,37 @@ class Pass:
         )
 
 
+#: The validities an entry a pass files a proposal on may have, by proposal kind: a current
+#: head (an unresolved conflict included); a promotion also takes the notes of an ended
+#: session (inactive), and a quarantine any head the scan matched. Never a superseded entry.
+FILABLE: dict[str, tuple[str, ...]] = {
+    ProposalKind.PROMOTION: (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT, Validity.INACTIVE),
+    ProposalKind.QUARANTINE: tuple(v for v in Validity.values if v != Validity.QUARANTINED),
+}
+DEFAULT_FILABLE: tuple[str, ...] = (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT)
+
+
+def not_filable(memory: Memory, kind: str, entry_pks: Sequence[int]) -> list[str]:
+    """The entries (ids) among ``entry_pks`` a pass may not file a ``kind`` proposal on as they
+    are now (read at filing, one query): a head that is not active (but a promotion's notes),
+    or a validity outside :data:`FILABLE` — a superseded entry, a candidate."""
+    allowed = FILABLE.get(kind, DEFAULT_FILABLE)
+    rows = LifecycleProjection.objects.filter(
+        memory_id=memory.pk, entry_id__in=list(entry_pks)
+    ).values_list("entry_id", "entry__uid", "validity")
+    found = {pk: (uid, validity) for pk, uid, validity in rows}
+    return sorted(
+        found.get(pk, (str(pk), ""))[0]
+        for pk in entry_pks
+        if pk not in found or found[pk][1] not in allowed
+    )
+
+
 def start(memory: Memory, *, actor: Actor, job: str, dry_run: bool, **parameters: Any) -> Pass:
-    """A pass over ``memory``: a real run needs ``jobs.<job>.enabled`` (409 otherwise)."""
+    """A pass over ``memory``. A real run needs no ``jobs.<job>.enabled``: that switch is the
+    beat schedule's, and a pass only files proposals that change nothing until approved (the
+    caller — ``maintenance.run_job`` — checks the actor may run maintenance)."""
     memory = Memory.objects.get(pk=memory.pk)
-    if not dry_run:
-        maintenance.require_enabled(memory, job)
     policy = memory.policy or {}
     cfg = maintenance.job_policy(policy, job)
     params = {

@@ -57,8 +57,8 @@ DEFAULT_MAX_ENTRIES = 20
 def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
     """The capacity trigger of one Memory (see the module docstring).
 
-    Preconditions: a maintainer, not inside a transaction. A real run needs
-    ``jobs.capacity.enabled`` (409 ``maintenance_disabled``). Effects: at most one cleanup
+    Preconditions: a maintainer, not inside a transaction. A real run needs no
+    ``jobs.capacity.enabled`` (the beat schedule's switch). Effects: at most one cleanup
     proposal filed by the system actor, and the run row.
     """
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)

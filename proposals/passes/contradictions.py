@@ -34,8 +34,9 @@ from memory.dedupe import lexical_similarity, round_score
 from memory.exceptions import DomainError
 from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validity
 
+from .. import bodies
 from ..models import ProposalKind
-from . import base, bodies
+from . import base
 from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "contradictions"
@@ -74,8 +75,8 @@ def is_contradiction(
 def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
     """The contradiction pass of one Memory (see the module docstring).
 
-    Preconditions: a maintainer, not inside a transaction. A real run needs
-    ``jobs.contradictions.enabled`` (409 ``maintenance_disabled``). Effects: ``conflicts_with``
+    Preconditions: a maintainer, not inside a transaction. A real run needs no
+    ``jobs.contradictions.enabled`` (the beat schedule's switch). Effects: ``conflicts_with``
     observations (each in its own transaction, under the Memory lock) and supersession proposals
     filed by the system actor; the run row. Heads never change.
     """

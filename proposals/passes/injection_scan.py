@@ -28,8 +28,8 @@ SCANNED_STATES = (HeadState.ACTIVE, HeadState.INACTIVE)
 def run_injection_scan(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
     """One injection scan of ``memory`` (see the module docstring).
 
-    Preconditions: a maintainer, not inside a transaction. A real run needs
-    ``jobs.injection_scan.enabled`` (409 ``maintenance_disabled``). Effects: quarantine
+    Preconditions: a maintainer, not inside a transaction. A real run needs no
+    ``jobs.injection_scan.enabled`` (the beat schedule's switch). Effects: quarantine
     proposals filed by the system actor through the intake, and the run row.
     """
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)

@@ -45,11 +45,15 @@ from memory.actors import Actor
 from memory.dedupe import Similarity, policy_threshold, round_score, similarity, thresholds
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
+from .. import bodies
 from ..models import ProposalKind
-from . import base, bodies
+from . import base
 from .candidates import Neighbour, Neighbourhoods, jaccard
 
 JOB = "near_duplicates"
+#: The validities of the entries a consolidation may take in: current ones (an unresolved
+#: conflict included), never one a supersession replaced.
+MERGEABLE = (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT)
 
 
 DEFAULT_MIN_SUBJECT = 0.6
@@ -110,9 +114,7 @@ def candidate_edges(
     of queries (:func:`base.neighbourhoods`). With the lexical similarity a pair is first
     scored on the stored tokens (the same Jaccard), and only the pairs reaching the threshold
     are scored again with ``memory.dedupe``'s function, whose score is recorded."""
-    qs = base.active_projection(memory).filter(
-        validity__in=[Validity.CURRENT, Validity.UNRESOLVED_CONFLICT]
-    )
+    qs = base.active_projection(memory).filter(validity__in=MERGEABLE)
     qs = qs.exclude(kind=Kind.WORKING_NOTE)  # recurring notes are the promotion pass's
     finder = Neighbourhoods(memory, limit=base.NEIGHBOURS)
     edges: dict[tuple[int, int], dict[str, Any]] = {}
@@ -134,7 +136,12 @@ def candidate_edges(
         heads = base.load_heads(memory, wanted, evidence=False)
         for pk, pool_pks in pools.items():
             row = heads[pk]
-            others = [heads[n] for n in pool_pks if (min(pk, n), max(pk, n)) not in edges]
+            # A superseded neighbour (still an active head) is history, never merged.
+            others = [
+                heads[n]
+                for n in pool_pks
+                if (min(pk, n), max(pk, n)) not in edges and heads[n].validity in MERGEABLE
+            ]
             if not others:
                 continue
             scores = sim.scores(row.body, [o.body for o in others])
@@ -178,13 +185,21 @@ def pair_edge(
     """Whether two bodies scored ``score`` by the active similarity are near-duplicates the
     pass may cluster (pure): ``(None, edge)`` with the edge's receipt, or ``(reason, {})`` —
     ``below_threshold``, ``pairs_with_different_values`` (one slot with different values,
-    ``bodies.slot_differences``: a contradiction, never a merge) or
-    ``pairs_about_other_subjects``. ``manage.py evaluate
+    ``bodies.slot_differences``: a contradiction, never a merge), ``pairs_with_different_clauses``
+    (a negation, restriction, condition or modality one holds and the other does not keep:
+    ``bodies.clause_differences``), ``pairs_not_restatements`` (each says something the other
+    does not: ``bodies.differs_both_ways`` — another method, actor or place, which a merge
+    would glue into two incompatible sentences) or ``pairs_about_other_subjects``.
+    ``manage.py evaluate
     near_duplicates`` scores this very function on labelled pairs."""
     if score < threshold:
         return "below_threshold", {}
     if bodies.slot_differences(a, b):
         return "pairs_with_different_values", {}
+    if bodies.clause_differences(a, b):
+        return "pairs_with_different_clauses", {}
+    if bodies.differs_both_ways(a, b):
+        return "pairs_not_restatements", {}
     subject = bodies.subject_similarity(a, b)
     if subject < min_subject:
         return "pairs_about_other_subjects", {}
@@ -277,7 +292,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     """The near-duplicate health pass of one Memory (see the module docstring).
 
     Preconditions: a maintainer (``maintenance.run_job`` checks), not inside a transaction. A
-    real run needs ``jobs.near_duplicates.enabled`` (409 ``maintenance_disabled``). Effects:
+    real run needs no ``jobs.near_duplicates.enabled`` (the beat schedule's switch). Effects:
     consolidation proposals filed by the system actor (each in its own transaction through
     ``submit_proposal``) and the run row; nothing about the entries changes.
     """

@@ -47,9 +47,10 @@ from memory.dedupe import (
 from memory.embeddings import EmbeddingProvider
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
+from .. import bodies
 from ..models import ProposalKind
 from ..verify import promotion_min_sessions
-from . import base, bodies
+from . import base
 from .candidates import (
     SCOPE_MAX,
     Neighbour,
@@ -97,8 +98,8 @@ def _eligible(row: base.HeadRow | Neighbour, reasons: dict[int, str]) -> bool:
 def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
     """The promotion pass of one Memory (see the module docstring).
 
-    Preconditions: a maintainer, not inside a transaction. A real run needs
-    ``jobs.promotion.enabled`` (409 ``maintenance_disabled``). Effects: promotion proposals filed
+    Preconditions: a maintainer, not inside a transaction. A real run needs no
+    ``jobs.promotion.enabled`` (the beat schedule's switch). Effects: promotion proposals filed
     by the system actor and the run row; the notes themselves do not change.
     """
     run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)

@@ -52,7 +52,9 @@ def bulk_decide(
             if action == "approve":
                 result = approve_proposal(pid, actor=actor, comment=comment)
             else:
-                result = reject_proposal(pid, actor=actor, reason=reason, comment=comment)
+                result = reject_proposal(
+                    pid, actor=actor, reason=reason, comment=comment, close_stale=False
+                )
         except DomainError as exc:
             error = {"code": exc.code, "message": exc.message, "details": exc.details}
             out.append(BulkOutcome(pid, "", error))

@@ -44,7 +44,7 @@ def lost_detail_names(proposal: Proposal) -> list[str]:
     """The lost details a reviewer must acknowledge, as plain strings."""
     out: list[str] = []
     for item in proposal.verification.get("lost_details", []) or []:
-        name = item.get("detail") if isinstance(item, dict) else item
+        name = (item.get("text") or item.get("detail")) if isinstance(item, dict) else item
         if isinstance(name, str) and name not in out:
             out.append(name)
     return out

@@ -296,16 +296,23 @@ def _record_decider(proposal: Proposal, actor: Actor, now: datetime, note: str) 
 
 
 @transaction.atomic(durable=True)
-def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str) -> DecisionResult:
-    """Reject a pending proposal with a reason code and a comment (both required); the
-    submitter reads both over the API. Nothing about memory changes — except for a kind whose
-    rejection writes (``rejection_plan``: an admission retires its candidate, one revision).
+def reject_proposal(
+    proposal_pk: int, *, actor: Actor, reason: str, comment: str, close_stale: bool = True
+) -> DecisionResult:
+    """Reject a pending (or changes-requested) proposal with a reason code and a comment (both
+    required); the submitter reads both over the API. A stale one too ("Close as stale"): it
+    then leaves every queue, and nothing is written but the decision (``close_stale=False``,
+    a bulk decision on what the reviewer saw pending, refuses it with 409 ``stale_proposal``).
+    Nothing about memory changes — except for a kind whose rejection writes
+    (``rejection_plan``: an admission retires its candidate, one revision).
     Preconditions: ``reason`` is a ``RejectionReason`` (checked by the API and form).
     Locks: Memory row, then the proposal row."""
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
     memory, proposal = locked_proposal(proposal_pk, actor)
-    refuse_if_not_pending(proposal, allow=OPEN_STATUSES)
+    stale_ok = (ProposalStatus.STALE,) if close_stale else ()
+    refuse_if_not_pending(proposal, allow=(*OPEN_STATUSES, *stale_ok))
+    stale = proposal.status == ProposalStatus.STALE
     if proposal.is_self(actor):
         raise SelfApproval(
             "You cannot decide a proposal you submitted; withdraw it instead.",
@@ -313,7 +320,9 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
         )
     now = timezone.now()
     decision = _decision(proposal, actor, Verdict.REJECT, now, reason=reason, comment=note)
-    revision = _apply_rejection(memory, proposal, reason, note, actor=actor)
+    # A stale proposal's entries moved on: closing it writes nothing (an admission's candidate
+    # is no longer the state it recorded).
+    revision = None if stale else _apply_rejection(memory, proposal, reason, note, actor=actor)
     fields = proposal.transition_to(ProposalStatus.REJECTED, at=now)
     proposal.rejection_reason = reason
     _record_decider(proposal, actor, now, note)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from evaluation.sections.injection import confusion, load_corpus, measure_rules
-from lib.errors import DomainError
 from memory import actions, injection
 from memory.models import Head, HeadState
 from proposals.models import Proposal, ProposalKind, ProposalStatus
@@ -112,10 +111,14 @@ def test_the_job_resumes_where_the_last_run_stopped(scanning, agent, reviewer, s
     assert third.parameters["after"] == 0  # wrapped around: starts over
 
 
-def test_a_real_run_needs_the_job_enabled(memory, reviewer):
-    with pytest.raises(DomainError) as exc:
-        run_injection_scan(memory, actor=reviewer.actor, dry_run=False)
-    assert exc.value.code == "maintenance_disabled"
+def test_a_reviewers_real_run_needs_no_job_switch(memory, agent, reviewer):
+    # jobs.injection_scan.enabled is the beat schedule's switch; a run by hand files its
+    # quarantine proposal (nothing is withheld until a reviewer approves it).
+    bad = remember(memory, agent.actor, HOSTILE, dedupe=False).entry
+    r = run_injection_scan(memory, actor=reviewer.actor, dry_run=False)
+    assert r.counts["proposed"] == 1
+    assert Proposal.objects.get().targets.get().entry_id == bad.pk
+    assert Head.objects.get(entry=bad).state == HeadState.ACTIVE
 
 
 def test_the_write_time_scan_files_a_quarantine_proposal(memory, agent, staff):

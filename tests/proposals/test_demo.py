@@ -22,7 +22,11 @@ def test_demo_files_every_kind_with_lost_details_and_a_stale_one(memory, agent):
         ("supersession", "stale"),
     ]
     assert filed[0].verification["lost_details"] == []
-    assert filed[1].verification["lost_details"] == ["02:00", "UTC", "scripts/deploy.sh"]
+    assert [d["text"] for d in filed[1].verification["lost_details"]] == [
+        "02:00",
+        "UTC",
+        "scripts/deploy.sh",
+    ]
     assert filed[3].verification["lost_details"] == []
     assert filed[5].stale_revision is not None
     assert all(p.submitted_by == agent.actor.id for p in filed)

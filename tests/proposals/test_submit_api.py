@@ -78,7 +78,7 @@ def test_lost_details_are_listed(a):
     r = a.post(P, consolidation(nightly, [precise], "Deploys run nightly"))
     assert r.status_code == 201, r.text
     v = r.json()["verification"]
-    assert v["lost_details"] == ["02:00", "UTC", "deploy.sh"]
+    assert [d["text"] for d in v["lost_details"]] == ["02:00", "UTC", "deploy.sh"]
     assert v["lost_detail_info"][0] == {
         "detail": "02:00",
         "kind": "time",
@@ -120,7 +120,10 @@ def test_supersession_with_a_new_successor_is_accepted(a):
     assert [t["role"] for t in p["targets"]] == ["old"]
     assert p["evidence"][0]["source"] == "chat"
     assert p["verification"]["similarity"] is not None
-    assert p["verification"]["lost_details"] == []
+    # The value it replaces is named: a supersession has its lost-detail check too.
+    assert [(d["text"], d["kind"]) for d in p["verification"]["lost_details"]] == [
+        ("db-stage-3", "identifier")
+    ]
 
 
 def test_supersession_with_an_existing_successor_is_accepted(a):
@@ -640,3 +643,44 @@ def test_openapi_describes_the_proposal_endpoints(a):
     ]:
         assert path in paths, path
     assert "requestBody" in paths["/api/v1/proposals"]["post"]
+
+
+def test_a_supersession_names_the_value_and_the_clause_its_successor_drops(a):
+    old = add(a, "The daily report is sent at 09:00 CET, never on weekends.", current_state=True)
+    r = a.post(
+        P, supersession(old, {"body": "The daily report is sent every morning.", "kind": "fact"})
+    )
+    assert r.status_code == 201, r.text
+    lost = r.json()["verification"]["lost_details"]
+    assert {(d["text"], d["kind"]) for d in lost} >= {
+        ("09:00", "time"),
+        ("CET", "name"),
+        ("never on weekends", "negation"),
+    }
+    assert {d["from_entry"] for d in lost} == {old["entry_id"]}
+
+
+def test_a_consolidation_that_drops_never_and_only_lists_both(a):
+    redis = add(a, "Redis is used only for rate limits; never store sessions in it.")
+    other = add(a, "Redis runs 5 replicas.")
+    r = a.post(P, consolidation(redis, [other], "Redis runs 5 replicas and caches rate limits."))
+    assert r.status_code == 201, r.text
+    kinds = {d["kind"] for d in r.json()["verification"]["lost_details"]}
+    assert {"negation", "restriction"} <= kinds
+
+
+def test_a_merge_gluing_two_methods_fails_verification_and_needs_acknowledging(a, api, reviewer):
+    first = "Database migrations are applied automatically by the deploy pipeline."
+    second = "Database migrations are applied by hand by the on-call engineer."
+    auto, hand = add(a, first), add(a, second)
+    r = a.post(P, consolidation(auto, [hand], f"{first} {second}"))
+    assert r.status_code == 201, r.text
+    v = r.json()["verification"]
+    assert check(v, "no_conflicting_values")["status"] == "fail"
+    (conflict,) = [d for d in v["lost_details"] if d["kind"] == "conflict"]
+    assert "applied by hand" in conflict["text"] and conflict["from_entry"] is None
+    pid = r.json()["id"]
+    r = api.as_(reviewer).post(f"/api/v1/proposals/{pid}/approve", {})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "details_not_acknowledged"
+    assert conflict["text"] in r.json()["error"]["details"]["lost_details"]

@@ -385,3 +385,166 @@ def test_a_weekday_matched_regardless_of_case_is_valued_by_its_day():
 def test_a_number_too_long_for_an_integer_is_compared_by_its_text():
     long = "9" * 5000
     assert [(d.kind, d.key) for d in extract_details(f"The seed is {long}.")] == [("number", long)]
+
+
+# --- Clauses and glued contradictions ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kind", "text"),
+    [
+        (
+            "Redis is used only for rate limits; never store sessions in it.",
+            "Redis is used for rate limits and sessions.",
+            "negation",
+            "never store sessions in it",
+        ),
+        (
+            "Redis is used only for rate limits; never store sessions in it.",
+            "Redis is used for rate limits and sessions.",
+            "restriction",
+            "only for rate limits",
+        ),
+        (
+            "Deploys run every weekday except Friday.",
+            "Deploys run every weekday.",
+            "restriction",
+            "except Friday",
+        ),
+        (
+            "Merge to main unless the nightly build is red.",
+            "Merge to main.",
+            "restriction",
+            "unless the nightly build is red",
+        ),
+        (
+            "If the queue is full, drop the oldest job.",
+            "Drop the oldest job.",
+            "condition",
+            "If the queue is full",
+        ),
+        (
+            "When a deploy fails, page the on-call engineer.",
+            "Page the on-call engineer.",
+            "condition",
+            "When a deploy fails",
+        ),
+        (
+            "Tests must pass before merging.",
+            "Tests pass before merging.",
+            "modality",
+            "must pass before merging",
+        ),
+        (
+            "Always run the linter before committing.",
+            "Run the linter before committing.",
+            "modality",
+            "Always run the linter before committing",
+        ),
+        (
+            "Никогда не пушьте напрямую в main.",
+            "Пушьте напрямую в main.",
+            "negation",
+            "Никогда не пушьте напрямую в main",
+        ),
+        (
+            "Только администраторы меняют ключи API.",
+            "Администраторы меняют ключи API.",
+            "restriction",
+            "Только администраторы меняют ключи API",
+        ),
+        (
+            "Если очередь переполнена, удаляйте старые задачи.",
+            "Удаляйте старые задачи.",
+            "condition",
+            "Если очередь переполнена",
+        ),
+        (
+            "金曜日はデプロイしない。",
+            "金曜日はデプロイする。",
+            "negation",
+            "金曜日はデプロイしない",
+        ),
+        ("本番環境のみデプロイする。", "本番環境にデプロイする。", "restriction", "本番環境のみ"),
+        (
+            "ビルドが失敗した場合は再試行する。",
+            "ビルドを再試行する。",
+            "condition",
+            "ビルドが失敗した場合",
+        ),
+        (
+            "マージ前に必ずレビューを受ける。",
+            "マージ前にレビューを受ける。",
+            "modality",
+            "必ずレビューを受ける",
+        ),
+        (
+            "금요일에는 배포하지 않는다.",
+            "금요일에는 배포한다.",
+            "negation",
+            "금요일에는 배포하지 않는다",
+        ),
+        ("주말에만 배포한다.", "주말에 배포한다.", "restriction", "주말에만"),
+        ("빌드가 실패하면 재시도한다.", "빌드를 재시도한다.", "condition", "빌드가 실패하면"),
+        (
+            "반드시 리뷰를 받고 병합한다.",
+            "리뷰를 받고 병합한다.",
+            "modality",
+            "반드시 리뷰를 받고 병합한다",
+        ),
+    ],
+)
+def test_a_dropped_clause_is_a_lost_detail_in_every_language_the_passes_read(
+    before, after, kind, text
+):
+    lost = lost_details([("e_1", before)], after)
+    assert (text, kind) in [(d.text, d.kind) for d in lost]
+    assert all(d.entries == ["e_1"] for d in lost)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Never push directly to main.", "Direct commits to main are forbidden."),
+        (
+            "Unless the build is green, nothing is merged to main.",
+            "Nothing is merged to main unless the build is green.",
+        ),
+        ("If a migration fails, the deploy stops.", "The deploy stops if a migration fails."),
+        ("Only admins may rotate the API keys.", "API keys may be rotated only by admins."),
+        ("金曜日はデプロイしない。", "デプロイは金曜日にはしない。"),
+        ("주말에만 배포한다.", "배포는 주말에만 한다."),
+    ],
+)
+def test_a_clause_restated_in_other_words_is_kept(before, after):
+    assert lost_details([("e_1", before)], after) == []
+
+
+def test_glued_contradictions_are_found_and_restatements_are_not():
+    from proposals.bodies import glued_conflicts, merged_body
+
+    migrations = (
+        "Database migrations are applied automatically by the deploy pipeline.",
+        "Database migrations are applied by hand by the on-call engineer.",
+    )
+    (c,) = glued_conflicts(merged_body(list(migrations)), migrations)
+    assert (c.first, c.second, c.how) == (*migrations, "complement")
+    assert glued_conflicts("The team sync is every Wednesday. The team sync is every Thursday.")
+    assert glued_conflicts("Deploys on Fridays are allowed. Deploys on Fridays are not allowed.")
+    assert glued_conflicts("エディタは深色テーマを使う。エディタは浅色テーマを使う。")
+    for fine in (
+        "The build cache lives in s3://acme-cache. The build cache is purged weekly.",
+        "The API timeout is set to 30 seconds. The API timeout is configured to 30 seconds.",
+        "The build cache lives in s3://acme-cache, owned by Mara Okafor. It is purged weekly.",
+        "The staging DB is db-stage-3. The staging cache is redis-2.",
+    ):
+        assert glued_conflicts(fine) == [], fine
+    # A pair that already stands in one input is that input's wording, not the change's.
+    both = "Standup is at 9:30. Standup is at 10:00."
+    assert glued_conflicts(both, [both]) == []
+
+
+def test_a_japanese_half_hour_is_its_own_value():
+    assert [
+        d.text for d in lost_details([("e_1", "朝会は9時半に始まる。")], "朝会は9時に始まる。")
+    ] == ["9時半"]

@@ -21,6 +21,12 @@ def approve(api, pid: int, **body):
     return api.post(f"/api/v1/proposals/{pid}/approve", body)
 
 
+def acknowledged(api, pid: int) -> list[str]:
+    """Every lost detail of the proposal, as a reviewer ticks them."""
+    lost = api.get(f"/api/v1/proposals/{pid}").json()["verification"]["lost_details"]
+    return [d["text"] for d in lost]
+
+
 def test_consolidation_approval_writes_one_revision_and_one_operation(ag, rv, consolidation):
     pid = consolidation["proposal"]["id"]
     a, b = consolidation["a"], consolidation["b"]
@@ -108,7 +114,7 @@ def test_supersession_approval_and_compensation(ag, rv):
             },
         },
     )
-    r = approve(rv, p["id"])
+    r = approve(rv, p["id"], acknowledge_lost_details=acknowledged(rv, p["id"]))
     assert r.status_code == 200, r.text
     old_now = ag.get(f"{E}/{old}").json()
     assert old_now["state"] == "active"
@@ -154,7 +160,7 @@ def test_promotion_approval(ag, rv):
     r = approve(
         rv,
         p["id"],
-        acknowledge_lost_details=[d if isinstance(d, str) else d["detail"] for d in ack],
+        acknowledge_lost_details=[d["text"] for d in ack],
     )
     assert r.status_code == 200, r.text
     for n in (n1, n2):
@@ -497,7 +503,7 @@ def test_a_supersession_names_the_superseded_entry_and_the_successor_it_created(
             "evidence": [{"source": "chat", "ref": "msg-9"}],
         },
     )
-    out = approve(rv, p["id"]).json()
+    out = approve(rv, p["id"], acknowledge_lost_details=acknowledged(rv, p["id"])).json()
     effects = rv.get(f"/api/v1/operations/{out['operation']}").json()["irreversible_effects"]
     assert effects[0].startswith(
         f"While it is in force, recall labels {old['entry_id']} superseded"
@@ -557,3 +563,30 @@ def test_the_submitter_reads_the_operation_its_approved_proposal_performed(ag, r
     read = ag.get(f"/api/v1/proposals/{pid}").json()
     assert read["status"] == "compensated"
     assert read["operation"] == {**applied, "compensation_revision": undone.json()["revision"]}
+
+
+def test_a_reviewer_closes_a_stale_proposal_and_it_leaves_the_queue(ag, rv, consolidation):
+    pid = consolidation["proposal"]["id"]
+    ag.post(f"{E}/{consolidation['b']}/revise", {"body": "Deploys run nightly at 02:30 UTC"})
+    assert rv.get(f"/api/v1/proposals/{pid}").json()["status"] == "stale"
+    count = Revision.objects.count()
+    r = rv.post(
+        f"/api/v1/proposals/{pid}/reject", {"reason": "other", "comment": "Closed as stale"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "rejected"
+    p = rv.get(f"/api/v1/proposals/{pid}").json()
+    assert p["decision"]["rejection_reason"] == "other"
+    assert p["decision"]["comment"] == "Closed as stale"
+    assert Revision.objects.count() == count  # nothing but the decision is written
+    assert pid not in [x["id"] for x in rv.get("/api/v1/proposals?status=stale").json()["items"]]
+    # Decided once: a second close is 409.
+    again = rv.post(f"/api/v1/proposals/{pid}/reject", {"reason": "other", "comment": "again"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_decided"
+
+
+def test_the_submitter_of_a_stale_proposal_cannot_close_it_as_a_reviewer(ag, rv, consolidation):
+    pid = consolidation["proposal"]["id"]
+    ag.post(f"{E}/{consolidation['b']}/revise", {"body": "Deploys run nightly at 02:30 UTC"})
+    r = ag.post(f"/api/v1/proposals/{pid}/reject", {"reason": "other", "comment": "mine"})
+    assert r.status_code == 403, r.text

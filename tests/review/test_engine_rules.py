@@ -163,7 +163,9 @@ def test_supersession_compensation_restores_old_head_exactly(memory, agent, revi
             "successor": {"entry_id": new.uid, "version": 1},
         },
     ).proposal
-    res = review.approve_proposal(p.pk, actor=reviewer.actor)
+    res = review.approve_proposal(
+        p.pk, actor=reviewer.actor, acknowledge_lost_details=review.lost_detail_names(p)
+    )
     assert res.operation is not None
     review.compensate_operation(res.operation.pk, actor=reviewer.actor, comment="undo")
     d = diff(before, snap([old, new]))
@@ -217,7 +219,9 @@ def test_pending_consolidation_into_a_newly_superseded_entry_goes_stale(memory, 
             "successor": {"entry_id": s.uid, "version": 1},
         },
     ).proposal
-    review.approve_proposal(p_sup.pk, actor=reviewer.actor)
+    review.approve_proposal(
+        p_sup.pk, actor=reviewer.actor, acknowledge_lost_details=review.lost_detail_names(p_sup)
+    )
     assert LifecycleProjection.objects.get(entry=o).validity == "superseded"
     p_merge.refresh_from_db()
     # The merge was reviewed against a *current* target; it now folds r into a superseded

@@ -376,3 +376,18 @@ def test_approve_from_a_page_of_an_earlier_revision_is_refused(
     assert fresh(p).status == ProposalStatus.PENDING, "approved a text the reviewer never saw"
     assert verdicts(p) == []
     assert "revision 2" in page.locator("#decision").inner_text()
+
+
+def test_a_stale_proposal_is_closed_from_its_page(page, memory, agent, reviewer, proposal):
+    make_stale(memory, agent, proposal)
+    login(page, "rita", "pw-rita-123", next_path=url(proposal.pk))
+    assert page.locator("#proposal-status").inner_text().strip() == "stale"
+    page.evaluate(f"{MARKER} = 'same page'")
+    decision = page.locator("#decision")
+    decision.get_by_role("button", name="Close as stale").click()
+    expect(page.locator("#proposal-status")).to_have_text("rejected")
+    assert fresh(proposal).status == ProposalStatus.REJECTED
+    assert verdicts(proposal) == [("reject", 1, "rita")]
+    # It has left the queue of what waits for a reviewer.
+    page.goto("/review/?status=stale")
+    assert page.locator(f"#proposal-{proposal.pk}").count() == 0

@@ -53,11 +53,14 @@ def test_a_stale_proposal_says_stale_once_fails_the_head_check_and_offers_a_next
     target = make_stale(memory, agent, proposal)
     html = get(rita, f"/review/proposals/{proposal.pk}/")
     main = html.split('<main id="main">')[1]
+    # The "Close as stale" form names the action; the page says what happened once.
+    main = re.sub(r'<form[^>]*class="close-stale-form".*?</form>', "", main, flags=re.S)
     assert len(re.findall(r"\bstale\b", re.sub(r"<[^>]+>", " ", main), re.I)) == 1, main
     assert "Every referenced version is its entry&#x27;s head" not in html
     assert f"No longer true: {target} changed since it was proposed" in html
     assert '<span class="badge check fail">fail</span>' in html
     assert "<h3>Next step</h3>" in html and "proposes it again" in html
+    assert "Close as stale" in html
 
 
 def test_a_stale_row_in_the_inbox_has_one_stale_badge(rita, memory, agent, proposal):
@@ -81,7 +84,12 @@ def test_a_supersession_operation_reads_unchanged_and_superseded_with_entry_text
             "successor": {"body": "Logs are kept 30 days in OpenSearch.", "kind": "fact"},
         },
     ).proposal
-    op = actions.approve_proposal(p.pk, actor=reviewer.actor, comment="").operation
+    op = actions.approve_proposal(
+        p.pk,
+        actor=reviewer.actor,
+        comment="",
+        acknowledge_lost_details=actions.lost_detail_names(p),
+    ).operation
     assert op is not None
     html = get(rita, f"/operations/{op.pk}/")
     pre = html.split('id="pre-state"')[1].split("</section>")[0]
@@ -126,8 +134,27 @@ def test_a_supersession_revision_says_the_old_head_is_unchanged(rita, memory, ag
             "successor": {"body": "Logs are kept 30 days in OpenSearch.", "kind": "fact"},
         },
     ).proposal
-    revision = actions.approve_proposal(p.pk, actor=reviewer.actor, comment="").revision
+    revision = actions.approve_proposal(
+        p.pk,
+        actor=reviewer.actor,
+        comment="",
+        acknowledge_lost_details=actions.lost_detail_names(p),
+    ).revision
     assert revision is not None
     html = get(rita, f"/memories/{memory.slug}/revisions/{revision.number}/")
     assert "v1 active → v1 active" not in html
     assert "v1 active, version and state unchanged" in html
+
+
+def test_a_stale_proposal_is_closed_from_its_page_without_javascript(rita, memory, agent, proposal):
+    make_stale(memory, agent, proposal)
+    html = get(rita, f"/review/proposals/{proposal.pk}/")
+    assert "Close as stale" in html and 'name="reason" value="other"' in html
+    r = rita.post(
+        f"/review/proposals/{proposal.pk}/reject/",
+        {"reason": "other", "comment": "Closed as stale: the target moved on."},
+    )
+    assert r.status_code == 302, r.content
+    proposal.refresh_from_db()
+    assert proposal.status == "rejected" and proposal.rejection_reason == "other"
+    assert "Close as stale" not in get(rita, f"/review/proposals/{proposal.pk}/")

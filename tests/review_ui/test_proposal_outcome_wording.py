@@ -200,7 +200,9 @@ def test_an_approved_supersession_says_the_old_entry_became_superseded(
     p = supersession(memory, agent)
     pending = page_of(rita, p.pk)
     assert "The old entry would become superseded." in checks(pending)
-    actions.approve_proposal(p.pk, actor=reviewer.actor)
+    actions.approve_proposal(
+        p.pk, actor=reviewer.actor, acknowledge_lost_details=actions.lost_detail_names(p)
+    )
     html = page_of(rita, p.pk)
     assert "The old entry became superseded." in checks(html)
     assert "<h3>Old (became superseded)</h3>" in html

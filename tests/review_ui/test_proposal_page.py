@@ -257,7 +257,7 @@ def test_preview_of_a_supersession_matches_recall_after_approval(memory, agent):
             "successor": {"body": "The staging database is db-stage-4.", "kind": "fact"},
         },
     ).proposal
-    _after_matches_real_recall(memory, p)
+    _after_matches_real_recall(memory, p, actions.lost_detail_names(p))
 
 
 def test_preview_of_a_promotion_and_a_cleanup_match_recall_after_approval(memory, agent):

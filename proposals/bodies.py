@@ -24,7 +24,16 @@ from functools import lru_cache
 
 from memory.text import is_cjk, stemming, stop_terms, tokenize, words
 
-from ..verify import Detail, detail_pattern, extract_details, spaced_cjk
+from .clauses import CJK_NEGATION as CJK_NEGATION
+from .clauses import cjk_negations, clause_kept, clauses
+from .verify import (
+    Conflict,
+    Detail,
+    detail_kept,
+    detail_pattern,
+    extract_details,
+    spaced_cjk,
+)
 
 #: Detail kinds that name a slot's value (a difference there is a different value).
 VALUE_KINDS = ("number", "time", "date", "version", "identifier", "name", "url", "path", "email")
@@ -99,70 +108,15 @@ def value_differences(a: str, b: str) -> dict[str, list[list[str]]]:
 NEGATIONS = frozenset(
     "not no never t cannot without none nothing nobody neither nor off".split()  # noqa: SIM905
 ) | {"не", "нет", "никогда", "нельзя"}  # Russian: not, no, never, must not
-#: Japanese and Korean negation, a closed list (what is not on it is not read as one):
-#:
-#: - Japanese: ない / なかった / なく / なければ after a kanji, at most one kana, and then a
-#:   kana of the あ, い (but い) or え rows — a verb's negative stem (使わない, 分からない,
-#:   食べない, 使えない, 使用しない, 問題はない) — or after できる's stem, a て-form's いる,
-#:   なる and いける (できない, 使っていない, ならない, いけない), or しない after anything but
-#:   hiragana or after を, も, は, が (キャッシュしない, 何もしない); ません (使いません,
-#:   しません; not すみません, "sorry"); ず (ending a word, or ずに) and ぬ after a kanji and
-#:   a kana of the あ row or せ (使わずに, 確認せず, 知らぬ); ない after the verbs whose
-#:   negative stem is their one kanji (見ない, 来ない, 出来ない, 寝ない, 出ない; their なく
-#:   only after no other kanji, as 偏見なく "without bias" is a noun's; not を得ない, "have no
-#:   choice but"), after じゃ (本番じゃない, じゃなかった, じゃなく; not だけじゃなく "not
-#:   only", nor the rhetorical じゃないですか), and after an adjective's
-#:   く form — a kanji and at most two kana, or よ
-#:   (速くない, 少なくない "not few", 新しくない, よくない).
-#:   Not read: adjectives ending in ない whose kanji stands right before it (少ない "few",
-#:   危ない "dangerous") or whose kana is of the う or お rows (すくない, あぶない, せつない),
-#:   もったいない and 間違いない (い), しかない ("nothing but"), はず, まず, 必ず, 相変わらず.
-#: - Korean: 않 (…지 않다, 않는다, 않습니다); 안 and 못 standing as a word before another
-#:   (안 쓴다, 못 쓴다; not 안에 "inside", 못을 "nail"); 못하 after 지 or as a word
-#:   (사용하지 못한다); 없 as a predicate (없다, 없습니다, 없어요, 없었다, 없음; not 끊임없이
-#:   "ceaselessly", nor 없애다 "remove"); 아니다 as a word (아니다, 아닙니다, 아니에요, 아니예요,
-#:   아닌, 아닌데, 아닐, 아니라, 아니지만, 아니어서, 아냐; not 아니면 "or", 아니요 "no", nor
-#:   뿐만 아니라 / 만 아니라 "not only"); not 밖에 없다 ("nothing but", an obligation).
-#:
-#: Two bodies worded alike whose counts of these differ in parity give one slot two values:
-#: "使わなければならない" (must use: two) restates "使う" (none); "使ってはならない" (must not
-#: use: one) negates it.
-_KANA = "\u3041-\u3096"
-_KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々"
-_JA_NEG_STEM = "かがさざただなはばぱまやらわきぎしじちにびみりけげせぜてでねべめれえ"
-_JA_NEG_ENDING = "な(?:い|かっ|く|けれ)"
-#: The verbs whose negative stem is their one kanji (見ない, 来ない, 出来ない, 寝ない, 出ない).
-_JA_ONE_KANJI_VERBS = "見来寝出居着似煮得経"
-#: A one-kanji verb, but not 得 after を (使わざるを得ない, やむを得ない: "have no choice but").
-_JA_ONE_KANJI_VERB = rf"(?!(?<=を)得)[{_JA_ONE_KANJI_VERBS}]"
-CJK_NEGATION = re.compile(
-    rf"[{_KANJI}][{_KANA}]?[{_JA_NEG_STEM}](?<!しか){_JA_NEG_ENDING}"
-    rf"|(?:(?<![{_KANA}])|(?<=[をもはが]))し{_JA_NEG_ENDING}"
-    rf"|(?:でき|[てで]い|なら|いけ|出来){_JA_NEG_ENDING}"
-    rf"|(?<!だけ)じゃ(?!ないですか(?:[?？。」\s]|$)){_JA_NEG_ENDING}"
-    # The one-kanji verbs; なく ("without") only after no other kanji: 偏見なく is a noun's.
-    rf"|{_JA_ONE_KANJI_VERB}な(?:い|かっ|けれ)|(?<![{_KANJI}]){_JA_ONE_KANJI_VERB}なく"
-    rf"|(?:[{_KANJI}][{_KANA}]{{0,2}}|(?<![{_KANA}])よ)く{_JA_NEG_ENDING}"
-    r"|(?<!すみ)(?<!済み)ません"
-    rf"|[{_KANJI}][あかがさざただなばぱまやらわせ](?:ず(?![{_KANA}])|ずに|ぬ)"
-    r"|않"
-    r"|(?<![가-힣])[안못] (?=[가-힣])|(?:(?<![가-힣])|지 ?)못(?=하|했|합|한)"
-    r"|(?<!밖에 )없(?:다|습니다|었다|었습니다|어요|었어요|어|음)(?![가-힣])"
-    r"|(?<![가-힣])(?<!만 )(?<!뿐 )(?<!만이 )아(?:니(?:다|라|야|에요|예요|었|어|며|고|지|기)"
-    r"|닐|닙|닌(?:데)?(?![가-힣])|님|냐(?![가-힣]))"
-)
-
-
-def cjk_negations(body: str) -> int:
-    """How many Japanese and Korean negations ``body`` holds (:data:`CJK_NEGATION`)."""
-    return len(CJK_NEGATION.findall(body))
 
 
 #: Verbs that only link a subject to its value ("the app uses / talks to the gateway at …",
-#: "logs go / are sent to Loki"): one replaced by another does not change the fact.
+#: "logs go / are sent to Loki", "уходят" / "отправляются"): one replaced by another does not
+#: change the fact.
 LINKING_VERBS = frozenset(
     """use uses used talk talks run runs go goes live lives sit sits point points send sends
-    sent ship ships call calls connect connects reach reaches hit hits get gets""".split()  # noqa: SIM905
+    sent ship ships call calls connect connects reach reaches hit hits get gets
+    идёт идут уходит уходят отправляется отправляются""".split()  # noqa: SIM905
 )
 #: At most this many content terms on each side of the one replaced slot of :func:`word_swap`:
 #: more is a rewording, not one value for another.
@@ -204,7 +158,7 @@ def word_swap(a: str, b: str) -> list[list[str]]:
     # is the same on both sides, so a count that differs in parity differs there.
     if cjk_negations(a) % 2 != cjk_negations(b) % 2:
         return [slot_a, slot_b]
-    linking = _linking_terms()
+    linking = _linking_terms() | _neutral_terms()
     ta = content_terms(_joined(slot_a)) - linking
     tb = content_terms(_joined(slot_b)) - linking
     if ta - tb and tb - ta and max(_size(ta), _size(tb)) <= SWAP_MAX_TERMS:
@@ -344,8 +298,6 @@ def adds_to(sentence: str, merged: str) -> bool:
     number, a version, a name), or a content term it lacks. A sentence that only restates —
     an inflection ("formats" next to "format"), filler ("again", "now"), a count written
     another way ("four" next to "4") — adds nothing."""
-    from ..verify import detail_kept
-
     numbers = {d.key for d in _details(merged) if d.kind == "number"}
     if any(not detail_kept(d, merged, numbers) for d in _details(sentence)):
         return True
@@ -376,3 +328,197 @@ def completeness(body: str) -> tuple[int, int, int]:
     """How complete a body is: its details, then its content words, then its length."""
     details: list[Detail] = extract_details(body)
     return (len(details), len(subject_terms(body)), len(body))
+
+
+# --- Glued contradictions ---------------------------------------------------------------------
+
+#: The least subject overlap (strict: :func:`subject_similarity`) for two sentences giving a
+#: slot different values to be about one subject.
+CONFLICT_MIN_SUBJECT = 0.6
+#: Auxiliaries and copulas: a prefix shared up to one of them and a content word after it holds
+#: the subject and its verb ("Database migrations are applied …").
+AUXILIARIES = frozenset(
+    """is are was were be been being has have had will would can could must should shall may
+    might do does did get gets got""".split()  # noqa: SIM905
+)
+#: Verbs that only say a value is in place ("is set to" / "is configured to" 30 seconds): one
+#: replaced by another is no other method.
+NEUTRAL_VERBS = frozenset(
+    "set configured configure defined specified kept stored located placed made done".split()  # noqa: SIM905
+)
+
+
+def rewritten_complement(a: str, b: str) -> list[list[str]]:
+    """``[what a says, what b says]`` when two bodies share their subject and verb and then go
+    on, each, with words the other lacks: one method, actor, place or value in place of another
+    ("Database migrations are applied automatically by the deploy pipeline" / "… are applied by
+    hand by the on-call engineer"), else ``[]`` (pure).
+
+    Read on content words (function words aside): the two sequences differ in one place only,
+    after at least two shared words that run through an auxiliary or copula ("are applied");
+    each side's part holds a content word the other lacks, verbs that only put a value in place
+    ("set" / "configured") and linking verbs aside. A part only one side has ("… and is purged
+    weekly") is more information, and a different verb ("lives in" / "is purged") another
+    fact."""
+    wa, wb = _slot_words(a), _slot_words(b)
+    ca, cb = _content_positions(wa), _content_positions(wb)
+    ta, tb = [t for _, t in ca], [t for _, t in cb]
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes()]
+    changed = [op for op in ops if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return []
+    _, i1, i2, j1, j2 = changed[0]
+    if i1 < 2 or not AUXILIARIES.intersection(wa[: ca[i1][0]]):
+        return []
+    neutral = _linking_terms() | _neutral_terms()
+    only_a = set(ta[i1:i2]) - set(tb) - neutral
+    only_b = set(tb[j1:j2]) - set(ta) - neutral
+    if not only_a or not only_b:
+        return []
+    return [wa[ca[i1][0] : ca[i2 - 1][0] + 1], wb[cb[j1][0] : cb[j2 - 1][0] + 1]]
+
+
+def _content_positions(ws: list[str]) -> list[tuple[int, str]]:
+    """The content words of a word stream as ``(position, term)``: each word's analyzer term
+    (stemmed), function words, stop words and lone numbers aside."""
+    out = []
+    filler = _filler_terms()
+    for i, w in enumerate(ws):
+        if w in FUNCTION_WORDS:
+            continue
+        terms = tokenize(w)
+        term = terms[-1] if terms else ""
+        if term and term not in filler:
+            out.append((i, term))
+    return out
+
+
+@lru_cache(maxsize=2)
+def _neutral(stem: bool) -> frozenset[str]:
+    return frozenset(tokenize(" ".join(sorted(NEUTRAL_VERBS))))
+
+
+def _neutral_terms() -> frozenset[str]:
+    return _neutral(stemming())
+
+
+def incompatible(a: str, b: str) -> tuple[str, list[list[str]]] | None:
+    """How two sentences give one subject incompatible values, or None: worded alike but for
+    one slot holding other words or a negation (:func:`word_swap`: "dark" / "light" theme,
+    "allowed" / "not allowed"); a value of one kind each side lacks on one subject
+    (:func:`value_differences`, the subjects — stemmed, "узла" is "узлов" — overlapping at
+    least :data:`CONFLICT_MIN_SUBJECT`, strictly); or the same subject and verb going on with
+    another complement (:func:`rewritten_complement`)."""
+    swap = word_swap(a, b)
+    if swap and _one_value_each(a, b, swap):
+        return "words", swap
+    sa, sb = _stemmed_subject(a), _stemmed_subject(b)
+    overlap = len(sa & sb) / min(len(sa), len(sb)) if sa and sb else 0.0
+    if not (sa - sb and sb - sa) and overlap >= CONFLICT_MIN_SUBJECT:
+        for kind, values in value_differences(a, b).items():
+            return kind, values
+    rewritten = rewritten_complement(a, b)
+    if rewritten:
+        return "complement", rewritten
+    return None
+
+
+def _one_value_each(a: str, b: str, swap: list[list[str]]) -> bool:
+    """Whether a :func:`word_swap` puts one value against another: a negation on one side, or
+    at most one content term each side ("dark" / "light", "main" / "master"). Two terms each
+    may be a clause one side adds where the other adds another ("…, owned by Mara Okafor" /
+    "… and is purged weekly"): two facts, not two values."""
+    slot_a, slot_b = swap
+    if bool(NEGATIONS.intersection(slot_a)) != bool(NEGATIONS.intersection(slot_b)):
+        return True
+    if cjk_negations(a) % 2 != cjk_negations(b) % 2:
+        return True
+    linking = _linking_terms() | _neutral_terms()
+
+    def words_with_content(slot: list[str]) -> int:
+        # A CJK run is one word ("라이트"), as the text writes it.
+        return sum(1 for w in _joined(slot).split() if content_terms(w) - linking)
+
+    return max(words_with_content(slot_a), words_with_content(slot_b)) <= 1
+
+
+@lru_cache(maxsize=8192)
+def _stemmed_subject(body: str) -> frozenset[str]:
+    """:func:`subject_terms` as the analyzer indexes them (stemmed, stop words aside)."""
+    return frozenset(content_terms(" ".join(sorted(_subject_terms(body)))))
+
+
+#: Where a sentence of a result ends, Chinese and Japanese full stops included.
+_RESULT_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")
+
+
+def glued_conflicts(result: str, inputs: Sequence[str] = ()) -> list[Conflict]:
+    """The pairs of sentences of ``result`` that give one subject two incompatible values
+    (:func:`incompatible`): two facts glued together, which a result must never state. A pair
+    that already stands in one of the ``inputs`` is that input's own wording, not the change's
+    doing."""
+    known = {(c.first, c.second) for body in inputs for c in _conflicts(body)}
+    return [c for c in _conflicts(result) if (c.first, c.second) not in known]
+
+
+def _conflicts(text: str) -> list[Conflict]:
+    """Each pair of sentences of ``text`` that :func:`incompatible` calls two values for one
+    subject. Only pairs sharing a content term are compared (a body of 8 KiB holds a hundred
+    sentences: the set intersection keeps the quadratic part cheap)."""
+    parts = [p.strip() for p in _RESULT_SENTENCE.split(text) if p.strip()]
+    terms = [content_terms(p) for p in parts]
+    out: list[Conflict] = []
+    for i, a in enumerate(parts):
+        for j in range(i + 1, len(parts)):
+            b = parts[j]
+            if not terms[i] & terms[j]:
+                continue
+            found = incompatible(a, b)
+            if found is None:
+                continue
+            how, values = found
+            out.append(Conflict(a, b, how, values))
+    return out
+
+
+# --- Restatements -----------------------------------------------------------------------------
+
+_CJK_LETTER = re.compile(r"[\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+#: Korean particles and endings of one syllable: grammar, not what a sentence says.
+_KO_GRAMMAR = frozenset("은는이가을를에서의로와과도다한하고며면요니되돼됩됐됨어었았있습합해했함")
+
+
+def restating_terms(body: str) -> frozenset[str]:
+    """What :func:`differs_both_ways` compares of a body: its content terms (stemmed, stop and
+    function words, bare numbers, linking verbs and verbs that only put a value in place
+    aside), and for Chinese, Japanese and Korean its letters — Han, Katakana and Hangul, but
+    not Hiragana or Korean particles — since a reordered sentence keeps its letters and not
+    the bigrams across its particles."""
+    latin = _CJK_LETTER.sub(" ", spaced_cjk(body))
+    terms = (
+        {t for t in content_terms(latin) if not is_cjk(t[0])} - _linking_terms() - _neutral_terms()
+    )
+    terms |= {c for c in _CJK_LETTER.findall(body) if c not in _KO_GRAMMAR}
+    return frozenset(terms)
+
+
+def differs_both_ways(a: str, b: str) -> list[list[str]]:
+    """``[terms only in a, terms only in b]`` when each of two bodies says something the other
+    does not (:func:`restating_terms`), else ``[]``: the second is no restatement of the first
+    — or one with other words, which no check of the texts tells from another method, actor or
+    place ("applied by the deploy pipeline" / "applied by hand by the on-call engineer"), so
+    the near-duplicate pass never merges it. A body that only adds to the other ("… and is
+    purged weekly") restates it."""
+    ta, tb = restating_terms(a), restating_terms(b)
+    if ta - tb and tb - ta:
+        return [sorted(ta - tb), sorted(tb - ta)]
+    return []
+
+
+def clause_differences(a: str, b: str) -> list[str]:
+    """The clauses (``proposals.clauses``: a negation, a restriction, a condition, a modality)
+    that one body holds and the other does not keep: "only on weekends" / "on weekends",
+    "never store sessions" / "store sessions" are two facts, whatever else they share."""
+    return [c.text for c in clauses(a) if not clause_kept(c, b)] + [
+        c.text for c in clauses(b) if not clause_kept(c, a)
+    ]
