@@ -380,6 +380,8 @@ def _stale_claim_items(actor: Actor, visible: QuerySet[Proposal], now: datetime)
     for claim in (
         ReviewClaim.objects.filter(actor_id=actor.id, proposal__in=visible.values("pk"))
         .filter(Q(expires_at__lte=now) | ~Q(proposal__status=ProposalStatus.PENDING))
+        # Never a notice about one's own decision (a claim ends with it; older rows may not).
+        .exclude(proposal__decided_by=actor.id)
         .select_related("proposal__memory")
     ):
         p = claim.proposal
