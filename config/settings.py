@@ -164,6 +164,8 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
 if env_bool("SECURE_PROXY_SSL_HEADER", False):
     # Only behind a proxy that sets (and strips client-sent) X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The product's 403 page, marked so an htmx form can offer to log in again and retry.
+CSRF_FAILURE_VIEW = "lib.views.csrf_failure"
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from playwright.sync_api import expect
 
 from memory import actions as memory_actions
 from memory.actors import Actor
@@ -330,6 +331,14 @@ def test_bulk_approve_on_a_phone_shows_each_outcome_and_updates_counts(
     page.get_by_label(f"Select proposal #{keep.pk}").uncheck()
     assert page.locator("[data-selected-count]").inner_text() == "3 selected"
     page.get_by_role("button", name="Approve selected").click()
+    # It asks first, naming each selected proposal.
+    confirm = page.locator("#shortcut-confirm")
+    expect(confirm).to_be_visible()
+    assert "Approve 3 selected proposals?" in confirm.inner_text()
+    for p in (a, b, c):
+        assert f"proposal #{p.pk} — consolidation — loses no detail" in confirm.inner_text()
+    assert fresh(a).status == ProposalStatus.PENDING
+    confirm.get_by_role("button", name="Yes, approve").click()
 
     page.locator("[data-bulk-summary]").wait_for()
     assert "2 of 3 decided." in page.locator("[data-bulk-summary]").inner_text()
