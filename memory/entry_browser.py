@@ -3,12 +3,13 @@ newest first, with its validity (active, superseded by its successor, in conflic
 candidate, quarantined — the lifecycle projection's, so a superseded entry never reads "active"),
 head state, kind, tier, pin and the lifecycle projection's importance.
 
-Filters live in the URL (``state``, ``validity``, ``kind``, ``pinned``), so every view is a shareable link and
-works without JavaScript; "Load more" follows an opaque keyset cursor (``lib.pagination``) like
-the audit log, and htmx swaps only the rows. ``q`` is a text search through the recall pipeline
-(``memory.search.search``: the ``history`` view, plus ``candidates``), at most :data:`SEARCH_LIMIT`
-hits, best first, with the same filters applied; quarantined entries are in no recall view, so a
-text search never finds them (the state filter without ``q`` lists them).
+Filters live in the URL (``state``, ``validity``, ``kind``, ``pinned``), so every view is a
+shareable link and works without JavaScript; "Load more" follows an opaque keyset cursor
+(``lib.pagination``) like the audit log, and htmx swaps only the rows. ``q`` is a text search
+through the recall pipeline (``memory.search.search``: the ``history`` view, plus ``candidates``),
+at most :data:`SEARCH_LIMIT` hits, best first, with the same filters applied; quarantined entries
+are in no recall view, so a text search never finds them (the state filter without ``q`` lists
+them).
 
 Reviewers, auditors and staff may read (403 otherwise; a Memory out of scope is 404). Entries
 above the reader's clearance are left out (``Entry.objects.visible_to``). One page is a fixed
