@@ -440,10 +440,18 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
 
 
 def digest_body(rows: list[Notification]) -> str:
-    """The digest: each row's mail (with its own link), then the notifications page."""
+    """The digest: each row's mail (with its own link and its proposal's status now), then the
+    notifications page."""
     lines = [f"{len(rows)} review notification(s) since your last digest:", ""]
+    # Each proposal's status now (one query): a notice from the morning about a proposal decided
+    # in the afternoon says so, instead of reading as if it still waited.
+    ids = {r.proposal_id for r in rows if r.proposal_id is not None}
+    status = dict(Proposal.objects.filter(pk__in=ids).values_list("pk", "status") if ids else [])
     for row in rows:
-        lines.append(f"* {row.subject} ({row.created_at:%Y-%m-%d %H:%M} UTC)")
+        now = status.get(row.proposal_id) if row.proposal_id is not None else None
+        label = ProposalStatus(now).label.lower() if now in ProposalStatus.values else now
+        tail = f" — now {label}" if now else ""
+        lines.append(f"* {row.subject} ({row.created_at:%Y-%m-%d %H:%M} UTC){tail}")
         lines.extend("  " + line for line in row.body.splitlines())
         lines.append("")
     lines.append(f"What needs you now: {absolute(reverse('review-notifications'))}")

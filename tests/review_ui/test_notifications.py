@@ -179,14 +179,19 @@ def test_a_daily_digest_collects_the_mails_into_one(
     assert [m.to[0] for m in mail.outbox] == ["rita@example.com", "rita@example.com"]
     assert Notification.objects.filter(channel="digest", sent_at__isnull=True).count() == 2
 
+    # The first is decided before the digest goes out: the digest says so.
+    reject_proposal(first.pk, actor=person("rita"), reason="wrong", comment="Not the same.")
+
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         assert send_digests.delay().get() == 1
     assert len(mail.outbox) == 1
     digest = mail.outbox[0]
     assert digest.to == ["ravi@example.com"]
-    assert "Daily digest: 2 notification(s)" in digest.subject
     assert f"#{first.pk}" in digest.body and f"#{second.pk}" in digest.body
+    lines = {line for line in digest.body.splitlines() if line.startswith("* ")}
+    assert any(f"#{first.pk}" in line and line.endswith("— now rejected") for line in lines)
+    assert any(f"#{second.pk}" in line and line.endswith("— now pending") for line in lines)
     # Idempotent: a second run finds nothing left to send.
     assert send_digests.delay().get() == 0
     assert len(mail.outbox) == 1
