@@ -18,8 +18,10 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from lib.login_redirect import is_login_redirect
 
 PAGE = "/audit/?actor=rita&kind=approve"
-#: Routes anybody may open (logging in, out, and resetting a forgotten password).
+#: Routes anybody may open (logging in, out, resetting a forgotten password, health checks).
 PUBLIC = {
+    "healthz",
+    "readyz",
     "login",
     "logout",
     "password_reset",
