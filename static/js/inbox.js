@@ -1,6 +1,6 @@
 /* Keyboard shortcuts for the reviewer inbox and proposal page (no framework, no build step).
  *
- *   j / k   next / previous proposal        o, Enter   open it
+ *   j / k   next / previous proposal        o, Enter   open it (the proposal page: its inbox)
  *   a       approve — after a confirmation   r          reject (opens reason + comment)
  *
  * Clicking an inbox row's Approve or "Approve selected" asks the same confirmation.
@@ -27,10 +27,12 @@
     try { window.localStorage.setItem(KEY, on ? "on" : "off"); } catch (e) { /* private mode */ }
   }
 
+  // A checkbox or radio takes no letters: after ticking a lost detail, "a" still approves.
   function typing(el) {
     if (!el) return false;
     var tag = el.tagName;
-    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
+    if (tag === "INPUT") return !/^(checkbox|radio|button|submit|reset)$/i.test(el.type);
+    return tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
   }
 
   function items() { return Array.prototype.slice.call(document.querySelectorAll("[data-item]")); }
@@ -52,7 +54,12 @@
 
   function move(step) {
     var list = items();
-    if (!list.length) return;
+    if (!list.length) {
+      // The proposal page: the next / previous proposal of the queue it was opened from.
+      var link = document.querySelector(step > 0 ? "[data-queue-next]" : "[data-queue-prev]");
+      if (link) window.location.href = link.href;
+      return;
+    }
     var at = list.indexOf(current());
     var next = at < 0 ? (step > 0 ? 0 : list.length - 1) : Math.min(Math.max(at + step, 0), list.length - 1);
     select(list[next]);
@@ -231,7 +238,10 @@
 
   function open() {
     var row = current();
-    if (row && row.dataset.href) window.location.href = row.dataset.href;
+    if (row && row.dataset.href) { window.location.href = row.dataset.href; return; }
+    // The proposal page: "o" opens the inbox view it came from.
+    var back = !items().length && document.querySelector("[data-queue-inbox]");
+    if (back) window.location.href = back.href;
   }
 
   document.addEventListener("keydown", function (event) {

@@ -148,3 +148,17 @@ def test_neighbours_cost_a_fixed_number_of_queries(
         consolidate(memory, agent.actor)
     with django_assert_num_queries(len(few.captured_queries)):
         page_of(rita, three[1].pk, "?q=Deploys&sort=newest")
+
+
+def test_reject_and_next_opens_the_next_pending_proposal(rita, three):
+    first, middle, _last = three
+    r = rita.post(
+        f"/review/proposals/{first.pk}/reject/",
+        {"then": "next", "sort": "oldest", "reason": "wrong", "comment": "Not the same."},
+    )
+    assert r.status_code == 302, r.content
+    assert r["Location"] == f"/review/proposals/{middle.pk}/"
+    first.refresh_from_db()
+    assert first.status == "rejected"
+    html = rita.get(f"/review/proposals/{middle.pk}/").content.decode()
+    assert "data-reject-next>Reject &amp; next</button>" in html
