@@ -14,8 +14,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
 try:
-    from memory.embeddings import warm_up
+    from django.urls import get_resolver
 
+    from memory.embeddings import warm_up
+    from memory.search.common import query_terms
+
+    get_resolver().url_patterns  # noqa: B018 - imports every view module now, not on a request
+    query_terms("warm up the analyzer")  # the word segmenter and the stemmers
     warm_up()
 except Exception:  # the process still serves lexically; /readyz says the model is not loaded
     logging.getLogger(__name__).exception("The embedding model could not be loaded at start.")
