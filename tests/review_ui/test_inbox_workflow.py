@@ -81,6 +81,17 @@ def test_q_matches_rationale_proposed_text_and_entry_id(rita, memory, agent):
     assert listed(rita, "?q=nothing-matches-this") == []
 
 
+def test_q_matches_the_text_of_an_affected_entry(rita, memory, agent):
+    by_input = consolidate(
+        memory,
+        agent.actor,
+        a="The wombat runbook lives in ops/runbooks",
+        body="The runbook lives in ops/runbooks",
+    )
+    consolidate(memory, agent.actor)
+    assert listed(rita, "?q=Wombat") == [by_input.pk]
+
+
 def test_each_filter_narrows(rita, memory, agent, other_agent, reviewer):
     mine = consolidate(memory, agent.actor)
     theirs = consolidate(memory, other_agent.actor)
