@@ -282,7 +282,7 @@ def maintenance_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "parameters": _figures(out["parameters"]),
             # The filed proposals have a section of their own.
             "counts": _figures({k: v for k, v in out["counts"].items() if k != "proposals"}),
-            "items": [{**i, "inputs": _as_json(i.get("inputs"))} for i in out["items"]],
+            "items": [_item(i) for i in out["items"]],
             "can_run": actor.is_reviewer,
             "nav": "memory",
         },
@@ -290,8 +290,55 @@ def maintenance_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 
 def _figures(values: dict[str, Any]) -> list[tuple[str, str]]:
-    """A run's receipts or counts as (name, value) rows, the values as JSON writes them."""
-    return [(name, _as_json(value)) for name, value in sorted(values.items())]
+    """A run's receipts or counts as (label, value) rows that read as words: "Min similarity"
+    for ``min_similarity``, yes / no, lists and mappings spelt out (never Python's repr)."""
+    return [(_label(name), _readable(value)) for name, value in sorted(values.items())]
+
+
+#: Inputs longer than this (characters) are folded behind "Show the inputs", so no candidate
+#: is taller than a phone's screen.
+FOLD_INPUTS = 240
+
+
+def _item(item: dict[str, Any]) -> dict[str, Any]:
+    inputs = _inputs(item.get("inputs"))
+    return {
+        **item,
+        "inputs": inputs,
+        "fold_inputs": sum(len(n) + len(v) for n, v in inputs) > FOLD_INPUTS,
+    }
+
+
+def _inputs(value: Any) -> list[tuple[str, str]]:
+    """A candidate's inputs as (label, value) rows (a value that is no mapping is one row)."""
+    if isinstance(value, dict):
+        return _figures(value)
+    return [("Inputs", _readable(value))] if value not in (None, "", [], {}) else []
+
+
+def _label(name: str) -> str:
+    return str(name).replace("_", " ").strip().capitalize()
+
+
+def _readable(value: Any, depth: int = 0) -> str:
+    """One receipt value in words: "—" for nothing, yes / no, numbers and text as they are, a
+    list joined with commas (pairs with "↔"), a mapping as "label: value; …"; JSON below two
+    levels."""
+    if value is None or value == "" or value == [] or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    if depth >= 2:
+        return _as_json(value)
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, (list, tuple)) for v in value):
+            return "; ".join(" ↔ ".join(_readable(x, depth + 2) for x in v) for v in value)
+        return ", ".join(_readable(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{_label(k)}: {_readable(v, depth + 1)}" for k, v in value.items())
+    return str(value)
 
 
 def _as_json(value: Any) -> str:

@@ -98,9 +98,11 @@ def test_the_maintenance_pages_read_as_pages_not_as_python(browser, memory, agen
     assert run.items and run.items[0]["inputs"]
     html = browser.get(r["Location"]).content.decode()
     assert "{&#x27;" not in html and "True" not in html and "False" not in html
-    assert '<th scope="row"><code>threshold</code></th>' in html
-    assert '<th scope="row"><code>wrapped</code></th><td><code>true</code></td>' in html
-    assert "&quot;pairs&quot;: [[" in html
+    # Receipts read as words: labels, yes / no, no JSON or snake_case keys.
+    assert '<th scope="row">Threshold</th>' in html
+    assert '<th scope="row">Wrapped</th><td>yes</td>' in html
+    assert "&quot;" not in html and "<pre>" not in html
+    assert '<dl class="run-inputs">' in html and "<dt>Pairs</dt>" in html
     uid = run.items[0]["entry_id"]
     assert f'<a href="/memories/acme/entries/{uid}/">{uid}</a>' in html
     assert "Run <code>near_duplicates</code> again:" in html

@@ -34,7 +34,7 @@ def test_newest_first_order_swaps_the_neighbours_and_keeps_the_filters(rita, thr
     html = page_of(rita, middle.pk, "?sort=newest&amp;q=Deploys".replace("&amp;", "&"))
     assert f'href="/review/proposals/{last.pk}/?sort=newest&amp;q=Deploys" rel="prev"' in html
     assert f'href="/review/proposals/{first.pk}/?sort=newest&amp;q=Deploys" rel="next"' in html
-    assert 'href="/review/?sort=newest&amp;q=Deploys">← Inbox' in html
+    assert 'href="/review/?sort=newest&amp;q=Deploys" data-queue-inbox>← Inbox' in html
 
 
 def test_neighbours_follow_the_search(rita, memory, agent, three):
