@@ -22,7 +22,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F
+from django.db.models import Count, F, Max
 from django.db.models.functions import TruncDate
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -55,6 +55,23 @@ HISTORY_DAYS = 90
 #: Candidate and quarantined entries listed on the Memory home (the newest; the counts say how
 #: many there are in all).
 WITHHELD_SHOWN = 20
+#: What each job does, for the maintenance page's job list.
+JOB_DESCRIPTIONS = {
+    "near_duplicates": "Finds entries that say the same thing and files consolidation "
+    "proposals for review.",
+    "contradictions": "Finds entries that contradict each other and records the conflict "
+    "for a reviewer.",
+    "promotion": "Finds working notes that keep recurring and files promotion proposals "
+    "(a durable fact, preference, decision or constraint).",
+    "capacity": "Checks the Memory against its capacity and files cleanup proposals for "
+    "what is least worth keeping.",
+    "injection_scan": "Looks for text that reads as instructions to a model and files "
+    "quarantine proposals.",
+    "l1": "The decay scan: retires stale working notes and session entries by the policy's "
+    "rules (writes only when enabled).",
+    "rebuild": "Rebuilds the derived rows (the lifecycle projection) from the revisions and "
+    "reports any difference.",
+}
 #: Jobs a reviewer can start from the pages.
 PAGE_JOBS = (
     "near_duplicates",
@@ -193,6 +210,7 @@ def maintenance_runs(request: HttpRequest, slug: str) -> HttpResponse:
         "memory/maintenance.html",
         {
             "memory": memory,
+            "job_rows": _job_rows(memory),
             "runs": rows,
             "next_cursor": cursor,
             "job": job,
@@ -226,6 +244,37 @@ def _start(request: HttpRequest, actor: Actor, memory: Memory) -> HttpResponse:
         ),
     )
     return redirect("memory-maintenance", slug=memory.slug)
+
+
+def _job_rows(memory: Memory) -> list[dict[str, Any]]:
+    """Each job the page offers: what it does, its schedule in the Memory's policy, and its
+    last run (one query for every job's last run)."""
+    last = {
+        row["job"]: row
+        for row in MaintenanceRun.objects.for_memory(memory)
+        .values("job")
+        .annotate(last_pk=Max("pk"), last_at=Max("finished_at"))
+        .order_by()
+    }
+    policy = memory.policy or {}
+    rows = []
+    for job in PAGE_JOBS:
+        settings = maintenance.job_policy(policy, job)
+        if maintenance.job_enabled(policy, job):
+            hours = settings.get("every_hours", 24)
+            schedule = f"every {hours:g} h" if isinstance(hours, (int, float)) else "daily"
+        else:
+            schedule = "off — runs only when started here or over the API"
+        rows.append(
+            {
+                "job": job,
+                "description": JOB_DESCRIPTIONS.get(job, ""),
+                "schedule": schedule,
+                "last_pk": last.get(job, {}).get("last_pk"),
+                "last_at": last.get(job, {}).get("last_at"),
+            }
+        )
+    return rows
 
 
 def _task_url(memory: Memory, job: str, task_id: str, dry_run: bool) -> str:
