@@ -245,3 +245,7 @@ def test_the_navigation_links_the_memory_home(rita, memory):
     nav = dash.split('<nav aria-label="Main">')[1].split("</nav>")[0]
     assert '<a href="/#memories">Memories</a>' in nav
     assert 'id="memories"' in dash and 'href="/memories/acme/"' in dash
+
+
+def test_the_dashboard_links_the_api_docs(rita):
+    assert '<a href="/api/v1/docs/">API docs</a>' in rita.get("/").content.decode()
