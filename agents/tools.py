@@ -41,7 +41,13 @@ from proposals.kinds import KINDS
 from proposals.models import Proposal
 from proposals.permissions import kinds_filed_by, require_submitter_of
 from proposals.selectors import get_proposal, proposal_json
-from proposals.serializers import KIND_SERIALIZERS, parse_submission
+from proposals.serializers import (
+    KIND_SERIALIZERS,
+    AmendIn,
+    WithdrawIn,
+    comment_out,
+    parse_submission,
+)
 
 from .schema import serializer_schema
 
@@ -152,6 +158,28 @@ class ProposalStatusIn(StrictSerializer):
     id = serializers.IntegerField(min_value=1, help_text="The proposal id `propose` returned.")
 
 
+class ProposalArg(StrictSerializer):
+    proposal_id = serializers.IntegerField(
+        min_value=1, help_text="The proposal id `propose` returned."
+    )
+
+
+class CommentToolIn(ProposalArg):
+    body = serializers.CharField(
+        trim_whitespace=False,
+        help_text="What to say to the reviewers (an answer to a change request, a question). "
+        "Name a person with @username to notify them.",
+    )
+
+
+class AmendToolIn(ProposalArg, AmendIn):
+    """``amend``: the REST amendment's fields and the proposal id."""
+
+
+class WithdrawToolIn(ProposalArg, WithdrawIn):
+    """``withdraw``: the REST withdrawal's optional reason and the proposal id."""
+
+
 class EntryHistoryIn(MemoryArg):
     entry_id = serializers.CharField(max_length=128, help_text="The entry whose versions to list.")
 
@@ -223,6 +251,24 @@ def proposal_status(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     body["reason"] = decision.get("rejection_reason") or body.get("status_reason")
     body.setdefault("comments", _decision_comments(proposal))
     return body
+
+
+def comment(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    proposal = get_proposal(actor, data["proposal_id"])
+    return comment_out(proposal_actions.add_comment(proposal, actor=actor, body=data["body"]))
+
+
+def amend(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    proposal = get_proposal(actor, data.pop("proposal_id"))
+    note = data.pop("comment", "")
+    amended = proposal_actions.amend_proposal(proposal, actor=actor, changes=data, comment=note)
+    return proposal_json(actor, get_proposal(actor, amended.pk))
+
+
+def withdraw(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    proposal = get_proposal(actor, data["proposal_id"])
+    proposal_actions.withdraw_proposal(proposal, actor=actor, reason=data.get("reason", ""))
+    return proposal_json(actor, get_proposal(actor, proposal.pk))
 
 
 def _decision_comments(proposal: Proposal) -> list[dict[str, Any]]:
@@ -448,6 +494,48 @@ TOOLS: tuple[ToolSpec, ...] = (
         serializer=ProposalStatusIn,
         read_only=True,
         idempotent=True,
+    ),
+    ToolSpec(
+        name="comment",
+        title="Comment on a proposal",
+        description=(
+            "Add a comment to a proposal's discussion (you submitted it, or you review): answer "
+            "a reviewer's change request, explain the evidence, ask a question. The reviewers "
+            "are told; `@username` notifies that person. Comments change nothing about the "
+            "proposal; to change it use `amend`. Returns the comment with `id`, `author`, "
+            "`body` and `created_at`."
+        ),
+        run=comment,
+        serializer=CommentToolIn,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="amend",
+        title="Amend a proposal",
+        description=(
+            "Change an open proposal you submitted (pending, or `changes_requested` after a "
+            "reviewer asked for changes): a new `body`, `rationale`, `evidence` or, for a "
+            "supersession, `successor`; `comment` says what changed. The proposal becomes a new "
+            "revision, pending again: verification reruns, approvals given before are void and "
+            "the reviewers are told. Returns the proposal (`status`, `revision`, "
+            "`verification`)."
+        ),
+        run=amend,
+        serializer=AmendToolIn,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="withdraw",
+        title="Withdraw a proposal",
+        description=(
+            "Withdraw a proposal you submitted while it is pending or waiting for changes, with "
+            "an optional `reason`: it is closed without a decision and changes nothing. "
+            "Returns the proposal with `status: withdrawn`."
+        ),
+        run=withdraw,
+        serializer=WithdrawToolIn,
+        read_only=False,
+        destructive=True,
     ),
     ToolSpec(
         name="entry_history",

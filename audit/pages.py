@@ -33,7 +33,7 @@ from proposals.models import ProposalKind, ProposalStatus
 from proposals.selectors import visible_proposals
 from review.compare import DiffSegment as Segment
 from review.compare import word_diff
-from review.models import Decision
+from review.models import Compensation, Decision
 
 from .events import AuditEventQuerySet, audit_events, redact
 
@@ -300,6 +300,8 @@ class RevisionPage:
     events: list[AuditEvent]
     previous: int | None
     next: int | None
+    #: The revision that undid this one's operation (a compensation), when one did.
+    undone_by: int | None = None
 
 
 def revision_page(actor: Actor, memory: Memory, number: int) -> RevisionPage:
@@ -343,4 +345,18 @@ def revision_page(actor: Actor, memory: Memory, number: int) -> RevisionPage:
         events=redact(events, actor),
         previous=number - 1 if number > 1 else None,
         next=number + 1 if number < memory.head else None,
+        undone_by=_undone_by(revision),
     )
+
+
+def _undone_by(revision: Revision) -> int | None:
+    """The number of the revision that compensated ``revision``'s operation, unless it is that
+    compensating revision itself (one query, only for a revision an operation wrote)."""
+    if revision.operation_id is None:
+        return None
+    undone = (
+        Compensation.objects.filter(operation_id=revision.operation_id)
+        .values_list("revision_number", flat=True)
+        .first()
+    )
+    return undone if undone is not None and undone != revision.number else None

@@ -164,6 +164,8 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
 if env_bool("SECURE_PROXY_SSL_HEADER", False):
     # Only behind a proxy that sets (and strips client-sent) X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The product's 403 page, marked so an htmx form can offer to log in again and retry.
+CSRF_FAILURE_VIEW = "lib.views.csrf_failure"
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -254,7 +256,30 @@ STEWARD_OPENAPI_RESPONSES = [
 ]
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Steward API",
-    "DESCRIPTION": "Agents write and recall memories and propose maintenance; reviewers decide.",
+    "DESCRIPTION": (
+        "Agents write and recall memories and propose maintenance; reviewers decide.\n\n"
+        "## Getting started\n\n"
+        "1. Get an API key (`manage.py issue_api_key --name NAME --role agent --memory SLUG`) "
+        "and send it as `Authorization: Bearer <key>` on every request.\n"
+        "2. Write: `POST /api/v1/memories/{slug}/entries` with `{body, kind}` (and `evidence`).\n"
+        "3. Recall: `POST /api/v1/memories/{slug}/search` with `{query}`, or "
+        "`POST /api/v1/memories/{slug}/context-pack` for a block of text to read.\n"
+        "4. Maintenance a person must approve: `POST /api/v1/proposals`, then follow it with "
+        "`GET /api/v1/proposals/{id}`.\n\n"
+        "Errors share one envelope: `{error: {code, message, details}}`; the `code` is stable."
+    ),
+    # The sections in the order a new user needs them (Swagger UI follows this list).
+    "TAGS": [
+        {"name": "entries", "description": "Write, revise, forget and read entries."},
+        {"name": "recall", "description": "Search and the Context Pack."},
+        {"name": "proposals", "description": "Maintenance a reviewer approves or rejects."},
+        {"name": "memories", "description": "A Memory, its policy and its inventory."},
+        {"name": "sources", "description": "Where evidence comes from, and how far to trust it."},
+        {"name": "revisions", "description": "Every change, numbered per Memory."},
+        {"name": "operations", "description": "What an approval changed, and undoing it."},
+        {"name": "maintenance", "description": "Background jobs and their runs."},
+        {"name": "audit", "description": "The audit event stream and its export."},
+    ],
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,

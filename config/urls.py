@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from lib.health import healthz, readyz
 from lib.password_reset import PasswordResetView
 from lib.views import ApiDocsView, api_not_found
 from review.dashboard import dashboard
@@ -19,6 +20,8 @@ api_v1: list[URLPattern | URLResolver] = [
 
 urlpatterns = [
     path("", dashboard, name="home"),
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     # Throttled: it mails people. The other account pages are Django's (the product's templates).
     path("accounts/password_reset/", PasswordResetView.as_view(), name="password_reset"),

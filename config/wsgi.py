@@ -1,8 +1,49 @@
-"""WSGI entry point (gunicorn config.wsgi)."""
+"""WSGI entry point (gunicorn config.wsgi).
 
+The embedding model loads here, at process start, not on the first request that needs it
+(which used to wait 20-30 s). With ``gunicorn --preload`` it loads once in the master and every
+worker inherits it; ``/readyz`` answers 503 until it has loaded.
+"""
+
+import logging
 import os
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
+
+
+def warm_recall() -> None:
+    """One read-only recall on the first Memory (search never writes), so a worker's first
+    search finds the recall pipeline's modules and caches ready; the connection it opened is
+    closed (before gunicorn forks its workers; gunicorn.conf.py runs it again in each worker,
+    after the fork). A failure leaves the process serving, cold."""
+    from django.db import connections
+
+    from memory.actors import Actor
+    from memory.models import Memory
+    from memory.search import search
+
+    try:
+        memory = Memory.objects.order_by("pk").first()
+        if memory is not None:
+            search(memory, actor=Actor.system("warm-up"), query="warm up", limit=1)
+    except Exception:  # a database not migrated yet: serve cold rather than not at all
+        logging.getLogger(__name__).exception("The recall warm-up failed.")
+    finally:
+        connections.close_all()
+
+
+try:
+    from django.urls import get_resolver
+
+    from memory.embeddings import warm_up
+    from memory.search.common import query_terms
+
+    get_resolver().url_patterns  # noqa: B018 - imports every view module now, not on a request
+    query_terms("warm up the analyzer")  # the word segmenter and the stemmers
+    warm_up()
+    warm_recall()
+except Exception:  # the process still serves lexically; /readyz says the model is not loaded
+    logging.getLogger(__name__).exception("The embedding model could not be loaded at start.")

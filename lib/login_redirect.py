@@ -8,6 +8,11 @@ into an empty 200 with ``HX-Redirect``: htmx then loads the login page as a whol
 page the visitor was on (``HX-Current-URL``, only when it is on this site; else the requested
 path) as ``next``, encoded, so the page's whole query survives the login.
 
+An htmx request that changes something (any method but GET and HEAD: an Approve, a comment)
+gets a 401 instead, naming the login page in ``X-Steward-Login``: a whole-page redirect would
+throw away what the reviewer typed, so static/js/htmx-errors.js says in place that the session
+ended and offers "Log in again" (a new tab) and a retry that keeps the form as it is.
+
 A redirect to the login page without ``next`` (the landing page after logging out) is left alone.
 """
 
@@ -54,7 +59,13 @@ class HtmxLoginRedirectMiddleware:
         if not is_login_redirect(response):
             return response
         if getattr(request, "htmx", False):
-            response = HttpResponseClientRedirect(redirect_to_login(current_page(request)).url)
+            login = redirect_to_login(current_page(request)).url
+            if request.method in ("GET", "HEAD"):
+                response = HttpResponseClientRedirect(login)
+            else:
+                response = HttpResponse("Your session has ended: log in again.", status=401)
+                response["X-Steward-Login"] = login
+                response["X-Steward-Refusal"] = "login"
         # The same URL answers a plain request and an htmx one differently.
         patch_vary_headers(response, ("HX-Request",))
         return response

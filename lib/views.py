@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found as html_page_not_found
@@ -24,6 +25,24 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api/"):
         return json_error("not_found", "No API endpoint at this path.", 404)
     return html_page_not_found(request, exception)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: the product's 403 page saying what happened and what to do, marked
+    ``X-Steward-Refusal: csrf`` so an htmx form (static/js/htmx-errors.js) can offer "Log in
+    again" and a retry that keeps what was typed instead of a bare refusal."""
+    response = render(
+        request,
+        "403.html",
+        {
+            "exception": "This form's security token is out of date: the session ended or you "
+            "logged in again in another tab. Nothing was saved. Go back, reload the page and "
+            "try again."
+        },
+        status=403,
+    )
+    response["X-Steward-Refusal"] = "csrf"
+    return response
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

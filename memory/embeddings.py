@@ -200,6 +200,29 @@ def get_provider() -> EmbeddingProvider | None:
     return _provider(path) if path else None
 
 
+def provider_loaded() -> bool:
+    """Whether the configured provider (its model) is loaded in this process: true without a
+    provider (lexical only), false until :func:`warm_up` or a first use loaded it."""
+    path = getattr(settings, "STEWARD_EMBEDDINGS", {}).get("PROVIDER")
+    if not path:
+        return True
+    return _warmed.is_set() or _provider.cache_info().currsize > 0
+
+
+#: Set once this process's provider has embedded a text (its model is loaded and has run).
+_warmed = threading.Event()
+
+
+def warm_up() -> None:
+    """Load the configured provider's model and run it once, so the first request of a process
+    does not wait for it (config/wsgi.py calls this at start; with ``gunicorn --preload`` the
+    workers inherit the loaded model). A no-op without a provider."""
+    provider = get_provider()
+    if provider is not None:
+        provider.embed(["warm up"])
+        _warmed.set()
+
+
 def require_provider() -> EmbeddingProvider:
     """The configured provider; a clear error when there is none."""
     provider = get_provider()

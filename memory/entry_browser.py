@@ -1,12 +1,15 @@
 """The entry browser at ``/memories/<slug>/entries/``: every entry of a Memory the reader may see,
-newest first, with its head state, kind, tier, pin and the lifecycle projection's importance.
+newest first, with its validity (active, superseded by its successor, in conflict, inactive,
+candidate, quarantined — the lifecycle projection's, so a superseded entry never reads "active"),
+head state, kind, tier, pin and the lifecycle projection's importance.
 
-Filters live in the URL (``state``, ``kind``, ``pinned``), so every view is a shareable link and
-works without JavaScript; "Load more" follows an opaque keyset cursor (``lib.pagination``) like
-the audit log, and htmx swaps only the rows. ``q`` is a text search through the recall pipeline
-(``memory.search.search``: the ``history`` view, plus ``candidates``), at most :data:`SEARCH_LIMIT`
-hits, best first, with the same filters applied; quarantined entries are in no recall view, so a
-text search never finds them (the state filter without ``q`` lists them).
+Filters live in the URL (``state``, ``validity``, ``kind``, ``pinned``), so every view is a
+shareable link and works without JavaScript; "Load more" follows an opaque keyset cursor
+(``lib.pagination``) like the audit log, and htmx swaps only the rows. ``q`` is a text search
+through the recall pipeline (``memory.search.search``: the ``history`` view, plus ``candidates``),
+at most :data:`SEARCH_LIMIT` hits, best first, with the same filters applied; quarantined entries
+are in no recall view, so a text search never finds them (the state filter without ``q`` lists
+them).
 
 Reviewers, auditors and staff may read (403 otherwise; a Memory out of scope is 404). Entries
 above the reader's clearance are left out (``Entry.objects.visible_to``). One page is a fixed
@@ -30,6 +33,7 @@ from lib.pagination import keyset_page
 from lib.wording import one_of
 
 from .actors import Actor
+from .choices import Validity
 from .models import Entry, HeadState, Kind, Memory
 from .search import search
 from .web import entry_label, page_reader
@@ -37,12 +41,22 @@ from .web import entry_label, page_reader
 #: Most hits a text search shows (the recall pipeline's own maximum).
 SEARCH_LIMIT = 50
 PINNED = ("yes", "no")
-FILTER_PARAMS = ("state", "kind", "pinned", "q")
+FILTER_PARAMS = ("state", "validity", "kind", "pinned", "q")
+#: The validity filter's choices, as the page names them (only a current entry is "active").
+VALIDITY_CHOICES = [
+    (Validity.CURRENT, "Active (current)"),
+    (Validity.SUPERSEDED, "Superseded"),
+    (Validity.UNRESOLVED_CONFLICT, "In conflict"),
+    (Validity.INACTIVE, "Inactive"),
+    (Validity.CANDIDATE, "Candidate"),
+    (Validity.QUARANTINED, "Quarantined"),
+]
 
 
 @dataclass
 class EntryFilter(UrlFilter):
     state: str = ""
+    validity: str = ""
     kind: str = ""
     pinned: str = ""
     q: str = ""
@@ -50,7 +64,12 @@ class EntryFilter(UrlFilter):
 
 def parse_filter(params: Any) -> EntryFilter:
     f = EntryFilter()
-    choices = {"state": HeadState.values, "kind": Kind.values, "pinned": list(PINNED)}
+    choices = {
+        "state": HeadState.values,
+        "validity": Validity.values,
+        "kind": Kind.values,
+        "pinned": list(PINNED),
+    }
     for name, allowed in choices.items():
         value = (params.get(name) or "").strip()
         if value and value not in allowed:
@@ -67,6 +86,8 @@ def filtered(actor: Actor, memory: Memory, f: EntryFilter) -> Any:
     qs = Entry.objects.for_memory(memory).visible_to(actor)
     if f.state:
         qs = qs.filter(head__state=f.state)
+    if f.validity:
+        qs = qs.filter(projection__validity=f.validity)
     if f.kind:
         qs = qs.filter(kind=f.kind)
     if f.pinned:
@@ -76,7 +97,9 @@ def filtered(actor: Actor, memory: Memory, f: EntryFilter) -> Any:
 
 def with_rows(qs: Any) -> Any:
     """``qs`` with what a row needs joined in (head, head version, projection)."""
-    return qs.filter(head__isnull=False).select_related("head__version", "projection")
+    return qs.filter(head__isnull=False).select_related(
+        "head__version", "projection__successor_entry"
+    )
 
 
 def row(entry: Entry) -> dict[str, Any]:
@@ -88,6 +111,14 @@ def row(entry: Entry) -> dict[str, Any]:
         "tier": entry.tier,
         "state": head.state,
         "reason": head.state_reason,
+        # Only a current entry is "active": a superseded one names its successor.
+        "validity": projection.validity
+        if projection is not None
+        else (Validity.CURRENT if head.state == HeadState.ACTIVE else head.state),
+        "validity_reason": projection.validity_reason if projection is not None else "",
+        "successor": projection.successor_entry.uid
+        if projection is not None and projection.successor_entry is not None
+        else "",
         "pinned": head.pinned,
         "importance": projection.importance if projection is not None else None,
         "version": head.version.number,
@@ -144,6 +175,7 @@ def entry_list(request: HttpRequest, slug: str) -> HttpResponse:
         "searching": bool(f.q),
         "search_limit": SEARCH_LIMIT,
         "states": HeadState.values,
+        "validities": VALIDITY_CHOICES,
         "kinds": Kind.values,
     }
     template = list_template(request, "memory/entries.html", "entry-results")

@@ -22,7 +22,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F
+from django.db.models import Count, F, Max
 from django.db.models.functions import TruncDate
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -55,6 +55,23 @@ HISTORY_DAYS = 90
 #: Candidate and quarantined entries listed on the Memory home (the newest; the counts say how
 #: many there are in all).
 WITHHELD_SHOWN = 20
+#: What each job does, for the maintenance page's job list.
+JOB_DESCRIPTIONS = {
+    "near_duplicates": "Finds entries that say the same thing and files consolidation "
+    "proposals for review.",
+    "contradictions": "Finds entries that contradict each other and records the conflict "
+    "for a reviewer.",
+    "promotion": "Finds working notes that keep recurring and files promotion proposals "
+    "(a durable fact, preference, decision or constraint).",
+    "capacity": "Checks the Memory against its capacity and files cleanup proposals for "
+    "what is least worth keeping.",
+    "injection_scan": "Looks for text that reads as instructions to a model and files "
+    "quarantine proposals.",
+    "l1": "The decay scan: retires stale working notes and session entries by the policy's "
+    "rules (writes only when enabled).",
+    "rebuild": "Rebuilds the derived rows (the lifecycle projection) from the revisions and "
+    "reports any difference.",
+}
 #: Jobs a reviewer can start from the pages.
 PAGE_JOBS = (
     "near_duplicates",
@@ -193,6 +210,7 @@ def maintenance_runs(request: HttpRequest, slug: str) -> HttpResponse:
         "memory/maintenance.html",
         {
             "memory": memory,
+            "job_rows": _job_rows(memory),
             "runs": rows,
             "next_cursor": cursor,
             "job": job,
@@ -226,6 +244,37 @@ def _start(request: HttpRequest, actor: Actor, memory: Memory) -> HttpResponse:
         ),
     )
     return redirect("memory-maintenance", slug=memory.slug)
+
+
+def _job_rows(memory: Memory) -> list[dict[str, Any]]:
+    """Each job the page offers: what it does, its schedule in the Memory's policy, and its
+    last run (one query for every job's last run)."""
+    last = {
+        row["job"]: row
+        for row in MaintenanceRun.objects.for_memory(memory)
+        .values("job")
+        .annotate(last_pk=Max("pk"), last_at=Max("finished_at"))
+        .order_by()
+    }
+    policy = memory.policy or {}
+    rows = []
+    for job in PAGE_JOBS:
+        settings = maintenance.job_policy(policy, job)
+        if maintenance.job_enabled(policy, job):
+            hours = settings.get("every_hours", 24)
+            schedule = f"every {hours:g} h" if isinstance(hours, (int, float)) else "daily"
+        else:
+            schedule = "off — runs only when started here or over the API"
+        rows.append(
+            {
+                "job": job,
+                "description": JOB_DESCRIPTIONS.get(job, ""),
+                "schedule": schedule,
+                "last_pk": last.get(job, {}).get("last_pk"),
+                "last_at": last.get(job, {}).get("last_at"),
+            }
+        )
+    return rows
 
 
 def _task_url(memory: Memory, job: str, task_id: str, dry_run: bool) -> str:
@@ -282,7 +331,7 @@ def maintenance_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "parameters": _figures(out["parameters"]),
             # The filed proposals have a section of their own.
             "counts": _figures({k: v for k, v in out["counts"].items() if k != "proposals"}),
-            "items": [{**i, "inputs": _as_json(i.get("inputs"))} for i in out["items"]],
+            "items": [_item(i) for i in out["items"]],
             "can_run": actor.is_reviewer,
             "nav": "memory",
         },
@@ -290,8 +339,55 @@ def maintenance_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 
 def _figures(values: dict[str, Any]) -> list[tuple[str, str]]:
-    """A run's receipts or counts as (name, value) rows, the values as JSON writes them."""
-    return [(name, _as_json(value)) for name, value in sorted(values.items())]
+    """A run's receipts or counts as (label, value) rows that read as words: "Min similarity"
+    for ``min_similarity``, yes / no, lists and mappings spelt out (never Python's repr)."""
+    return [(_label(name), _readable(value)) for name, value in sorted(values.items())]
+
+
+#: Inputs longer than this (characters) are folded behind "Show the inputs", so no candidate
+#: is taller than a phone's screen.
+FOLD_INPUTS = 240
+
+
+def _item(item: dict[str, Any]) -> dict[str, Any]:
+    inputs = _inputs(item.get("inputs"))
+    return {
+        **item,
+        "inputs": inputs,
+        "fold_inputs": sum(len(n) + len(v) for n, v in inputs) > FOLD_INPUTS,
+    }
+
+
+def _inputs(value: Any) -> list[tuple[str, str]]:
+    """A candidate's inputs as (label, value) rows (a value that is no mapping is one row)."""
+    if isinstance(value, dict):
+        return _figures(value)
+    return [("Inputs", _readable(value))] if value not in (None, "", [], {}) else []
+
+
+def _label(name: str) -> str:
+    return str(name).replace("_", " ").strip().capitalize()
+
+
+def _readable(value: Any, depth: int = 0) -> str:
+    """One receipt value in words: "—" for nothing, yes / no, numbers and text as they are, a
+    list joined with commas (pairs with "↔"), a mapping as "label: value; …"; JSON below two
+    levels."""
+    if value is None or value == "" or value == [] or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    if depth >= 2:
+        return _as_json(value)
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, (list, tuple)) for v in value):
+            return "; ".join(" ↔ ".join(_readable(x, depth + 2) for x in v) for v in value)
+        return ", ".join(_readable(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{_label(k)}: {_readable(v, depth + 1)}" for k, v in value.items())
+    return str(value)
 
 
 def _as_json(value: Any) -> str:

@@ -61,7 +61,8 @@ def filter_proposals(
     qs: ProposalQuerySet, actor: Actor, filters: Mapping[str, Any]
 ) -> ProposalQuerySet:
     """The list filters shared by REST and the inbox: ``q`` (words of the rationale, the
-    proposed text — the payload — or an affected entry id, case-insensitive), ``submitter``
+    proposed text — the payload —, an affected entry's text as the proposal read it, or an
+    affected entry id, case-insensitive), ``submitter``
     (actor id or label, ``me``), ``entry`` (an affected entry id), ``has_lost_details`` and
     ``assigned=me``. Each is one condition on the same query."""
     q = (filters.get("q") or "").strip()
@@ -70,6 +71,11 @@ def filter_proposals(
             Q(rationale__icontains=q)
             | Q(_payload_text__icontains=q)
             | Q(pk__in=ProposalTarget.objects.filter(entry__uid=q).values("proposal_id"))
+            | Q(
+                pk__in=ProposalTarget.objects.filter(version__body__icontains=q).values(
+                    "proposal_id"
+                )
+            )
         )
     who = filters.get("submitter")
     if who:

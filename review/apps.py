@@ -14,3 +14,5 @@ class ReviewConfig(AppConfig):
         from . import checks, notifications  # noqa: F401 - checks registers itself
 
         hooks.on_submitted(notifications.proposal_submitted)
+        hooks.on_commented(notifications.comment_posted)
+        hooks.on_amended(notifications.proposal_amended)

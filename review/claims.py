@@ -131,6 +131,14 @@ def claim_next_proposal(
     return None
 
 
+def end_claim_with_decision(*, actor: Actor, proposal_id: int) -> None:
+    """End the deciding reviewer's claim on ``proposal_id``: a claim lasts until its holder
+    decides (approves, rejects, asks for changes), not until the lease runs out. Runs inside the
+    decision's transaction (no transaction of its own). Another reviewer's claim on the same
+    proposal stays, so they learn someone else decided what they held."""
+    ReviewClaim.objects.filter(actor_id=actor.id, proposal_id=proposal_id).delete()
+
+
 @transaction.atomic(durable=True)
 def release_claim(*, actor: Actor, proposal_id: int | None = None) -> int:
     """Give up the actor's claim (if any; with ``proposal_id``, only a claim on that proposal).

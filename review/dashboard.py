@@ -1,11 +1,12 @@
 """The dashboard at ``/``: what needs the signed-in reviewer or auditor now.
 
-Sections: open proposals assigned to them, the proposal they have claimed (a live lease), open
-proposals waiting for changes, stale proposals (newest first), the alerts of their Memories
-(``memory.inventory.alerts``, those of the Memory home) and the latest decisions on
-proposals they may see. Every proposal comes from ``proposals.selectors.visible_proposals``, so
-nothing above the reader's scope or clearance is listed; each list is capped and links to the
-inbox filter that shows all of it.
+Sections: the queue (pending proposals per kind, with "Claim next" for reviewers), open proposals
+assigned to them, the proposal they have claimed (a live lease), open proposals waiting for
+changes, stale proposals (newest first), the alerts of their Memories
+(``memory.inventory.alerts``, those of the Memory home), the latest decisions on proposals they
+may see and their Memories (links to each home, entries and maintenance). Every proposal comes
+from ``proposals.selectors.visible_proposals``, so nothing above the reader's scope or clearance
+is listed; each list is capped and links to the inbox filter that shows all of it.
 
 Queries: a fixed number for the proposal sections and the decisions (one each, however many
 rows), plus the alerts of at most :data:`ALERT_MEMORIES` Memories (a fixed number each), so
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -79,6 +81,13 @@ def sections(actor: Actor) -> dict[str, Any]:
     stale, stale_more = _rows(
         visible.filter(status=ProposalStatus.STALE).order_by("-status_changed_at", "-pk")
     )
+    queue = {
+        row["kind"]: row["n"]
+        for row in visible.filter(status=ProposalStatus.PENDING)
+        .values("kind")
+        .annotate(n=Count("pk"))
+        .order_by("kind")
+    }
     decisions = list(
         Decision.objects.filter(proposal__in=visible.values("pk"))
         .select_related("proposal", "memory")
@@ -89,6 +98,8 @@ def sections(actor: Actor) -> dict[str, Any]:
         {"memory": m, "alert": a} for m in memories[:ALERT_MEMORIES] for a in inventory.alerts(m)
     ]
     return {
+        "queue": sorted(queue.items()),
+        "queue_total": sum(queue.values()),
         "assigned": assigned,
         "assigned_more": assigned_more,
         "claimed": claimed[0] if claimed else None,

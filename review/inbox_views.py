@@ -24,7 +24,7 @@ from lib.pagination import keyset_page
 from memory.actors import Actor
 from memory.models import Memory
 from proposals.actions.discussion import assign_proposal
-from proposals.models import RejectionReason
+from proposals.models import ProposalStatus, RejectionReason
 from proposals.selectors import visible_proposals
 
 from . import claims, inbox, web
@@ -61,7 +61,9 @@ def inbox_page(request: HttpRequest, actor: Actor) -> HttpResponse:
     except ValidationFailed as exc:
         errors.update(exc.details or {"cursor": [exc.message]})
     mine = (
-        claims.ReviewClaim.objects.filter(actor_id=actor.id, expires_at__gt=now)
+        claims.ReviewClaim.objects.filter(
+            actor_id=actor.id, expires_at__gt=now, proposal__status=ProposalStatus.PENDING
+        )
         .select_related("proposal")
         .first()
         if may_decide(actor)

@@ -24,6 +24,7 @@ The only stored state is the preference row's ``seen_at``: items after it are "n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -214,6 +215,96 @@ def proposal_submitted(proposal: Proposal, *, actor: Actor) -> None:
         _queue(rows)
 
 
+#: ``@username`` in a comment (Django's username characters; a trailing full stop is prose).
+MENTION = re.compile(r"(?<![\w.+-])@([\w.@+-]+)")
+#: Most people one comment can notify.
+MAX_MENTIONS = 10
+
+
+def mentioned_usernames(body: str) -> list[str]:
+    """The usernames ``body`` names with ``@``, in order, each once."""
+    names = [m.group(1).rstrip(".") for m in MENTION.finditer(body)]
+    return list(dict.fromkeys(n for n in names if n))[:MAX_MENTIONS]
+
+
+def _mails(
+    proposal: Proposal, users: Iterable[Any], *, event: str, subject: str, body: str
+) -> list[Notification]:
+    """One mail per user with an address, on the channel their preference says (none when
+    off)."""
+    recipients = [u for u in users if u.email]
+    modes = email_modes([u.pk for u in recipients])
+    return [
+        Notification(
+            memory=proposal.memory,
+            event=event,
+            recipient=u.email,
+            channel=_channel(modes.get(u.pk, EmailMode.IMMEDIATE)),
+            subject=subject,
+            body=body,
+            proposal_id=proposal.pk,
+        )
+        for u in recipients
+        if modes.get(u.pk, EmailMode.IMMEDIATE) != EmailMode.OFF
+    ]
+
+
+def comment_posted(proposal: Proposal, comment: ProposalComment, *, actor: Actor) -> None:
+    """Tell each person the comment @mentions (who may see the proposal; never its author)."""
+    names = mentioned_usernames(comment.body)
+    if not names:
+        return
+    users = [
+        u
+        for u in get_user_model().objects.filter(username__in=names, is_active=True)
+        if u.pk != actor.user_pk
+        and visible_proposals(Actor.for_user(u)).filter(pk=proposal.pk).exists()
+    ]
+    body = (
+        f"{comment.author_label} mentioned you on proposal #{proposal.pk} "
+        f"({proposal.kind}, {proposal.memory.slug}):\n{comment.body[:1000]}\n"
+        f"{proposal_link(proposal)}#thread-comment-{comment.pk}"
+    )
+    rows = _mails(
+        proposal,
+        users,
+        event="proposal.mentioned",
+        subject=f"[Memory Steward] {comment.author_label} mentioned you on #{proposal.pk}",
+        body=body,
+    )
+    if rows:
+        _queue(rows)
+
+
+def proposal_amended(proposal: Proposal, *, actor: Actor) -> None:
+    """Tell the reviewers (not the one who amended it) that the proposal is pending again as a
+    new revision: approvals given before are void. The submitter's owner hears too when
+    someone else amended it."""
+    reviewers = (
+        get_user_model().objects.filter(groups__name="reviewer", is_active=True).order_by("pk")
+    )
+    users = {u.pk: u for u in reviewers[:200]}
+    owner = proposal.submitted_by_owner if proposal.submitted_by_owner_id else None
+    if owner is not None and not proposal.is_submitter(actor):
+        users[owner.pk] = owner
+    users.pop(actor.user_pk, None)  # type: ignore[arg-type]
+    body = (
+        f"{actor.label} amended proposal #{proposal.pk} ({proposal.kind}, "
+        f"{proposal.memory.slug}): it is pending again as revision {proposal.revision}, and "
+        f"approvals given before are void.\n{proposal_link(proposal)}"
+    )
+    rows = _mails(
+        proposal,
+        users.values(),
+        event="proposal.amended",
+        subject=f"[Memory Steward] Proposal #{proposal.pk} amended (revision {proposal.revision})",
+        body=body,
+    )
+    rows += _webhook(proposal, "proposal.amended", body)
+    if rows:
+        _queue(rows)
+
+
 # --- Preferences ---------------------------------------------------------------------------------
 
 
@@ -267,7 +358,7 @@ def mark_notifications_seen(actor: Actor, *, at: datetime | None = None) -> Noti
 class Item:
     """One line of the list: what happened, when, where to go."""
 
-    kind: str  # assigned · changes_requested · comment · stale_claim · alert
+    kind: str  # assigned · changes_requested · comment · mention · amended · stale_claim · alert
     at: datetime | None
     title: str
     text: str
@@ -346,9 +437,12 @@ def _assigned_items(actor: Actor, visible: QuerySet[Proposal]) -> list[Item]:
     return items
 
 
-def _involved_items(actor: Actor, visible: QuerySet[Proposal], person: str) -> list[Item]:
-    """On proposals the person is involved in: the requests for changes they wait on, then the
-    comments, each written by someone else."""
+def _involved_items(
+    actor: Actor, visible: QuerySet[Proposal], person: str, mentioned: set[int]
+) -> list[Item]:
+    """On proposals the person is involved in: the requests for changes they wait on, the
+    comments (but those that mention them: ``mentioned``) and the amendments, each by someone
+    else."""
     mine = {actor.id, person}
     items = []
     involved = visible.filter(_involved(actor))
@@ -364,11 +458,47 @@ def _involved_items(actor: Actor, visible: QuerySet[Proposal], person: str) -> l
         )
 
     comments = ProposalComment.objects.filter(proposal__in=involved.values("pk"))
+    if mentioned:
+        comments = comments.exclude(pk__in=mentioned)  # listed as mentions instead
     for c in _by_others(comments, "author_id", "created_at", mine, person):
         text = f"{c.author_label} commented: {c.body[:300]}"
         anchor = f"#thread-comment-{c.pk}"
         items.append(
             _proposal_item("comment", c.created_at, c.proposal, text, c.memory.slug, anchor)
+        )
+
+    amendments = ProposalAmendment.objects.filter(proposal__in=involved.values("pk"))
+    for a in _by_others(amendments, "author_id", "created_at", mine, person):
+        note = f": {a.comment[:300]}" if a.comment else "."
+        text = (
+            f"{a.author_label} amended it (revision {a.number}); approvals given before are "
+            f"void{note}"
+        )
+        items.append(_proposal_item("amended", a.created_at, a.proposal, text, a.memory.slug))
+    return items
+
+
+def _mention_items(actor: Actor, visible: QuerySet[Proposal], person: str) -> list[Item]:
+    """Comments by others that name the person with ``@username``, on proposals they may see
+    (the database narrows by the text, the mention pattern decides)."""
+    if actor.user_pk is None:
+        return []
+    username = (
+        get_user_model().objects.filter(pk=actor.user_pk).values_list("username", flat=True).first()
+    )
+    if not username:
+        return []
+    candidates = ProposalComment.objects.filter(
+        proposal__in=visible.values("pk"), body__icontains=f"@{username}"
+    )
+    items = []
+    for c in _by_others(candidates, "author_id", "created_at", {actor.id, person}, person):
+        if username not in mentioned_usernames(c.body):
+            continue
+        text = f"{c.author_label} mentioned you: {c.body[:300]}"
+        anchor = f"#thread-comment-{c.pk}"
+        items.append(
+            _proposal_item("mention", c.created_at, c.proposal, text, c.memory.slug, anchor)
         )
     return items
 
@@ -380,6 +510,8 @@ def _stale_claim_items(actor: Actor, visible: QuerySet[Proposal], now: datetime)
     for claim in (
         ReviewClaim.objects.filter(actor_id=actor.id, proposal__in=visible.values("pk"))
         .filter(Q(expires_at__lte=now) | ~Q(proposal__status=ProposalStatus.PENDING))
+        # Never a notice about one's own decision (a claim ends with it; older rows may not).
+        .exclude(proposal__decided_by=actor.id)
         .select_related("proposal__memory")
     ):
         p = claim.proposal
@@ -422,9 +554,12 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
     visible = visible_proposals(actor)
     now = timezone.now()
     person = f"user:{actor.user_pk}"
+    mentions = _mention_items(actor, visible, person)
+    mentioned = {int(i.url.rsplit("-", 1)[1]) for i in mentions}
     items = [
         *_assigned_items(actor, visible),
-        *_involved_items(actor, visible, person),
+        *mentions,
+        *_involved_items(actor, visible, person, mentioned),
         *_stale_claim_items(actor, visible, now),
     ]
     for item in items:
@@ -438,10 +573,18 @@ def needs(actor: Actor, *, with_alerts: bool = True) -> Needs:
 
 
 def digest_body(rows: list[Notification]) -> str:
-    """The digest: each row's mail (with its own link), then the notifications page."""
+    """The digest: each row's mail (with its own link and its proposal's status now), then the
+    notifications page."""
     lines = [f"{len(rows)} review notification(s) since your last digest:", ""]
+    # Each proposal's status now (one query): a notice from the morning about a proposal decided
+    # in the afternoon says so, instead of reading as if it still waited.
+    ids = {r.proposal_id for r in rows if r.proposal_id is not None}
+    status = dict(Proposal.objects.filter(pk__in=ids).values_list("pk", "status") if ids else [])
     for row in rows:
-        lines.append(f"* {row.subject} ({row.created_at:%Y-%m-%d %H:%M} UTC)")
+        now = status.get(row.proposal_id) if row.proposal_id is not None else None
+        label = ProposalStatus(now).label.lower() if now in ProposalStatus.values else now
+        tail = f" — now {label}" if now else ""
+        lines.append(f"* {row.subject} ({row.created_at:%Y-%m-%d %H:%M} UTC){tail}")
         lines.extend("  " + line for line in row.body.splitlines())
         lines.append("")
     lines.append(f"What needs you now: {absolute(reverse('review-notifications'))}")

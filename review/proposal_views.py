@@ -322,14 +322,14 @@ def proposal_approve(
             "it waits for another reviewer."
         )
     if request.POST.get("then") == "next":
-        return _approved_then_next(request, actor, pk, message)
+        return _decided_then_next(request, actor, pk, message)
     return _decided(request, actor, pk, message)
 
 
-def _approved_then_next(request: HttpRequest, actor: Actor, pk: int, message: str) -> HttpResponse:
-    """ "Approve & next": on to the next pending proposal of the inbox order the page was opened
-    from (its filters are the form's hidden fields), or back to that inbox when none is left after
-    it (the message says whether pending proposals before it remain)."""
+def _decided_then_next(request: HttpRequest, actor: Actor, pk: int, message: str) -> HttpResponse:
+    """ "Approve & next" and "Reject & next": on to the next pending proposal of the inbox order
+    the page was opened from (its filters are the form's hidden fields), or back to that inbox
+    when none is left after it (the message says whether pending proposals before it remain)."""
     f = inbox.nav_filter(actor, request.POST)
     before, after = inbox.open_neighbours(actor, f, pk)
     if after is None:
@@ -363,6 +363,8 @@ def proposal_reject(
         )
     except DomainError as exc:
         return _domain_error(request, actor, pk, exc, form, kind="reject")
+    if request.POST.get("then") == "next":
+        return _decided_then_next(request, actor, pk, f"Rejected proposal #{pk}.")
     return _decided(request, actor, pk, f"Rejected proposal #{pk}.")
 
 

@@ -28,3 +28,12 @@ def test_docs_page_is_served(api, agent):
 def test_docs_page_loads_no_third_party_assets(api, agent):
     html = api.as_(agent).get("/api/v1/docs/").text
     assert "cdn." not in html and "unpkg" not in html
+
+
+def test_the_api_docs_follow_a_new_users_journey_and_start_with_getting_started(client):
+    schema = client.get("/api/v1/schema/?format=json").json()
+    names = [t["name"] for t in schema["tags"]]
+    assert names[:3] == ["entries", "recall", "proposals"] and names[-1] == "audit"
+    used = {t for ops in schema["paths"].values() for o in ops.values() for t in o.get("tags", [])}
+    assert used <= set(names), used - set(names)
+    assert "## Getting started" in schema["info"]["description"]

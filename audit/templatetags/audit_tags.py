@@ -22,6 +22,28 @@ STATE_BADGES = {
 }
 
 
+#: What an entry's validity (the lifecycle projection's) is called on a page, and its badge
+#: class: only a current entry is a green "active"; a superseded one never looks current.
+VALIDITY = {
+    "current": ("active", "ok"),
+    "superseded": ("superseded", "stale"),
+    "inactive": ("inactive", "inactive"),
+    "unresolved_conflict": ("active, in conflict", "stale"),
+    "candidate": ("candidate", "candidate"),
+    "quarantined": ("quarantined", "quarantined"),
+}
+
+
+@register.filter
+def validity_label(validity: str) -> str:
+    return VALIDITY.get(str(validity), (str(validity).replace("_", " "), ""))[0]
+
+
+@register.filter
+def validity_badge(validity: str) -> str:
+    return VALIDITY.get(str(validity), ("", "stale"))[1]
+
+
 @register.filter
 def state_badge(state: str) -> str:
     """The badge class of a head state: ``ok``, ``candidate``, ``quarantined`` or ``stale``."""

@@ -27,6 +27,7 @@ from memory.actors import Actor
 from memory.admission import check_no_secrets, clean_text
 from memory.models import ApiRole
 
+from .. import hooks
 from ..events import record_proposal_event
 from ..exceptions import Forbidden, IllegalTransition, NoopRewrite, ValidationFailed
 from ..kinds import kind_of
@@ -91,6 +92,7 @@ def add_comment(proposal: Proposal, *, actor: Actor, body: str) -> ProposalComme
         actor=actor,
         payload={"comment": comment.pk, "revision": proposal.revision},
     )
+    hooks.commented(proposal, comment, actor=actor)  # the people it @mentions are told
     return comment
 
 
@@ -213,6 +215,7 @@ def _apply_amendment(proposal: Proposal, checked: Checked, *, actor: Actor, note
         entry_ids=[t.entry.uid for t in proposal.targets.select_related("entry")],
         payload={"revision": proposal.revision, "comment": note},
     )
+    hooks.amended(proposal, actor=actor)  # the other reviewers are told
     return proposal
 
 

@@ -31,7 +31,7 @@ from proposals.models import (
     target_map,
 )
 
-from .. import notifications
+from .. import claims, notifications
 from ..exceptions import (
     AlreadyDecided,
     DetailsNotAcknowledged,
@@ -196,6 +196,7 @@ def _approve(
     )
     required = approvals_required(memory, proposal.kind)
     approvals = len(previous) + 1
+    claims.end_claim_with_decision(actor=actor, proposal_id=proposal.pk)
     if approvals < required:
         record_proposal_event(
             "proposal.approval_recorded",
@@ -320,6 +321,7 @@ def reject_proposal(
         )
     now = timezone.now()
     decision = _decision(proposal, actor, Verdict.REJECT, now, reason=reason, comment=note)
+    claims.end_claim_with_decision(actor=actor, proposal_id=proposal.pk)
     # A stale proposal's entries moved on: closing it writes nothing (an admission's candidate
     # is no longer the state it recorded).
     revision = None if stale else _apply_rejection(memory, proposal, reason, note, actor=actor)
@@ -355,6 +357,7 @@ def request_changes(proposal_pk: int, *, actor: Actor, comment: str) -> Decision
         )
     now = timezone.now()
     decision = _decision(proposal, actor, Verdict.REQUEST_CHANGES, now, comment=note)
+    claims.end_claim_with_decision(actor=actor, proposal_id=proposal.pk)
     fields = proposal.transition_to(ProposalStatus.CHANGES_REQUESTED, reason=note, at=now)
     proposal.save(update_fields=fields)
     record_proposal_event(

@@ -1,7 +1,9 @@
 /* Keyboard shortcuts for the reviewer inbox and proposal page (no framework, no build step).
  *
- *   j / k   next / previous proposal        o, Enter   open it
+ *   j / k   next / previous proposal        o, Enter   open it (the proposal page: its inbox)
  *   a       approve — after a confirmation   r          reject (opens reason + comment)
+ *
+ * Clicking an inbox row's Approve or "Approve selected" asks the same confirmation.
  *   ?       help overlay                     Esc        close (the help, the reject form)
  *
  * No shortcut decides on its own: "a" opens a confirmation dialog (Enter confirms, Esc
@@ -25,10 +27,12 @@
     try { window.localStorage.setItem(KEY, on ? "on" : "off"); } catch (e) { /* private mode */ }
   }
 
+  // A checkbox or radio takes no letters: after ticking a lost detail, "a" still approves.
   function typing(el) {
     if (!el) return false;
     var tag = el.tagName;
-    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
+    if (tag === "INPUT") return !/^(checkbox|radio|button|submit|reset)$/i.test(el.type);
+    return tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
   }
 
   function items() { return Array.prototype.slice.call(document.querySelectorAll("[data-item]")); }
@@ -50,7 +54,12 @@
 
   function move(step) {
     var list = items();
-    if (!list.length) return;
+    if (!list.length) {
+      // The proposal page: the next / previous proposal of the queue it was opened from.
+      var link = document.querySelector(step > 0 ? "[data-queue-next]" : "[data-queue-prev]");
+      if (link) window.location.href = link.href;
+      return;
+    }
     var at = list.indexOf(current());
     var next = at < 0 ? (step > 0 ? 0 : list.length - 1) : Math.min(Math.max(at + step, 0), list.length - 1);
     select(list[next]);
@@ -62,7 +71,13 @@
     if (dialog.open) dialog.close(); else if (dialog.showModal) dialog.showModal(); else dialog.setAttribute("open", "");
   }
 
-  // --- Confirmation: the only way a key leads to a decision ---------------------------------
+  // --- Confirmation: the only way a key or a one-click button leads to a decision --------
+  //
+  // An inbox row's Approve and the bulk bar's "Approve selected" ask first too: a tap on a
+  // phone used to approve at once. The dialog names what is approved (the inputs and the
+  // result, or each selected proposal) and what it loses (the lost details the checks found;
+  // in bulk, a proposal with lost details is refused and left for its own page). The submit
+  // is caught before htmx sees it; only the dialog's confirm button lets it through.
 
   var confirmed = null; // the button the open confirmation would click
 
@@ -81,12 +96,64 @@
     return ("proposal " + id + (kind ? " — " + kind.textContent.trim() : "")).trim();
   }
 
+  function lostOf(row) {
+    var badge = row && row.querySelector(".badge.lost");
+    return badge ? (badge.getAttribute("title") || "").replace(/^Lost:\s*/, "") : "";
+  }
+
+  function para(text, cls) {
+    var p = document.createElement("p");
+    p.textContent = text;
+    if (cls) p.className = cls;
+    return p;
+  }
+
+  // The rows ticked in the bulk bar, in page order.
+  function tickedRows() {
+    return rowBoxes().filter(function (b) { return b.checked; }).map(function (b) {
+      return document.getElementById("proposal-" + b.value);
+    }).filter(Boolean);
+  }
+
+  function describe(button, row, detail) {
+    detail.textContent = "";
+    if (button.matches("[data-bulk-approve]")) {
+      var rows = tickedRows();
+      var list = document.createElement("ul");
+      list.className = "confirm-list";
+      rows.forEach(function (r) {
+        var li = document.createElement("li");
+        var lost = lostOf(r);
+        li.textContent = labelOf({ dataset: {} }, r) + (lost
+          ? " — not approved here: it loses " + lost + " (acknowledge on its page)"
+          : " — loses no detail the checks found");
+        if (lost) li.className = "refused";
+        list.appendChild(li);
+      });
+      detail.appendChild(list);
+      return "Approve " + rows.length + " selected proposal" + (rows.length === 1 ? "" : "s") + "?";
+    }
+    if (row) {
+      var flow = row.querySelector(".flow");
+      if (flow) {
+        var copy = flow.cloneNode(true);
+        copy.removeAttribute("id");
+        detail.appendChild(copy);
+      }
+      var lost = lostOf(row);
+      detail.appendChild(para(lost ? "It loses: " + lost + "." : "It loses no detail the checks found.", "small"));
+    }
+    return "Approve " + labelOf(button, row) + "?";
+  }
+
   function askToApprove(button, row) {
     var dialog = confirmDialog();
     if (!dialog || !dialog.showModal) return; // no dialog (auditor, old browser): never decide
     confirmed = button;
     var what = dialog.querySelector("[data-confirm-what]");
-    if (what) what.textContent = "Approve " + labelOf(button, row) + "?";
+    var detail = dialog.querySelector("[data-confirm-detail]");
+    var question = detail ? describe(button, row, detail) : "Approve " + labelOf(button, row) + "?";
+    if (what) what.textContent = question;
     dialog.returnValue = "";
     dialog.showModal();
     var ok = dialog.querySelector("[data-confirm-ok]");
@@ -98,11 +165,30 @@
     var button = confirmed;
     confirmed = null;
     if (dialog && dialog.returnValue === "confirm" && button && button.isConnected && !button.disabled) {
+      if (button.form) button.form.dataset.confirmed = "yes";
       button.click();
     } else if (button && button.isConnected) {
       button.focus({ preventScroll: true });
     }
   }
+
+  // A one-click approve (an inbox row's, the bulk bar's) asks before it submits.
+  function asksFirst(button) {
+    return !!button && (button.matches("[data-item] [data-approve]") || button.matches("[data-bulk-approve]"));
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var button = event.submitter;
+    if (!asksFirst(button)) return;
+    if (form.dataset.confirmed === "yes") { delete form.dataset.confirmed; return; }
+    if (button.matches("[data-bulk-approve]") && !tickedRows().length) return; // the server says so
+    var dialog = confirmDialog();
+    if (!dialog || !dialog.showModal) return; // no dialog support: the form posts as without JS
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    askToApprove(button, button.closest("[data-item]"));
+  }, true);
 
   function approve() {
     var row = current();
@@ -152,7 +238,10 @@
 
   function open() {
     var row = current();
-    if (row && row.dataset.href) window.location.href = row.dataset.href;
+    if (row && row.dataset.href) { window.location.href = row.dataset.href; return; }
+    // The proposal page: "o" opens the inbox view it came from.
+    var back = !items().length && document.querySelector("[data-queue-inbox]");
+    if (back) window.location.href = back.href;
   }
 
   document.addEventListener("keydown", function (event) {

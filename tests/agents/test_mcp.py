@@ -28,6 +28,9 @@ TOOL_NAMES = {
     "propose",
     "proposal_status",
     "entry_history",
+    "comment",
+    "amend",
+    "withdraw",
 }
 E = "/api/v1/memories/acme/entries"
 
@@ -40,6 +43,9 @@ def test_tools_are_listed_with_schemas_and_annotations(mcp, agent):
     for name in ("remember", "revise", "forget", "propose"):
         assert tools[name].annotations.read_only_hint is False, name
     assert tools["forget"].annotations.destructive_hint is True
+    assert tools["withdraw"].annotations.destructive_hint is True
+    assert tools["amend"].input_schema["required"] == ["proposal_id"]
+    assert tools["comment"].input_schema["required"] == ["proposal_id", "body"]
     assert tools["remember"].annotations.destructive_hint is False
 
     remember = tools["remember"].input_schema
@@ -480,3 +486,53 @@ def test_concurrent_sessions_on_a_threaded_server(mcp, agent):
     assert len({r.correlation_id for r in revisions}) == n
     hits = ok(client.call("recall", memory="acme", query="concurrent note build", limit=10))
     assert {c["entry_id"] for c in created} <= {h["entry_id"] for h in hits["hits"]}
+
+
+def _cleanup_proposal(api: Any, mcp: Any, agent: Any, text: str) -> dict[str, Any]:
+    note = add_via_api(api.as_(agent), text, kind="working_note", dedupe=False)
+    return ok(
+        mcp.as_(agent).call(
+            "propose",
+            memory="acme",
+            kind="cleanup",
+            rationale="The note is about a test that was fixed.",
+            entries=[{"entry_id": note["entry_id"], "version": note["version"]}],
+        )
+    )
+
+
+def test_an_agent_answers_a_change_request_comments_amends_and_withdraws_over_mcp(
+    mcp, api, agent, other_agent, reviewer
+):
+    proposal = _cleanup_proposal(api, mcp, agent, "Looked at the flaky cache test")
+    pid = proposal["id"]
+    r = api.as_(reviewer).post(f"/api/v1/proposals/{pid}/request-changes", {"comment": "Why?"})
+    assert r.status_code == 200, r.text
+    client = mcp.as_(agent)
+
+    said = ok(client.call("comment", proposal_id=pid, body="The test was fixed in #512."))
+    assert said["body"] == "The test was fixed in #512." and said["id"]
+    amended = ok(
+        client.call(
+            "amend",
+            proposal_id=pid,
+            rationale="The cache test was fixed in #512; the note is obsolete.",
+            comment="Said why.",
+        )
+    )
+    assert amended["status"] == "pending" and amended["revision"] == 2
+    rest = api.as_(agent).get(f"/api/v1/proposals/{pid}").json()
+    assert {k: v for k, v in amended.items() if k in rest} == rest
+    assert [c["body"] for c in rest["comments"] if c["type"] == "comment"] == [
+        "The test was fixed in #512."
+    ]
+
+    # Another agent may neither comment nor amend nor withdraw it: the REST codes.
+    other = mcp.as_(other_agent)
+    assert refused(other.call("comment", proposal_id=pid, body="me too"))["code"] == "forbidden"
+    assert refused(other.call("withdraw", proposal_id=pid))["code"] == "forbidden"
+    assert refused(client.call("amend", proposal_id=pid))["code"] == "invalid"
+
+    withdrawn = ok(client.call("withdraw", proposal_id=pid, reason="Not needed after all."))
+    assert withdrawn["status"] == "withdrawn"
+    assert refused(client.call("withdraw", proposal_id=pid))["code"] == "already_decided"

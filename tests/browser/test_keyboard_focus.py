@@ -88,7 +88,10 @@ def test_the_inbox_keeps_the_focus_on_a_row_after_approving_or_a_refused_reject(
     assert focused["invalid"] == "true"
     assert focused["described"] == "This field is required."
 
-    focused = _press(page, page.get_by_role("button", name=f"Approve proposal #{backups}"))
+    # Enter on a row's Approve asks first; Enter again (on "Yes, approve") approves.
+    page.get_by_role("button", name=f"Approve proposal #{backups}").focus()
+    page.keyboard.press("Enter")
+    focused = _press(page, page.locator("#shortcut-confirm [data-confirm-ok]"))
     assert focused["text"].startswith(f"Approved proposal #{backups}")
     status = page.locator(f"#proposal-{backups} [role=status]")
     expect(status).to_be_focused()

@@ -111,6 +111,9 @@ L = 302  # to the login page
 READ = (L, L, 200, 200, 200, 403)
 POST_ONLY = (405, 405, 405, 405, 405, 405)
 PAGES: dict[str, tuple[Any, ...]] = {
+    # Health checks for load balancers: anybody, and they show nothing (lib/health.py).
+    "healthz": (200, 200, 200, 200, 200, 200),
+    "readyz": (200, 200, 200, 200, 200, 200),
     "audit/": READ,
     "memories/<slug:slug>/": READ,
     "memories/<slug:slug>/entries/<str:entry_id>/": READ,

@@ -1,5 +1,6 @@
 """Every page that needs a signed-in user answers a signed-out htmx request (an expired session on a
-fragment: a filter, Load more, a form) with ``HX-Redirect`` to the login page and the page the
+fragment: a filter, Load more) with ``HX-Redirect`` to the login page — a form post with a 401
+naming it in ``X-Steward-Login``, so the page keeps what was typed — and the page the
 visitor was on as ``next`` — never a plain redirect, which htmx would follow and swap the whole login
 page into the fragment. Walks every browser route of the URL conf."""
 
@@ -17,8 +18,10 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from lib.login_redirect import is_login_redirect
 
 PAGE = "/audit/?actor=rita&kind=approve"
-#: Routes anybody may open (logging in, out, and resetting a forgotten password).
+#: Routes anybody may open (logging in, out, resetting a forgotten password, health checks).
 PUBLIC = {
+    "healthz",
+    "readyz",
     "login",
     "logout",
     "password_reset",
@@ -97,11 +100,18 @@ def test_every_login_required_page_answers_a_signed_out_htmx_request_with_hx_red
         r = _request(
             Client(), path, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL=f"http://testserver{PAGE}"
         )
-        assert r.status_code == 200 and "Location" not in r, (path, r.status_code)
-        target = urlsplit(r["HX-Redirect"])
-        assert target.path == "/accounts/login/" and not target.netloc, (path, r["HX-Redirect"])
-        assert parse_qs(target.query) == {"next": [PAGE]}, (path, r["HX-Redirect"])
-        assert r.content == b"", path  # no login page to swap into the fragment
+        assert "Location" not in r, (path, r.status_code)
+        if r.status_code == 401:
+            # A form post: said in place, keeping what was typed (static/js/htmx-errors.js).
+            assert r.wsgi_request.method == "POST", path
+            login = r["X-Steward-Login"]
+        else:
+            assert r.status_code == 200, (path, r.status_code)
+            login = r["HX-Redirect"]
+            assert r.content == b"", path  # no login page to swap into the fragment
+        target = urlsplit(login)
+        assert target.path == "/accounts/login/" and not target.netloc, (path, login)
+        assert parse_qs(target.query) == {"next": [PAGE]}, (path, login)
         assert "HX-Request" in r.get("Vary", ""), path
     assert walked >= EXPECTED, EXPECTED - walked
 

@@ -98,9 +98,11 @@ def test_the_maintenance_pages_read_as_pages_not_as_python(browser, memory, agen
     assert run.items and run.items[0]["inputs"]
     html = browser.get(r["Location"]).content.decode()
     assert "{&#x27;" not in html and "True" not in html and "False" not in html
-    assert '<th scope="row"><code>threshold</code></th>' in html
-    assert '<th scope="row"><code>wrapped</code></th><td><code>true</code></td>' in html
-    assert "&quot;pairs&quot;: [[" in html
+    # Receipts read as words: labels, yes / no, no JSON or snake_case keys.
+    assert '<th scope="row">Threshold</th>' in html
+    assert '<th scope="row">Wrapped</th><td>yes</td>' in html
+    assert "&quot;" not in html and "<pre>" not in html
+    assert '<dl class="run-inputs">' in html and "<dt>Pairs</dt>" in html
     uid = run.items[0]["entry_id"]
     assert f'<a href="/memories/acme/entries/{uid}/">{uid}</a>' in html
     assert "Run <code>near_duplicates</code> again:" in html
@@ -264,3 +266,25 @@ def test_the_history_chart_is_replayed_backwards_over_its_window_only(
     # The points follow from today's counts, not from a replay of the whole history.
     shifted = active_over_time(memory, figures["active"] + 100, figures["inactive"])
     assert [p["active"] for p in shifted] == [103, 105, 106]
+
+
+def test_the_maintenance_page_lists_each_job_with_what_it_does_its_schedule_and_last_run(
+    browser, memory, agent, staff, django_assert_max_num_queries
+):
+    from memory import actions as memory_actions
+
+    memory_actions.update_memory_policy(
+        memory,
+        actor=staff,
+        policy={"jobs": {"near_duplicates": {"enabled": True, "every_hours": 6}}},
+    )
+    html = browser.get("/memories/acme/maintenance/").content.decode()
+    row = html.split('<tr id="job-near_duplicates">')[1].split("</tr>")[0]
+    assert "files consolidation proposals" in row and "every 6 h" in row and "never" in row
+    capacity = html.split('<tr id="job-capacity">')[1].split("</tr>")[0]
+    assert "off — runs only when started here" in capacity
+    browser.post("/memories/acme/maintenance/", {"job": "near_duplicates", "mode": "dry_run"})
+    run = MaintenanceRun.objects.get()
+    html = browser.get("/memories/acme/maintenance/").content.decode()
+    row = html.split('<tr id="job-near_duplicates">')[1].split("</tr>")[0]
+    assert f'href="/memories/acme/maintenance/{run.pk}/">#{run.pk}</a>' in row

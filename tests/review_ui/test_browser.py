@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from memory.demo import DEMO_PASSWORD, load_demo
+from proposals.models import Proposal
 from proposals.requests import submit_request
 from tests.review_ui.conftest import consolidate, login
 
@@ -79,6 +81,17 @@ def test_inbox_row_updates_in_place_after_approve(
     page.evaluate(f"{MARKER} = 'inbox'")
     row = page.locator(f"#proposal-{proposal.pk}")
     row.get_by_role("button", name="Approve").click()
+    # One click only asks: the dialog names the inputs and the result, and what it loses.
+    confirm = page.locator("#shortcut-confirm")
+    expect(confirm).to_be_visible()
+    assert f"Approve proposal #{proposal.pk} — consolidation?" in confirm.inner_text()
+    assert "loses no detail" in confirm.inner_text()
+    assert Proposal.objects.get(pk=proposal.pk).status == "pending"
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(confirm).to_be_hidden()
+    assert Proposal.objects.get(pk=proposal.pk).status == "pending"
+    row.get_by_role("button", name="Approve").click()
+    confirm.get_by_role("button", name="Yes, approve").click()
     row = page.locator(f"#proposal-{proposal.pk}")
     row.locator(".notice.success").wait_for()
     assert "approved" in row.inner_text() and "rita" in row.inner_text()

@@ -6,12 +6,15 @@ import threading
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection, connections
 from django.utils import timezone
 
+from memory.actors import Actor
 from review import actions, claims
 from review.exceptions import Forbidden
 from review.models import ReviewClaim
+from review.notifications import needs
 from tests.conftest import make_key
 from tests.review_ui.conftest import consolidate
 
@@ -164,3 +167,45 @@ def test_two_reviewers_claiming_at_once_get_different_proposals(
 @pytest.fixture(autouse=True)
 def _cast(reviewer) -> None:
     """rita exists in every test here."""
+
+
+@pytest.mark.parametrize("decide", ["approve", "reject", "request_changes"])
+def test_a_claim_ends_with_the_holders_decision(rita, memory, agent, decide):
+    rita_actor = Actor.for_user(User.objects.get(username="rita"))
+    p = consolidate(memory, agent.actor)
+    assert rita.post("/review/claim/", {}).status_code == 302
+    assert ReviewClaim.objects.filter(proposal=p).exists()
+    if decide == "approve":
+        actions.approve_proposal(p.pk, actor=rita_actor)
+    elif decide == "reject":
+        actions.reject_proposal(p.pk, actor=rita_actor, reason="wrong", comment="No.")
+    else:
+        actions.request_changes(p.pk, actor=rita_actor, comment="Keep the time.")
+    assert not ReviewClaim.objects.exists()
+    assert "claim-banner" not in rita.get("/review/").content.decode()
+    assert [i.kind for i in needs(rita_actor).items] == []
+
+
+def test_the_inbox_never_shows_a_leftover_claim_on_a_decided_proposal(
+    rita, memory, agent, other_reviewer
+):
+    p = consolidate(memory, agent.actor)
+    actions.reject_proposal(p.pk, actor=other_reviewer.actor, reason="wrong", comment="No.")
+    ReviewClaim.objects.create(
+        proposal=p,
+        actor_id=Actor.for_user(User.objects.get(username="rita")).id,
+        actor_label="rita",
+        expires_at=timezone.now() + timedelta(minutes=5),
+    )
+    assert "claim-banner" not in rita.get("/review/").content.decode()
+
+
+def test_no_stale_claim_notice_about_ones_own_decision(rita, memory, agent):
+    rita_actor = Actor.for_user(User.objects.get(username="rita"))
+    p = consolidate(memory, agent.actor)
+    actions.reject_proposal(p.pk, actor=rita_actor, reason="wrong", comment="No.")
+    # A lease left over from before claims ended with the decision.
+    ReviewClaim.objects.create(
+        proposal=p, actor_id=rita_actor.id, actor_label="rita", expires_at=timezone.now()
+    )
+    assert [i.kind for i in needs(rita_actor).items] == []

@@ -215,3 +215,37 @@ def test_dashboard_in_chromium_at_desktop_and_phone_widths(page, memory, agent, 
     assert page.evaluate(NO_OVERFLOW), "overflow at 390 px"
     page.get_by_role("link", name=f"#{made['assigned'][0].pk} consolidation").first.click()
     page.wait_for_url(f"**/review/proposals/{made['assigned'][0].pk}/")
+
+
+def test_the_queue_shows_pending_counts_per_kind_and_claim_next(rita, ada, memory, agent):
+    html = rita.get("/").content.decode()
+    assert "Nothing is pending. The queue is clear." in html
+    first = consolidate(memory, agent.actor)
+    consolidate(memory, agent.actor)
+    html = rita.get("/").content.decode()
+    queue = html.split('id="queue"')[1].split("</section>")[0]
+    assert "<strong data-queue-total>2</strong> proposals pending." in queue
+    assert (
+        '<a href="/review/?kind=consolidation">consolidation</a> <span class="badge count">2</span>'
+        in queue
+    )
+    assert ">Claim next</button>" in queue
+    r = rita.post("/review/claim/", {"next": "/"})
+    assert r.status_code == 302 and r["Location"] == f"/review/proposals/{first.pk}/"
+    # Auditors see the queue, not the button.
+    queue = ada.get("/").content.decode().split('id="queue"')[1].split("</section>")[0]
+    assert "2</strong> proposals pending" in queue and "Claim next" not in queue
+
+
+def test_the_navigation_links_the_memory_home(rita, memory):
+    home = rita.get("/memories/acme/").content.decode()
+    nav = home.split('<nav aria-label="Main">')[1].split("</nav>")[0]
+    assert '<a href="/memories/acme/" aria-current="page">Memory home</a>' in nav
+    dash = rita.get("/").content.decode()
+    nav = dash.split('<nav aria-label="Main">')[1].split("</nav>")[0]
+    assert '<a href="/#memories">Memories</a>' in nav
+    assert 'id="memories"' in dash and 'href="/memories/acme/"' in dash
+
+
+def test_the_dashboard_links_the_api_docs(rita):
+    assert '<a href="/api/v1/docs/">API docs</a>' in rita.get("/").content.decode()

@@ -402,7 +402,9 @@ def test_anonymous_visitors_are_sent_to_log_in(client, proposal):
         **HTMX,
         HTTP_HX_CURRENT_URL=f"http://testserver/review/proposals/{proposal.pk}/",
     )
-    assert r.status_code == 200 and r["HX-Redirect"].startswith(
+    # An htmx post gets a 401 naming the login page: the page says so in place and keeps
+    # what was typed (static/js/htmx-errors.js), instead of leaving for the login page.
+    assert r.status_code == 401 and r["X-Steward-Login"].startswith(
         "/accounts/login/?next=/review/proposals/"
     )
     assert Proposal.objects.get(pk=proposal.pk).status == "pending"
@@ -476,3 +478,19 @@ def test_the_operation_page_finds_entries_by_memory_and_id(rita, proposal):
     by_uid = [q["sql"] for q in queries if '"memory_entry"."uid" IN' in q["sql"]]
     assert by_uid
     assert all('"memory_entry"."memory_id" =' in sql for sql in by_uid), by_uid
+
+
+def test_a_compensated_revisions_page_says_it_was_undone_and_by_which_revision(
+    rita, ravi, proposal, memory
+):
+    op = _approved(proposal.pk)
+    undone = Revision.objects.get(memory=memory, operation_id=op.pk)
+    page = rita.get(f"/memories/acme/revisions/{undone.number}/").content.decode()
+    assert 'id="undone"' not in page
+    result = actions.compensate_operation(op.pk, actor=_actor("ravi"), comment="undo")
+    by = result.revision.number
+    page = rita.get(f"/memories/acme/revisions/{undone.number}/").content.decode()
+    assert 'id="undone"' in page and f'Undone by <a href="/memories/acme/revisions/{by}/">' in page
+    # The compensating revision is not "undone" itself.
+    page = rita.get(f"/memories/acme/revisions/{by}/").content.decode()
+    assert 'id="undone"' not in page and f"This revision undoes operation {op.pk}." in page

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory import actions as memory_actions
 from memory.models import Entry
+from tests.memory.conftest import supersede
 from tests.review_ui.conftest import add, login
 
 pytestmark = pytest.mark.django_db
@@ -234,3 +235,34 @@ def test_a_refusal_is_the_sites_own_page_and_says_why(nobody):
         html = r.content.decode()
         assert 'class="skip-link"' in html and "/static/css/app.css" in html, page
         assert "Only reviewers, auditors and staff may" in html, page
+
+
+def test_a_superseded_entry_reads_superseded_by_its_successor_never_active(rita, memory, agent):
+    old = add(memory, agent.actor, "The deploy target is eu-1")
+    new = add(memory, agent.actor, "The deploy target is eu-2")
+    supersede(memory, old=Entry.objects.get(uid=old), new=Entry.objects.get(uid=new))
+    html = rita.get(URL).content.decode()
+    old_row = html.split(f'<tr id="entry-{old}"')[1].split("</tr>")[0]
+    new_row = html.split(f'<tr id="entry-{new}"')[1].split("</tr>")[0]
+    assert 'data-validity="superseded"' in old_row and ">superseded</span>" in old_row
+    assert ">active</span>" not in old_row
+    assert f'href="/memories/acme/entries/{new}/"' in old_row
+    assert 'data-validity="current"' in new_row and ">active</span>" in new_row
+    # A filter of its own, in the URL.
+    assert listed(rita, "?validity=superseded") == [old]
+    assert listed(rita, "?validity=current") == [new]
+    assert (
+        '<option value="superseded" selected>'
+        in rita.get(URL + "?validity=superseded").content.decode()
+    )
+    assert rita.get(URL + "?validity=stale").status_code == 422
+
+    # The entry page's headline says so too: never "Current text · active".
+    page = rita.get(f"{URL}{old}/").content.decode()
+    h1 = page.split("<h1>")[1].split("</h1>")[0]
+    assert ">superseded</span>" in h1 and "active" not in h1
+    assert "Superseded by" in page and f'href="/memories/acme/entries/{new}/"' in page
+    current = page.split('id="current-h">')[1].split("</h2>")[0]
+    assert current.startswith("Latest text") and "active" not in current
+    successor = rita.get(f"{URL}{new}/").content.decode()
+    assert 'id="current-h">Current text <span class="badge ok">active</span>' in successor

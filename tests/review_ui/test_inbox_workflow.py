@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from playwright.sync_api import expect
 
 from memory import actions as memory_actions
 from memory.actors import Actor
@@ -78,6 +79,17 @@ def test_q_matches_rationale_proposed_text_and_entry_id(rita, memory, agent):
     assert listed(rita, "?q=QUOKKA") == [by_text.pk]
     assert listed(rita, f"?q={entry}") == [other.pk]
     assert listed(rita, "?q=nothing-matches-this") == []
+
+
+def test_q_matches_the_text_of_an_affected_entry(rita, memory, agent):
+    by_input = consolidate(
+        memory,
+        agent.actor,
+        a="The wombat runbook lives in ops/runbooks",
+        body="The runbook lives in ops/runbooks",
+    )
+    consolidate(memory, agent.actor)
+    assert listed(rita, "?q=Wombat") == [by_input.pk]
 
 
 def test_each_filter_narrows(rita, memory, agent, other_agent, reviewer):
@@ -330,6 +342,14 @@ def test_bulk_approve_on_a_phone_shows_each_outcome_and_updates_counts(
     page.get_by_label(f"Select proposal #{keep.pk}").uncheck()
     assert page.locator("[data-selected-count]").inner_text() == "3 selected"
     page.get_by_role("button", name="Approve selected").click()
+    # It asks first, naming each selected proposal.
+    confirm = page.locator("#shortcut-confirm")
+    expect(confirm).to_be_visible()
+    assert "Approve 3 selected proposals?" in confirm.inner_text()
+    for p in (a, b, c):
+        assert f"proposal #{p.pk} — consolidation — loses no detail" in confirm.inner_text()
+    assert fresh(a).status == ProposalStatus.PENDING
+    confirm.get_by_role("button", name="Yes, approve").click()
 
     page.locator("[data-bulk-summary]").wait_for()
     assert "2 of 3 decided." in page.locator("[data-bulk-summary]").inner_text()

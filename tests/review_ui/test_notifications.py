@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from memory.actors import Actor
-from proposals.actions import add_comment, assign_proposal
+from proposals.actions import add_comment, amend_proposal, assign_proposal
 from review.actions import reject_proposal, request_changes
 from review.claims import claim_next_proposal
 from review.models import EmailMode, Notification, NotificationPreference, ReviewClaim
@@ -179,14 +179,19 @@ def test_a_daily_digest_collects_the_mails_into_one(
     assert [m.to[0] for m in mail.outbox] == ["rita@example.com", "rita@example.com"]
     assert Notification.objects.filter(channel="digest", sent_at__isnull=True).count() == 2
 
+    # The first is decided before the digest goes out: the digest says so.
+    reject_proposal(first.pk, actor=person("rita"), reason="wrong", comment="Not the same.")
+
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         assert send_digests.delay().get() == 1
     assert len(mail.outbox) == 1
     digest = mail.outbox[0]
     assert digest.to == ["ravi@example.com"]
-    assert "Daily digest: 2 notification(s)" in digest.subject
     assert f"#{first.pk}" in digest.body and f"#{second.pk}" in digest.body
+    lines = {line for line in digest.body.splitlines() if line.startswith("* ")}
+    assert any(f"#{first.pk}" in line and line.endswith("— now rejected") for line in lines)
+    assert any(f"#{second.pk}" in line and line.endswith("— now pending") for line in lines)
     # Idempotent: a second run finds nothing left to send.
     assert send_digests.delay().get() == 0
     assert len(mail.outbox) == 1
@@ -257,3 +262,54 @@ def test_the_demo_users_have_addresses_and_ravi_takes_a_digest(db):
     assert NotificationPreference.objects.get(user__username="ravi").email == EmailMode.DAILY
     assert Notification.objects.filter(recipient="rita@acme.example", channel="email")
     assert Notification.objects.filter(recipient="ravi@acme.example", channel="digest")
+
+
+def test_an_at_mention_notifies_the_person_named_by_mail_and_in_the_list(
+    memory, agent, rita, ravi, ada, django_capture_on_commit_callbacks
+):
+    with_email("rita", "ravi", "ada")
+    p = consolidate(memory, agent.actor)
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        add_comment(
+            p, actor=person("rita"), body="@ravi, is 02:00 still right? (cc @nobody, @rita)"
+        )
+    # ravi is named (and may see it); nobody does not exist; rita wrote it.
+    assert [m.to for m in mail.outbox] == [["ravi@example.com"]]
+    assert "rita mentioned you on #" in mail.outbox[0].subject
+    assert "is 02:00 still right?" in mail.outbox[0].body
+    items = needs(person("ravi")).items
+    assert [i.kind for i in items] == ["mention"]
+    assert "rita mentioned you: @ravi, is 02:00 still right?" in items[0].text
+    # Not named: the auditor hears nothing (she took no part either).
+    assert needs(person("ada")).items == []
+    # "@ravi2" or an address is not a mention of ravi.
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        add_comment(p, actor=person("rita"), body="Ask @ravi2 or mail ops@ravi.example")
+    assert mail.outbox == []
+    assert len(needs(person("ravi")).items) == 1
+
+
+def test_an_amendment_tells_the_other_reviewers(
+    memory, agent, rita, ravi, django_capture_on_commit_callbacks
+):
+    with_email("rita", "ravi")
+    p = consolidate(memory, agent.actor)
+    request_changes(p.pk, actor=person("ravi"), comment="Keep the 02:00 time.")
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        amend_proposal(
+            p,
+            actor=person("rita"),
+            changes={"body": "Deploys run nightly at 02:00 UTC via deploy.sh."},
+            comment="Kept the time.",
+        )
+    # rita amended it: ravi (the other reviewer) is told, rita is not.
+    assert [m.to for m in mail.outbox] == [["ravi@example.com"]]
+    assert "amended (revision 2)" in mail.outbox[0].subject
+    assert "approvals given before are void" in mail.outbox[0].body
+    items = needs(person("ravi")).items
+    assert [i.kind for i in items] == ["amended"]
+    assert "rita amended it (revision 2)" in items[0].text and "Kept the time." in items[0].text
+    assert [i.kind for i in needs(person("rita")).items if i.kind == "amended"] == []

@@ -34,7 +34,7 @@ def test_newest_first_order_swaps_the_neighbours_and_keeps_the_filters(rita, thr
     html = page_of(rita, middle.pk, "?sort=newest&amp;q=Deploys".replace("&amp;", "&"))
     assert f'href="/review/proposals/{last.pk}/?sort=newest&amp;q=Deploys" rel="prev"' in html
     assert f'href="/review/proposals/{first.pk}/?sort=newest&amp;q=Deploys" rel="next"' in html
-    assert 'href="/review/?sort=newest&amp;q=Deploys">← Inbox' in html
+    assert 'href="/review/?sort=newest&amp;q=Deploys" data-queue-inbox>← Inbox' in html
 
 
 def test_neighbours_follow_the_search(rita, memory, agent, three):
@@ -148,3 +148,17 @@ def test_neighbours_cost_a_fixed_number_of_queries(
         consolidate(memory, agent.actor)
     with django_assert_num_queries(len(few.captured_queries)):
         page_of(rita, three[1].pk, "?q=Deploys&sort=newest")
+
+
+def test_reject_and_next_opens_the_next_pending_proposal(rita, three):
+    first, middle, _last = three
+    r = rita.post(
+        f"/review/proposals/{first.pk}/reject/",
+        {"then": "next", "sort": "oldest", "reason": "wrong", "comment": "Not the same."},
+    )
+    assert r.status_code == 302, r.content
+    assert r["Location"] == f"/review/proposals/{middle.pk}/"
+    first.refresh_from_db()
+    assert first.status == "rejected"
+    html = rita.get(f"/review/proposals/{middle.pk}/").content.decode()
+    assert "data-reject-next>Reject &amp; next</button>" in html

@@ -77,6 +77,7 @@ def test_row_approve_and_reject_refresh_the_kind_counts(page, memory, agent, rev
     page.locator(f"#proposal-{a.pk}").get_by_role(
         "button", name=f"Approve proposal #{a.pk}"
     ).click()
+    page.locator("#shortcut-confirm").get_by_role("button", name="Yes, approve").click()
     page.locator(f"#proposal-{a.pk} .notice.success").wait_for()
     page.wait_for_function(
         "document.querySelector('#kind-tabs').innerText.replace(/\\s+/g, ' ').includes('All 2')"
