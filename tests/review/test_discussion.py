@@ -206,7 +206,9 @@ def test_assignment_and_the_list_filters(api, ag, rv, rv2, consolidation, lossy,
     assert ids(rv, "assigned=me") == []
     assert ids(rv, "has_lost_details=true") == [other]
     assert ids(rv, "has_lost_details=false") == [pid]
-    assert ids(rv, "q=deploy.sh") == [pid]  # in the proposed text only
+    # In the proposed text of one, in an affected entry's text of the other.
+    assert sorted(ids(rv, "q=deploy.sh")) == sorted([pid, other])
+    assert ids(rv, "q=nightly at 02:00") == [pid]  # in the proposed text only
     assert ids(rv, "q=shorter") == [other]  # in the rationale
     assert ids(rv, f"q={lossy['a']}") == [other]  # an affected entry id
     assert ids(rv, f"entry={consolidation['b']}") == [pid]
