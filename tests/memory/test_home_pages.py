@@ -70,9 +70,12 @@ def test_a_reviewer_dry_runs_and_applies_from_the_pages(browser, memory, agent):
     assert run.dry_run and r["Location"].endswith(f"/maintenance/{run.pk}/")
     page = browser.get(r["Location"])
     assert page.status_code == 200 and b"Receipts" in page.content and b"Apply" in page.content
-    # Applying a job the policy does not enable is refused with a message; nothing runs.
+    # A reviewer's manual run needs no jobs.<job>.enabled (that switch is the beat schedule):
+    # applying a pass that only files proposals runs it.
     r = browser.post("/memories/acme/maintenance/", {"job": "near_duplicates", "mode": "apply"})
-    assert r.status_code == 302 and MaintenanceRun.objects.count() == 1
+    assert r.status_code == 302 and MaintenanceRun.objects.count() == 2
+    applied = MaintenanceRun.objects.exclude(pk=run.pk).get()
+    assert not applied.dry_run and r["Location"].endswith(f"/maintenance/{applied.pk}/")
     listing = browser.get("/memories/acme/maintenance/")
     assert listing.status_code == 200 and f"#{run.pk}".encode() in listing.content
 
@@ -169,18 +172,21 @@ def test_with_a_broker_the_page_queues_the_run_and_its_page_follows_it(
 def test_with_a_broker_the_page_refuses_a_disabled_or_busy_job_before_queueing_it(
     browser, memory, queued
 ):
-    r = browser.post("/memories/acme/maintenance/", {"job": "contradictions", "mode": "apply"})
+    # A real l1 run needs the policy's l1_enabled: refused before anything is queued.
+    r = browser.post("/memories/acme/maintenance/", {"job": "l1", "mode": "apply"})
     assert r.status_code == 302
     listing = browser.get(r["Location"]).content.decode()
-    assert "contradictions: The maintenance job &#x27;contradictions&#x27; is disabled" in listing
+    assert "l1: " in listing and "is queued" not in listing
     with maintenance.job_lock(memory, "capacity"):
         r = browser.post("/memories/acme/maintenance/", {"job": "capacity", "mode": "dry_run"})
     listing = browser.get(r["Location"]).content.decode()
     assert "is already in progress on this Memory" in listing and "is queued" not in listing
     assert queued == [] and not MaintenanceRun.objects.exists()
-    # A dry run of the same job is queued: dry runs need no switch.
+    # A pass that only files proposals is queued, dry run or real: a reviewer's manual run
+    # needs no jobs.<job>.enabled (the beat schedule's switch).
     browser.post("/memories/acme/maintenance/", {"job": "contradictions", "mode": "dry_run"})
-    assert [q["task"].name for q in queued] == ["proposals.contradictions"]
+    browser.post("/memories/acme/maintenance/", {"job": "contradictions", "mode": "apply"})
+    assert [q["task"].name for q in queued] == ["proposals.contradictions"] * 2
 
 
 def test_a_queued_run_page_needs_a_reader_and_a_known_job(browser, auditor_browser, memory):
