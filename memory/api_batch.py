@@ -51,6 +51,28 @@ class BatchIn(StrictSerializer):
     )
 
 
+class BatchItemOut(serializers.Serializer):
+    index = serializers.IntegerField()
+    status = serializers.IntegerField(help_text="201 written, 200 an exact duplicate (no-op).")
+    entry_id = serializers.CharField(required=False)
+    version = serializers.IntegerField(required=False)
+    revision = serializers.IntegerField(required=False, allow_null=True)
+    content_hash = serializers.CharField(required=False)
+    created = serializers.BooleanField(required=False)
+    reason = serializers.CharField(required=False, help_text="exact_duplicate for a no-op.")
+    state = serializers.CharField(required=False, help_text="candidate under admission review.")
+    proposal = serializers.IntegerField(required=False, help_text="The admission proposal.")
+
+
+class BatchOut(serializers.Serializer):
+    results = BatchItemOut(many=True)
+    revision = serializers.IntegerField(
+        allow_null=True,
+        help_text="The revision that wrote the new entries (the Memory's head when none is new).",
+    )
+    created = serializers.IntegerField(help_text="How many entries are new.")
+
+
 def parse_entries(raw: Any) -> list[dict[str, Any]]:
     """Each item of ``raw`` checked by :class:`BatchEntryIn`; :class:`BatchRefused` naming
     every malformed item by its index (400 ``invalid``), 413 over the batch limit."""
@@ -101,6 +123,7 @@ class EntryBatchApi(MemoryApiView):
     @extend_schema(
         tags=["entries"],
         request=BatchIn,
+        responses={200: BatchOut},
         summary="Remember many entries (batch add, all or nothing)",
         parameters=[
             OpenApiParameter(

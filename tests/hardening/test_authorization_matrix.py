@@ -61,6 +61,7 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     # Entries: agents write (reviewers do not), auditors only read; other Memories and higher clearances are 404.
     "GET /api/v1/memories/{}/entries": (401, 404, R, R, R, R, R),
     "POST /api/v1/memories/{}/entries": (401, 404, 403, 403, R, 403, R),
+    "POST /api/v1/memories/{}/entries/batch": (401, 404, 403, 403, R, 403, R),
     "GET /api/v1/memories/{}/entries/{}": (401, 404, 404, R, R, R, R),
     "POST /api/v1/memories/{}/entries/{}/revise": (401, 404, 404, 403, R, 403, R),
     "POST /api/v1/memories/{}/entries/{}/forget": (401, 404, 404, 403, R, 403, R),
@@ -229,6 +230,8 @@ def test_every_endpoint_has_a_row_and_every_cell_holds(
                 "rationale": "matrix probe",
                 "entries": [{"entry_id": world["entry_id"], "version": 1}],
             }
+        if name == "POST /api/v1/memories/{}/entries/batch":  # one well-formed item
+            body = {"entries": [{"body": "matrix probe batch item", "kind": "fact"}]}
         for caller, expected in zip(CALLERS, _row(name), strict=True):
             n += 1
             status = _send(callers[caller], method.upper(), url, body, n)
