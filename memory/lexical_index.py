@@ -57,21 +57,33 @@ def own_tokens(searchable_text: str, term_count: int) -> list[str]:
 
 
 def previous_turn_body(
-    memory_pk: int, session_id: str, entry_pk: int | None, *, using: str = DEFAULT_DB_ALIAS
+    memory_pk: int,
+    session_id: str,
+    entry_pk: int | None,
+    *,
+    before_version: int | None = None,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> str | None:
-    """The body of the turn before ``entry_pk`` in ``session_id``: the latest version of the
-    session's entry created last before it (one indexed query; None outside a session)."""
+    """The body of the turn before ``entry_pk`` in ``session_id``: the session's entry created
+    last before it, in its latest version written before ``before_version`` (the version being
+    indexed; None while it is being written, when every stored version is older). So the
+    context a version is indexed with is a fact of the history, the same when the reindex
+    recomputes it after the turn before was revised. One indexed query; None outside a
+    session."""
     if not session_id:
         return None
-    below = "" if entry_pk is None else " AND e.id < %s"
+    conditions = ["e.memory_id = %s", "e.session_id = %s"]
     params: list[int | str] = [memory_pk, session_id]
     if entry_pk is not None:
+        conditions.append("e.id < %s")
         params.append(entry_pk)
+    if before_version is not None:
+        conditions.append("v.id < %s")
+        params.append(before_version)
     with connections[using].cursor() as cursor:
         cursor.execute(
             "SELECT v.body FROM memory_entry e JOIN memory_entryversion v ON v.entry_id = e.id "
-            f"WHERE e.memory_id = %s AND e.session_id = %s{below} "
-            "ORDER BY e.id DESC, v.number DESC LIMIT 1",
+            f"WHERE {' AND '.join(conditions)} ORDER BY e.id DESC, v.id DESC LIMIT 1",
             params,
         )
         row = cursor.fetchone()

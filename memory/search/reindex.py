@@ -80,7 +80,9 @@ def reanalyze_versions(
         last = rows[-1][0]
         changes = []
         for pk, body, text, term_count, memory_pk, session_id, entry_pk in rows:
-            context = previous_turn_body(memory_pk, session_id, entry_pk, using=using)
+            context = previous_turn_body(
+                memory_pk, session_id, entry_pk, before_version=pk, using=using
+            )
             new_text, new_count = indexed_with_context(body, context)
             if new_text != text or new_count != term_count:
                 changes.append((new_text, new_count, pk))

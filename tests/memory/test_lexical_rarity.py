@@ -100,3 +100,18 @@ def test_search_hits_follow_the_lexical_rarity_order(memory, me, settings):
     rare = remember(memory, me, "The quarterly offsite meets in Lisbon.")
     hits = search(memory, actor=me, query="where does the quarterly offsite meet").hits
     assert hits[0].entry_id == rare.entry.uid
+
+
+def test_the_context_is_history_a_reindex_recomputes_after_the_turn_before_is_revised(memory, me):
+    from memory import actions
+    from memory.search.reindex import reanalyze_versions
+
+    question = remember(memory, me, "Mel: How long have you been married?", session_id="s1")
+    reply = remember(memory, me, "Caroline: 5 years already!", session_id="s1")
+    actions.revise_entry(
+        memory, actor=me, entry_uid=question.entry.uid, body="Mel: Where did you two meet?"
+    )
+    # The reply was indexed beside the question as it read then; the reindex agrees.
+    assert reanalyze_versions(check=True).changed == 0
+    version = EntryVersion.objects.get(entry=reply.entry)
+    assert "marri" in version.searchable_text.split()[version.term_count :]
