@@ -43,6 +43,7 @@ def test_every_top_bar_link_fits_a_phone_on_memory_pages(
     assert [link["text"].split()[0] for link in links] == [
         "Dashboard",
         "Inbox",
+        "Memory",
         "Entries",
         "Audit",
         "Notifications",
