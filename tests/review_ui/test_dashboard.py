@@ -240,7 +240,10 @@ def test_the_queue_shows_pending_counts_per_kind_and_claim_next(rita, ada, memor
 def test_the_navigation_links_the_memory_home(rita, memory):
     home = rita.get("/memories/acme/").content.decode()
     nav = home.split('<nav aria-label="Main">')[1].split("</nav>")[0]
-    assert '<a href="/memories/acme/" aria-current="page">Memory home</a>' in nav
+    assert (
+        '<a href="/memories/acme/" aria-current="page">Memory<span class="nav-long"> home</span></a>'
+        in nav
+    )
     dash = rita.get("/").content.decode()
     nav = dash.split('<nav aria-label="Main">')[1].split("</nav>")[0]
     assert '<a href="/#memories">Memories</a>' in nav
