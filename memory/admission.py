@@ -29,6 +29,7 @@ from django.conf import settings
 
 from .exceptions import PersonalDataDetected, SecretDetected, TooLarge, ValidationFailed
 from .personal_data import DEFAULT_REFUSED, find_personal_data
+from .secret_rules import ascii_digits, find_by_rules, forms, invisible
 from .text import normalize_body
 
 # Plugins that judge by entropy or flag ordinary content; everything else is a pattern detector.
@@ -65,47 +66,34 @@ def _configure_scanner() -> None:
             _configured = True
 
 
-# Default-ignorable code points that are not format (Cf) characters (Unicode
-# DerivedCoreProperties): they render as nothing and would split a token for a detector.
-_IGNORABLE_RANGES = (
-    (0x034F, 0x034F),  # combining grapheme joiner
-    (0x115F, 0x1160),  # Hangul fillers
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),  # Mongolian variation selectors
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),  # variation selectors
-    (0xFFA0, 0xFFA0),
-    (0xE0000, 0xE0FFF),  # tags, variation selectors supplement
-)
-
-
-def _invisible(ch: str) -> bool:
-    if unicodedata.category(ch) == "Cf":
-        return True
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _IGNORABLE_RANGES)
-
-
 def scan_form(text: str) -> str:
     """What the detectors read: NFKC with invisible characters removed."""
     folded = unicodedata.normalize("NFKC", text)
     if folded.isascii():
         return folded
-    return unicodedata.normalize("NFKC", "".join(ch for ch in folded if not _invisible(ch)))
+    return unicodedata.normalize("NFKC", "".join(ch for ch in folded if not invisible(ch)))
+
+
+def personal_data_form(text: str) -> str:
+    """What the personal-data detectors read: the scan form with every decimal digit of any
+    script as an ASCII digit (``٠٧٨`` reads ``078``) and look-alike separators as spaces."""
+    return ascii_digits(scan_form(text))
 
 
 def find_secrets(text: str) -> list[str]:
-    """Secret types found in ``text`` or in its scan form (empty when clean)."""
+    """Secret types found in any form of ``text`` (empty when clean): the text, its scan form,
+    its squeezed and confusable-folded form, and the decodings of long base64, hex and
+    percent-encoded runs (``memory.secret_rules.forms``)."""
     found: list[str] = []
-    scanned = scan_form(text)
-    lines = scanned.splitlines() or [scanned]
-    if scanned != text:
-        lines += text.splitlines()
     _configure_scanner()
-    for line in lines:
-        for secret in scan_line(line):
-            if secret.type not in found:
-                found.append(secret.type)
+    for form in forms(text, scan_form(text)):
+        for line in form.splitlines() or [form]:
+            for secret in scan_line(line):
+                if secret.type not in found:
+                    found.append(secret.type)
+        for name in find_by_rules(form):
+            if name not in found:
+                found.append(name)
     return found
 
 
@@ -122,7 +110,9 @@ def check_no_secrets(field: str, text: str) -> None:
 def check_no_personal_data(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
     """Refuse ``text`` when it holds personal data of a refused kind (``refuse``: the Memory's
     ``policy.personal_data.refuse``; ``None`` means the default, card and government_id)."""
-    kinds = find_personal_data(scan_form(text), DEFAULT_REFUSED if refuse is None else refuse)
+    kinds = find_personal_data(
+        personal_data_form(text), DEFAULT_REFUSED if refuse is None else refuse
+    )
     if kinds:
         raise PersonalDataDetected(
             f"The {field} contains personal data ({', '.join(kinds)}); nothing was stored.",
