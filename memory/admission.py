@@ -9,16 +9,28 @@ ignorables) — so such characters cannot split a secret past the detector; what
 still the caller's NFC text.
 
 Secrets are found with detect-secrets' *pattern* plugins (cloud keys, tokens, private keys,
-credentials in URLs). Its entropy heuristics are left out on purpose: memories are full of
-commit hashes, UUIDs and ordinary prose, which those would flag. Personal data: see
-``memory.personal_data``.
+credentials in URLs), Microsoft's maintained rule set and the fixed-prefix formats of the other
+major providers, each read in several forms of the text — squeezed of look-alike separators and
+marks, with confusable letters folded, and decoded from base64, hex and percent-encoding
+(``memory.secret_rules``). detect-secrets' entropy heuristics are left out on purpose: memories
+are full of commit hashes, UUIDs and ordinary prose, which those would flag. Personal data: see
+``memory.personal_data``; which kinds are refused is the Memory's policy, for *every* field of a
+write about that Memory (``refuse=`` or :func:`memory_policy`), not only its body.
+
+Within one request (:func:`request_scope`, opened by ``lib.middleware.StoredTextScopeMiddleware``)
+a secret split across two fields — ``AKIAIOSF`` in the body, ``ODNN7EXAMPLE`` in a quote — is
+found too: the token-like edges of every field are joined with those of the request's other
+fields and scanned again. A secret split across *requests* is not (docs/reliability.md).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -28,7 +40,7 @@ from detect_secrets.settings import cache_bust, configure_settings_from_baseline
 from django.conf import settings
 
 from .exceptions import PersonalDataDetected, SecretDetected, TooLarge, ValidationFailed
-from .personal_data import DEFAULT_REFUSED, find_personal_data
+from .personal_data import DEFAULT_REFUSED, find_personal_data, refused_kinds
 from .secret_rules import ascii_digits, find_by_rules, forms, invisible
 from .text import normalize_body
 
@@ -97,8 +109,63 @@ def find_secrets(text: str) -> list[str]:
     return found
 
 
+# --- One request's fields --------------------------------------------------------------------
+
+#: The token-like edges of the fields scanned so far in this request (None outside a request).
+_REQUEST_EDGES: ContextVar[list[tuple[str, str]] | None] = ContextVar(
+    "admission_request_edges", default=None
+)
+#: How many earlier fields' edges a field is joined with (a batch import is one request).
+_MAX_EDGES = 24
+_HEAD = re.compile(r"^\S{1,120}")
+_TAIL = re.compile(r"\S{1,120}$")
+
+
+@contextmanager
+def request_scope() -> Iterator[None]:
+    """Within it, every field scanned is also joined with the request's other fields."""
+    token = _REQUEST_EDGES.set([])
+    try:
+        yield
+    finally:
+        _REQUEST_EDGES.reset(token)
+
+
+def _token_like(edge: str) -> bool:
+    """An edge that could be part of a token: 4+ characters with a digit, a capital after a
+    small letter, or ``_``/``-``/``.`` between letters — not a plain word."""
+    return len(edge) >= 4 and bool(
+        re.search(r"\d|[a-z][A-Z]|[A-Z]{3}|\w[_\-.+/=]\w|^[_\-.+/=]|[_\-.+/=]$", edge)
+    )
+
+
+def _split_secret(text: str) -> list[str]:
+    """Secret types found where ``text`` meets an earlier field of this request."""
+    edges = _REQUEST_EDGES.get()
+    if edges is None:
+        return []
+    form = scan_form(text).strip()
+    head, tail = _edge(_HEAD, form), _edge(_TAIL, form)
+    found: list[str] = []
+    for other_head, other_tail in edges[-_MAX_EDGES:]:
+        for joined in (
+            other_tail + head if other_tail and head else "",
+            tail + other_head if tail and other_head else "",
+        ):
+            if len(joined) >= 16:
+                found += [t for t in find_secrets(joined) if t not in found]
+    if head or tail:
+        edges.append((head, tail))
+    return found
+
+
+def _edge(pattern: re.Pattern[str], form: str) -> str:
+    m = pattern.search(form)
+    return m.group() if m and _token_like(m.group()) else ""
+
+
 def check_no_secrets(field: str, text: str) -> None:
-    types = find_secrets(text)
+    types = find_secrets(text) or _split_secret(text)
     if types:
         raise SecretDetected(
             f"The {field} contains what looks like a secret ({', '.join(types)}); "
@@ -107,12 +174,43 @@ def check_no_secrets(field: str, text: str) -> None:
         )
 
 
+#: What the Memory being written refuses (:func:`memory_policy`); None: the default.
+_POLICY_REFUSES: ContextVar[frozenset[str] | None] = ContextVar(
+    "admission_policy_refuses", default=None
+)
+
+
+@contextmanager
+def memory_policy(policy: Any) -> Iterator[None]:
+    """Within it, every check that is given no ``refuse`` refuses what ``policy`` (a Memory's
+    policy) refuses: a proposal's rationale, evidence and comments follow the Memory's rules."""
+    token = _POLICY_REFUSES.set(refused_kinds(policy))
+    try:
+        yield
+    finally:
+        _POLICY_REFUSES.reset(token)
+
+
+def refused(refuse: Iterable[str] | None) -> Iterable[str]:
+    """``refuse`` when given, else the Memory policy in force (:func:`memory_policy`), else the
+    default (card and government_id)."""
+    if refuse is not None:
+        return refuse
+    in_force = _POLICY_REFUSES.get()
+    return DEFAULT_REFUSED if in_force is None else in_force
+
+
+def check_under_policy(memory: Any, field: str, text: str) -> None:
+    """``text`` (already cleaned) against the personal data ``memory``'s policy refuses: for a
+    field checked before its Memory was known (a decision's comment)."""
+    if text:
+        check_no_personal_data(field, text, refused_kinds(memory.policy))
+
+
 def check_no_personal_data(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
     """Refuse ``text`` when it holds personal data of a refused kind (``refuse``: the Memory's
-    ``policy.personal_data.refuse``; ``None`` means the default, card and government_id)."""
-    kinds = find_personal_data(
-        personal_data_form(text), DEFAULT_REFUSED if refuse is None else refuse
-    )
+    ``policy.personal_data.refuse``; ``None``: see :func:`refused`)."""
+    kinds = find_personal_data(personal_data_form(text), refused(refuse))
     if kinds:
         raise PersonalDataDetected(
             f"The {field} contains personal data ({', '.join(kinds)}); nothing was stored.",
@@ -188,3 +286,25 @@ def clean_id(value: Any, *, field: str) -> str:
         )
     check_no_secrets(field, value)
     return value
+
+
+def check_stored_json(field: str, value: Any, refuse: Iterable[str] | None = None) -> None:
+    """Every string of a JSON value (keys too) as a stored text, each and all joined: a policy's
+    glossary, a webhook URL, a saved view's filters."""
+    strings: list[tuple[str, str]] = []
+
+    def walk(path: str, node: Any) -> None:
+        if isinstance(node, str):
+            strings.append((path, node))
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                walk(f"{path}.{key}", str(key))
+                walk(f"{path}.{key}", item)
+        elif isinstance(node, list | tuple):
+            for i, item in enumerate(node):
+                walk(f"{path}[{i}]", item)
+
+    walk(field, value)
+    for path, text in strings:
+        check_stored_text(path, text, refuse)
+    check_stored_text(field, "\n".join(text for _, text in strings), refuse)

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.actors import Actor
-from memory.admission import clean_text
+from memory.admission import check_under_policy, clean_text
 from memory.models import Memory, Revision
 from memory.plans import apply_plan
 from proposals.events import record_proposal_event
@@ -182,6 +182,7 @@ def _approve(
     require_reviewer(actor)
     note = clean_text(comment, field="comment")
     memory, proposal = locked_proposal(proposal_pk, actor)
+    check_under_policy(memory, "comment", note)
     refuse_if_not_pending(proposal)
     _refuse_unapprovable(proposal, actor=actor, acknowledge=acknowledge, read=read)
     targets = locked_targets(proposal)
@@ -305,6 +306,7 @@ def reject_proposal(proposal_pk: int, *, actor: Actor, reason: str, comment: str
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
     memory, proposal = locked_proposal(proposal_pk, actor)
+    check_under_policy(memory, "comment", note)
     refuse_if_not_pending(proposal, allow=OPEN_STATUSES)
     if proposal.is_self(actor):
         raise SelfApproval(
@@ -338,6 +340,7 @@ def request_changes(proposal_pk: int, *, actor: Actor, comment: str) -> Decision
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
     _memory, proposal = locked_proposal(proposal_pk, actor)
+    check_under_policy(_memory, "comment", note)
     refuse_if_not_pending(proposal)
     if proposal.is_self(actor):
         raise SelfApproval(
