@@ -90,7 +90,7 @@ _NINO = re.compile(
 
 _IDS: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
     (re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])"), ssn.is_valid),
-    (re.compile(r"(?<![\d -])\d{3} \d{2} \d{4}(?![\d-]| \d)"), _compact_valid(ssn.is_valid)),
+    (re.compile(r"(?<![\d-])(?<!\d )\d{3} \d{2} \d{4}(?![\d-]| \d)"), _compact_valid(ssn.is_valid)),
     (re.compile(r"(?<![\d-])9\d{2}[ -][5-9]\d[ -]\d{4}(?![\d-])"), _compact_valid(itin.is_valid)),
     (re.compile(r"(?<![\d-])\d{6}[-+]\d{4}(?![\d-])"), personnummer.is_valid),
     (re.compile(r"(?<![\w-])\d{6}[-+A-FU-Y]\d{3}[0-9A-Y](?![\w-])"), hetu.is_valid),
