@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.core.scan import scan_line
@@ -41,7 +41,7 @@ from django.conf import settings
 
 from .exceptions import PersonalDataDetected, SecretDetected, TooLarge, ValidationFailed
 from .personal_data import DEFAULT_REFUSED, find_personal_data, refused_kinds
-from .secret_rules import ascii_digits, find_by_rules, forms, invisible
+from .secret_rules import ascii_digits, decoded, find_by_rules, forms, invisible
 from .text import normalize_body
 
 # Plugins that judge by entropy or flag ordinary content; everything else is a pattern detector.
@@ -111,14 +111,23 @@ def find_secrets(text: str) -> list[str]:
 
 # --- One request's fields --------------------------------------------------------------------
 
-#: The token-like edges of the fields scanned so far in this request (None outside a request).
-_REQUEST_EDGES: ContextVar[list[tuple[str, str]] | None] = ContextVar(
+#: The edges of the fields scanned so far in this request (None outside a request): each
+#: field's token-like first and last runs, and its first and last 40 characters.
+_REQUEST_EDGES: ContextVar[list[_Edges] | None] = ContextVar(
     "admission_request_edges", default=None
 )
 #: How many earlier fields' edges a field is joined with (a batch import is one request).
 _MAX_EDGES = 24
 _HEAD = re.compile(r"^\S{1,120}")
 _TAIL = re.compile(r"\S{1,120}$")
+_WINDOW = 40
+
+
+class _Edges(NamedTuple):
+    head: str  # token-like first run ("" when a plain word)
+    tail: str
+    first: str  # first and last characters, spaces included (numbers, addresses)
+    last: str
 
 
 @contextmanager
@@ -133,30 +142,10 @@ def request_scope() -> Iterator[None]:
 
 def _token_like(edge: str) -> bool:
     """An edge that could be part of a token: 4+ characters with a digit, a capital after a
-    small letter, or ``_``/``-``/``.`` between letters — not a plain word."""
+    small letter, or ``_``/``-``/``.``/``@`` between letters — not a plain word."""
     return len(edge) >= 4 and bool(
-        re.search(r"\d|[a-z][A-Z]|[A-Z]{3}|\w[_\-.+/=]\w|^[_\-.+/=]|[_\-.+/=]$", edge)
+        re.search(r"\d|[a-z][A-Z]|[A-Z]{3}|\w[_\-.+/=@]\w|^[_\-.+/=@]|[_\-.+/=@]$", edge)
     )
-
-
-def _split_secret(text: str) -> list[str]:
-    """Secret types found where ``text`` meets an earlier field of this request."""
-    edges = _REQUEST_EDGES.get()
-    if edges is None:
-        return []
-    form = scan_form(text).strip()
-    head, tail = _edge(_HEAD, form), _edge(_TAIL, form)
-    found: list[str] = []
-    for other_head, other_tail in edges[-_MAX_EDGES:]:
-        for joined in (
-            other_tail + head if other_tail and head else "",
-            tail + other_head if tail and other_head else "",
-        ):
-            if len(joined) >= 16:
-                found += [t for t in find_secrets(joined) if t not in found]
-    if head or tail:
-        edges.append((head, tail))
-    return found
 
 
 def _edge(pattern: re.Pattern[str], form: str) -> str:
@@ -164,8 +153,41 @@ def _edge(pattern: re.Pattern[str], form: str) -> str:
     return m.group() if m and _token_like(m.group()) else ""
 
 
-def check_no_secrets(field: str, text: str) -> None:
-    types = find_secrets(text) or _split_secret(text)
+class _Joins(NamedTuple):
+    tokens: list[str]  # token-like edges joined: what the secret scan reads
+    windows: list[str]  # 40-character windows joined: what the personal-data scan reads
+
+
+def _joins(text: str) -> _Joins:
+    """Where ``text`` meets the request's earlier fields (both orders), and ``text``'s edges
+    remembered for the fields after it. Empty outside a request."""
+    edges = _REQUEST_EDGES.get()
+    if edges is None:
+        return _Joins([], [])
+    form = scan_form(text).strip()
+    mine = _Edges(_edge(_HEAD, form), _edge(_TAIL, form), form[:_WINDOW], form[-_WINDOW:])
+    out = _Joins([], [])
+    for other in edges[-_MAX_EDGES:]:
+        if other == mine:  # the same text checked twice
+            continue
+        for left, right in ((other.tail, mine.head), (mine.tail, other.head)):
+            if left and right and len(left + right) >= 16:
+                out.tokens.append(left + right)
+        if any(
+            ch.isdigit() or ch == "@" for ch in other.last + mine.first + mine.last + other.first
+        ):
+            out.windows.extend((other.last + mine.first, mine.last + other.first))
+    if mine not in edges:
+        edges.append(mine)
+    return out
+
+
+def check_no_secrets(field: str, text: str, joins: _Joins | None = None) -> None:
+    if joins is None:
+        joins = _joins(text)
+    types = find_secrets(text)
+    for joined in joins.tokens:
+        types += [t for t in find_secrets(joined) if t not in types]
     if types:
         raise SecretDetected(
             f"The {field} contains what looks like a secret ({', '.join(types)}); "
@@ -207,10 +229,30 @@ def check_under_policy(memory: Any, field: str, text: str) -> None:
         check_no_personal_data(field, text, refused_kinds(memory.policy))
 
 
-def check_no_personal_data(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
+def personal_data_forms(text: str) -> list[str]:
+    """What the personal-data finders read: the text's personal-data form and those of its
+    decodings (percent-encoding, HTML references, base64 and hex runs)."""
+    out = [personal_data_form(text)]
+    for plain in decoded(scan_form(text)):
+        form = personal_data_form(plain)
+        if form not in out:
+            out.append(form)
+    return out
+
+
+def check_no_personal_data(
+    field: str, text: str, refuse: Iterable[str] | None = None, joins: _Joins | None = None
+) -> None:
     """Refuse ``text`` when it holds personal data of a refused kind (``refuse``: the Memory's
-    ``policy.personal_data.refuse``; ``None``: see :func:`refused`)."""
-    kinds = find_personal_data(personal_data_form(text), refused(refuse))
+    ``policy.personal_data.refuse``; ``None``: see :func:`refused`) — in any of its forms, or
+    where it meets another field of the request (``joins``)."""
+    wanted = frozenset(refused(refuse))
+    kinds: list[str] = []
+    if wanted:
+        for form in personal_data_forms(text) + [
+            personal_data_form(w) for w in (joins.windows if joins else [])
+        ]:
+            kinds += [k for k in find_personal_data(form, wanted) if k not in kinds]
     if kinds:
         raise PersonalDataDetected(
             f"The {field} contains personal data ({', '.join(kinds)}); nothing was stored.",
@@ -220,8 +262,9 @@ def check_no_personal_data(field: str, text: str, refuse: Iterable[str] | None =
 
 def check_stored_text(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
     """Everything a stored text must pass: no secret, no refused personal data."""
-    check_no_secrets(field, text)
-    check_no_personal_data(field, text, refuse)
+    joins = _joins(text)
+    check_no_secrets(field, text, joins)
+    check_no_personal_data(field, text, refuse, joins)
 
 
 def clean_body(body: Any, *, field: str = "body", refuse: Iterable[str] | None = None) -> str:
