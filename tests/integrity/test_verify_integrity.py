@@ -176,3 +176,40 @@ def test_one_memory_can_be_checked_alone(memory, other_memory, history):
     out = io.StringIO()
     call_command("verify_integrity", "--memory", "other", stdout=out)
     assert "integrity: ok (1 memories" in out.getvalue()
+
+
+def test_a_body_rewritten_to_the_same_length_is_found(memory, history):
+    """With the append-only guards lifted (PostgreSQL ``session_replication_role = replica``,
+    SQLite ``DROP TRIGGER``), a body rewritten in place to text of the same length."""
+    from memory.models import EntryVersion
+
+    version = EntryVersion.objects.filter(entry=history["approved_entry"]).order_by("number")[0]
+    forged = version.body.replace("02:00", "03:00")
+    assert len(forged) == len(version.body) and forged != version.body
+    with triggers_lifted("memory_entryversion"), connection.cursor() as cur:
+        cur.execute("UPDATE memory_entryversion SET body = %s WHERE id = %s", [forged, version.pk])
+    assert "content_hash" in checks(memory)
+    code, out = run()
+    assert code == 1
+    assert f"content_hash {history['approved_entry'].uid} v{version.number}" in out
+    assert "rewritten in place" in out
+
+
+def test_a_deleted_revision_row_is_reported_not_a_crash(memory, history):
+    top = Revision.objects.filter(memory=memory).order_by("-number")[0]
+    # Foreign keys are checked at commit (deferred); the row is put back before the test ends.
+    with connection.cursor() as cur:
+        cur.execute("SELECT * FROM memory_revision WHERE id = %s", [top.pk])
+        columns = [c[0] for c in cur.description]
+        row = cur.fetchone()
+    with triggers_lifted("memory_revision"), connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            cur.execute("SET CONSTRAINTS ALL DEFERRED")
+        cur.execute("DELETE FROM memory_revision WHERE id = %s", [top.pk])
+    code, out = run()
+    with connection.cursor() as cur:
+        marks = ", ".join(["%s"] * len(columns))
+        cur.execute(f"INSERT INTO memory_revision ({', '.join(columns)}) VALUES ({marks})", row)
+    assert code == 1, out
+    assert "revision_gap" in out
+    assert "Traceback" not in out
