@@ -14,8 +14,9 @@ evidence quote (one request). Personal-data cases that need a policy (email, pho
 Memory that refuses them. A case whose text does not fit a field (a saved view name holds 80
 characters, a glossary meaning 100 on one line) goes to the entry body instead.
 
-*Stored* means the write answered 2xx. Afterwards every text and JSON column of every table is
-swept as ``bench/hostile_inputs.py`` does, and the raw token of each secret case looked for.
+*Stored* means the write answered 2xx (a saved view: anything below 400, the form redirects).
+Afterwards every text and JSON column of every table is swept as ``bench/hostile_inputs.py``
+does (``sweep``: each value scanned in its forms for secrets and default personal data).
 Prints the figures as JSON; exits 1 when anything hostile was stored or a control refused.
 """
 
@@ -198,6 +199,9 @@ def main() -> int:
         for r in results
         if r["group"] != CONTROL and not r["stored"] and r["status"] != 422
     )
+    from hostile_inputs import sweep
+
+    swept = sweep()
     report = {
         "database": settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1],
         "secret_cases": sum(1 for r in results if r["group"] == SECRET),
@@ -206,6 +210,9 @@ def main() -> int:
         "secrets_stored": count(SECRET, True),
         "personal_stored": count(PERSONAL, True),
         "controls_refused": count(CONTROL, False),
+        "stored_values_swept": swept["values"],
+        "swept_values_with_a_secret": swept["secrets"],
+        "swept_values_with_personal_data": swept["personal"],
         "hostile_cases_by_field": dict(sorted(by_field.items())),
         "refused_other_than_422": {
             f"{f} {s}": n for (f, s), n in sorted(unexpected_status.items())
@@ -216,7 +223,13 @@ def main() -> int:
         ][:10],
     }
     print(json.dumps(report, indent=2))
-    bad = report["secrets_stored"] or report["personal_stored"] or report["controls_refused"]
+    bad = (
+        report["secrets_stored"]
+        or report["personal_stored"]
+        or report["controls_refused"]
+        or swept["secrets"]
+        or swept["personal"]
+    )
     return 1 if bad else 0
 
 

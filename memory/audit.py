@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.db import transaction
+
 from lib.correlation import current_correlation_id
 
 from .actors import Actor
+from .audit_chain import seal_new_event
 from .models import AuditEvent, Memory
 
 #: The registered vocabulary. Recording anything else is a programming error.
@@ -72,17 +75,20 @@ def record(
 ) -> AuditEvent:
     if action not in ACTIONS:
         raise UnknownAuditAction(action)
-    return AuditEvent.objects.create(
-        action=action,
-        **actor.columns(),
-        correlation_id=current_correlation_id(),
-        memory_id=memory.pk if memory else None,
-        memory_label=memory.slug if memory else "",
-        label=label[:300],
-        revision_number=revision.number if revision is not None else None,
-        proposal_id=proposal_id,
-        operation_id=operation_id,
-        run_id=run_id,
-        entry_ids=list(entry_ids),
-        payload=payload or {},
-    )
+    with transaction.atomic():  # the event and, on SQLite, its seal (memory.audit_chain)
+        event = AuditEvent.objects.create(
+            action=action,
+            **actor.columns(),
+            correlation_id=current_correlation_id(),
+            memory_id=memory.pk if memory else None,
+            memory_label=memory.slug if memory else "",
+            label=label[:300],
+            revision_number=revision.number if revision is not None else None,
+            proposal_id=proposal_id,
+            operation_id=operation_id,
+            run_id=run_id,
+            entry_ids=list(entry_ids),
+            payload=payload or {},
+        )
+        seal_new_event(event.pk)
+    return event
