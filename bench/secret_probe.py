@@ -143,7 +143,7 @@ def main() -> int:
         # Policy text goes to a Memory without proposals (a stored webhook is never called).
         target = "strict" if memory == "strict" else "quiet"
         if field == "glossary":
-            change = {"glossary": {f"w{n}": text}}
+            change: dict[str, Any] = {"glossary": {f"w{n}": text}}
             return call("patch", "reviewer", f"/memories/{target}", {"policy": change})
         if field == "webhook_url":
             hook = f"https://hooks.example.com/notify?note={quote(text, safe='')}"

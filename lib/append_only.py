@@ -164,13 +164,13 @@ def append_only_table_names() -> frozenset[str]:
 def sqlite_authorizer(sqlite: Any) -> Callable[[int, str | None, str | None, Any, Any], int]:
     """The authorizer callback for a connection of the ``sqlite`` module: DENY for DROP TABLE,
     DROP TRIGGER and ALTER TABLE on an append-only table while the guard is in place."""
-    drop_table, drop_trigger, alter = sqlite.SQLITE_DROP_TABLE, sqlite.SQLITE_DROP_TRIGGER, (
-        sqlite.SQLITE_ALTER_TABLE
-    )
+    drop_table = sqlite.SQLITE_DROP_TABLE
+    drop_trigger = sqlite.SQLITE_DROP_TRIGGER
+    alter = sqlite.SQLITE_ALTER_TABLE
     ok, deny = sqlite.SQLITE_OK, sqlite.SQLITE_DENY
 
     def authorize(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
-        if action == drop_table or action == drop_trigger or action == alter:
+        if action in (drop_table, drop_trigger, alter):
             # DROP TABLE: arg1 is the table; DROP TRIGGER: arg2; ALTER TABLE: arg2.
             table = arg1 if action == drop_table else arg2
             if table in append_only_table_names() and not _GUARD_LIFTED.get():

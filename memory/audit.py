@@ -8,6 +8,7 @@ never secrets, never bodies of unrelated entries.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import nullcontext
 from typing import Any
 
 from django.db import transaction
@@ -60,6 +61,12 @@ class UnknownAuditAction(ValueError):
     """An action name outside the registered vocabulary."""
 
 
+def _atomic() -> Any:
+    """A transaction when none is open; inside one, nothing more (no savepoint: a failure
+    rolls the caller's whole transaction back anyway)."""
+    return nullcontext() if transaction.get_connection().in_atomic_block else transaction.atomic()
+
+
 def record(
     action: str,
     *,
@@ -75,7 +82,7 @@ def record(
 ) -> AuditEvent:
     if action not in ACTIONS:
         raise UnknownAuditAction(action)
-    with transaction.atomic():  # the event and, on SQLite, its seal (memory.audit_chain)
+    with _atomic():  # the event and its seal (memory.audit_chain), together or neither
         event = AuditEvent.objects.create(
             action=action,
             **actor.columns(),
@@ -90,5 +97,5 @@ def record(
             entry_ids=list(entry_ids),
             payload=payload or {},
         )
-        seal_new_event(event.pk)
+        seal_new_event(event)
     return event

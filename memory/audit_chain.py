@@ -188,9 +188,32 @@ def _seal_rows(event_pks: Iterable[int], models: Any = None) -> int:
     return len(seals)
 
 
-def seal_new_event(event_pk: int) -> None:
-    """Seal a just-inserted event (``memory.audit.record``, inside its transaction)."""
-    _seal_rows([event_pk])
+def as_stored(event: Any) -> dict[str, Any]:
+    """A just-created event's columns as the database returns them: JSON columns through a
+    JSON round trip (what SQLite's text and PostgreSQL's jsonb give back)."""
+    row = {name: getattr(event, name) for name in COLUMNS}
+    for name in ("entry_ids", "payload"):
+        row[name] = json.loads(json.dumps(row[name]))
+    return row
+
+
+def seal_new_event(event: Any) -> None:
+    """Seal a just-inserted event (``memory.audit.record``, inside its transaction): one INSERT
+    on PostgreSQL (chained at commit), a read of the last seal and an INSERT on SQLite."""
+    from .models import AuditSeal
+
+    event_digest = digest(as_stored(event))
+    seal = AuditSeal(event_id=event.pk, digest=event_digest)
+    if connection.vendor != "postgresql":
+        last = (
+            AuditSeal.objects.filter(seq__isnull=False)
+            .order_by("-seq")
+            .values_list("seq", "chain")
+            .first()
+        )
+        seq, previous = last if last is not None else (0, GENESIS)
+        seal.seq, seal.chain = int(seq or 0) + 1, chain(previous, event_digest)
+    seal.save(force_insert=True)
 
 
 def flush_pending_chain() -> None:
@@ -261,7 +284,8 @@ def verify(batch: int = 2000) -> Iterator[tuple[str, str, str]]:
             r["id"]: r
             for r in AuditEvent.objects.filter(pk__in=[s[1] for s in seals]).values(*COLUMNS)
         }
-        for seq, event_id, sealed_digest, sealed_chain in seals:
+        for maybe_seq, event_id, sealed_digest, sealed_chain in seals:
+            seq = int(maybe_seq or 0)  # the filter above left no NULL
             if seq != expected_seq:
                 yield (
                     "audit_chain",
@@ -285,7 +309,7 @@ def verify(batch: int = 2000) -> Iterator[tuple[str, str, str]]:
                     f"rewritten in place: its columns no longer match seal {seq}",
                 )
             expected_seq, previous = seq + 1, sealed_chain
-        last = seals[-1][0]
+        last = int(seals[-1][0] or 0)
     unsealed = AuditEvent.objects.filter(Q(seal__isnull=True) | Q(seal__seq__isnull=True))
     count = unsealed.count()
     if count:
@@ -308,4 +332,4 @@ def head() -> tuple[int, str]:
         .values_list("seq", "chain")
         .first()
     )
-    return last if last is not None else (0, GENESIS)
+    return (int(last[0] or 0), last[1]) if last is not None else (0, GENESIS)

@@ -56,5 +56,5 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         conn = super().get_new_connection(conn_params)
         self.vector_extension = load_vector_extension(conn)
         # No DROP or ALTER of an append-only table (lib.append_only.sqlite_authorizer).
-        conn.set_authorizer(sqlite_authorizer(sqlite_base.Database))
+        conn.set_authorizer(sqlite_authorizer(sqlite_base.Database))  # type: ignore[attr-defined]
         return conn

@@ -29,7 +29,11 @@ def hidden(history, staff, agent):
         sensitivity="restricted",
     ).entry
     visible = in_request(
-        actions.add_entry, history.memory, actor=agent.actor, body="Rotation runs monthly", kind="fact"
+        actions.add_entry,
+        history.memory,
+        actor=agent.actor,
+        body="Rotation runs monthly",
+        kind="fact",
     ).entry
     in_request(
         actions.record_conflict,
@@ -44,7 +48,7 @@ def hidden(history, staff, agent):
     return secret.uid
 
 
-def _answers(key, entry_id: str) -> dict[str, object]:
+def _answers(key, entry_id: str) -> dict[str, list]:
     client = Client()
     headers = bearer(key)
 
@@ -54,7 +58,7 @@ def _answers(key, entry_id: str) -> dict[str, object]:
     def export(fmt: str, query: str) -> list[str]:
         r = client.get(f"/api/v1/audit/export?format={fmt}&{query}", headers=headers)
         assert r.status_code == 200
-        body = b"".join(r.streaming_content).decode()
+        body = b"".join(r.streaming_content).decode()  # type: ignore[attr-defined]
         return body.splitlines()[1:] if fmt == "csv" else body.splitlines()
 
     return {
@@ -79,7 +83,7 @@ def test_redacted_events_never_list_the_hidden_id(hidden, auditor):
     assert hidden not in json.dumps(page)
     for fmt in ("csv", "jsonl"):
         r = client.get(f"/api/v1/audit/export?format={fmt}", headers=bearer(auditor))
-        assert hidden not in b"".join(r.streaming_content).decode()
+        assert hidden not in b"".join(r.streaming_content).decode()  # type: ignore[attr-defined]
     # The conflict event still names the visible entry.
     conflict = [e for e in page if e["action"] == "relation.observed"]
     assert conflict and conflict[0]["redacted"] and len(conflict[0]["entry_ids"]) == 1

@@ -271,7 +271,7 @@ def test_an_event_deleted_with_its_seal_breaks_the_chain(memory, history):
 def test_an_event_written_around_the_application_is_unsealed_until_sealed(memory, history):
     from memory.models import AuditEvent
 
-    last = AuditEvent.objects.order_by("-pk").values()[0]
+    last: dict = dict(AuditEvent.objects.order_by("-pk").values()[0])
     columns = [c for c in last if c != "id"]
     with connection.cursor() as cur:
         marks = ", ".join(["%s"] * len(columns))
@@ -283,9 +283,9 @@ def test_an_event_written_around_the_application_is_unsealed_until_sealed(memory
         )
     code, out = run()
     assert code == 1 and "audit audit_unsealed 1 event(s)" in out
-    out = io.StringIO()
-    call_command("verify_integrity", "--seal", stdout=out, stderr=out)
-    assert "sealed 1 unsealed event(s)" in out.getvalue()
+    sealed = io.StringIO()
+    call_command("verify_integrity", "--seal", stdout=sealed, stderr=sealed)
+    assert "sealed 1 unsealed event(s)" in sealed.getvalue()
     assert run()[0] == 0
 
 
