@@ -240,7 +240,10 @@ def export_rows(actor: Actor, qs: events.AuditEventQuerySet) -> Iterator[dict[st
             return
         hidden = events.hidden_entry_uids(actor, batch)
         for row in batch:
-            yield event_out(row, redacted=bool(hidden) and events.is_hidden(row, hidden))
+            redacted = bool(hidden) and events.is_hidden(row, hidden)
+            if redacted:
+                row["entry_ids"] = events.visible_entry_ids(row, hidden)
+            yield event_out(row, redacted=redacted)
         if len(batch) < EXPORT_BATCH:
             return
         last = batch[-1]["id"]

@@ -8,7 +8,9 @@ everywhere. Scope rules:
 - a key limited to Memories sees only those Memories' events (events without a Memory — keys
   issued, sources registered — only for unscoped readers);
 - a key below ``restricted`` clearance sees events about entries above its clearance with the
-  label and payload withheld (``redacted``), and its free-text search never matches them.
+  label, the payload *and those entries' ids* withheld (``redacted``); its free-text search
+  never matches them, and filtering on such an entry's id answers exactly as filtering on an id
+  that does not exist (no events): nothing confirms that a hidden entry exists.
 
 Nothing here writes.
 """
@@ -22,7 +24,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db import connection, models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import BooleanField, Exists, OuterRef, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -213,6 +216,26 @@ class AuditEventQuerySet(models.QuerySet[AuditEvent]):
             )
         return qs
 
+    def without_hidden_entries(self, actor: Actor) -> AuditEventQuerySet:
+        """Drop events whose ``entry_ids`` name an entry above the actor's clearance."""
+        hidden = _hidden_sensitivities(actor)
+        if not hidden:
+            return self
+        elements = (
+            "jsonb_array_elements_text(memory_auditevent.entry_ids) AS ids(uid)"
+            if connection.vendor == "postgresql"
+            else "json_each(memory_auditevent.entry_ids) AS ids"
+        )
+        value = "ids.uid" if connection.vendor == "postgresql" else "ids.value"
+        marks = ", ".join(["%s"] * len(hidden))
+        sql = (
+            f"EXISTS (SELECT 1 FROM {elements} JOIN memory_entry e ON e.uid = {value} "
+            f"AND e.memory_id = memory_auditevent.memory_id WHERE e.sensitivity IN ({marks}))"
+        )
+        return self.alias(_mentions_hidden=RawSQL(sql, hidden, output_field=BooleanField())).filter(
+            _mentions_hidden=False
+        )
+
     def without_hidden_revisions(self, actor: Actor) -> AuditEventQuerySet:
         """Drop events of revisions that touched an entry above the actor's clearance."""
         hidden = Sensitivity.values[len(sensitivities_up_to(actor.clearance)) :]
@@ -228,12 +251,29 @@ def audit_events() -> AuditEventQuerySet:
     return AuditEventQuerySet(model=AuditEvent)
 
 
+def _hidden_sensitivities(actor: Actor) -> list[str]:
+    return list(Sensitivity.values[len(sensitivities_up_to(actor.clearance)) :])
+
+
+def is_hidden_entry(actor: Actor, uid: str) -> bool:
+    """Whether ``uid`` names an entry, in a Memory the actor reads, above its clearance."""
+    if _sees_everything(actor) or not uid:
+        return False
+    qs = Entry.objects.filter(uid=uid, sensitivity__in=_hidden_sensitivities(actor))
+    if actor.memory_ids is not None:
+        qs = qs.filter(memory_id__in=sorted(actor.memory_ids))
+    return qs.exists()
+
+
 def audit_events_for(actor: Actor, f: AuditFilter) -> AuditEventQuerySet:
     """The one audit queryset: the actor's scope, then the filter (page, API and export)."""
+    if f.entry and is_hidden_entry(actor, f.entry):
+        # As for an id that does not exist: no event mentions it.
+        return audit_events().none()
     qs = audit_events().visible_to(actor).matching(f)
     if f.q and not _sees_everything(actor):
-        # Free text must not probe the labels the actor may not read.
-        qs = qs.without_hidden_revisions(actor)
+        # Free text must not probe the labels the actor may not read, nor find hidden ids.
+        qs = qs.without_hidden_revisions(actor).without_hidden_entries(actor)
     return qs
 
 
@@ -265,15 +305,22 @@ def is_hidden(row: Any, hidden: set[tuple[int, str]]) -> bool:
     return any((memory_id, uid) in hidden for uid in _get(row, "entry_ids") or ())
 
 
+def visible_entry_ids(row: Any, hidden: set[tuple[int, str]]) -> list[str]:
+    """The row's ``entry_ids`` without those above the actor's clearance."""
+    memory_id = _get(row, "memory_id")
+    return [uid for uid in _get(row, "entry_ids") or () if (memory_id, uid) not in hidden]
+
+
 def redact(events: Sequence[AuditEvent], actor: Actor) -> list[AuditEvent]:
-    """Withhold label and payload of events about entries above the actor's clearance (on the
-    in-memory instances only; audit rows are never written)."""
+    """Withhold label, payload and hidden entry ids of events about entries above the actor's
+    clearance (on the in-memory instances only; audit rows are never written)."""
     hidden = hidden_entry_uids(actor, events)
     for event in events:
         event.redacted = is_hidden(event, hidden)  # type: ignore[attr-defined]
         if event.redacted:  # type: ignore[attr-defined]
             event.label = ""
             event.payload = {}
+            event.entry_ids = visible_entry_ids(event, hidden)
     return list(events)
 
 

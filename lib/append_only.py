@@ -15,12 +15,22 @@ table flush lifts the guards for its own statement only (``tests/conftest.py``);
 product deletes or truncates these tables. One controlled exception: columns *derived* from a
 row's own immutable columns may be recomputed inside a transaction through
 :func:`rewriting_derived_columns` (the lexical reindex, ``memory.search.reindex``).
+
+SQLite lets any connection drop a trigger or a table, so the project's SQLite connections carry
+an *authorizer* (:func:`sqlite_authorizer`, installed by ``lib.sqlite_backend``): it refuses
+DROP TABLE, DROP TRIGGER and ALTER TABLE on an append-only table — ``DROP TABLE
+memory_auditevent`` fails with "not authorized" — except while the guard is lifted on purpose
+(:func:`schema_guard_lifted`: migrations, the reindex above, the test suite's flush). A process
+that opens the database file with its own SQLite is not bound by it; ``verify_integrity``'s
+content hashes and audit chain find what such a process changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache
 from typing import Any
 
 Step = Callable[[Any, Any], None]
@@ -101,10 +111,70 @@ def rewriting_derived_columns(connection: Any, table: str) -> Iterator[None]:
         if vendor == "postgresql":
             cursor.execute("SELECT set_config(%s, %s, true)", [REWRITE_SETTING, table])
         elif vendor == "sqlite":
-            cursor.execute(drop_sql(table, vendor, ["_append_only"])[0])
+            with schema_guard_lifted():
+                cursor.execute(drop_sql(table, vendor, ["_append_only"])[0])
     yield
     with connection.cursor() as cursor:
         if vendor == "postgresql":
             cursor.execute("SELECT set_config(%s, '', true)", [REWRITE_SETTING])
         elif vendor == "sqlite":
             cursor.execute(install_sql(table, vendor)[0])
+
+
+# --- SQLite: no DROP or ALTER of a history table ----------------------------------------------
+
+_GUARD_LIFTED: ContextVar[bool] = ContextVar("append_only_schema_guard_lifted", default=False)
+
+
+@contextmanager
+def schema_guard_lifted() -> Iterator[None]:
+    """Within it, this thread's SQLite statements may drop or alter append-only tables and
+    their triggers (migrations, the reindex, the test suite's flush)."""
+    token = _GUARD_LIFTED.set(True)
+    try:
+        yield
+    finally:
+        _GUARD_LIFTED.reset(token)
+
+
+def lift_schema_guard_for_migrations(**kwargs: Any) -> None:
+    """``pre_migrate`` receiver: a migration may remake any table (``post_migrate`` restores)."""
+    _GUARD_LIFTED.set(True)
+
+
+def restore_schema_guard(**kwargs: Any) -> None:
+    """``post_migrate`` receiver."""
+    _GUARD_LIFTED.set(False)
+
+
+@cache
+def append_only_table_names() -> frozenset[str]:
+    """Every append-only model's table (subclasses of ``memory.models.AppendOnlyModel``)."""
+    from django.apps import apps
+
+    from memory.models import AppendOnlyModel
+
+    return frozenset(
+        m._meta.db_table
+        for m in apps.get_models()
+        if issubclass(m, AppendOnlyModel) and not m._meta.proxy
+    )
+
+
+def sqlite_authorizer(sqlite: Any) -> Callable[[int, str | None, str | None, Any, Any], int]:
+    """The authorizer callback for a connection of the ``sqlite`` module: DENY for DROP TABLE,
+    DROP TRIGGER and ALTER TABLE on an append-only table while the guard is in place."""
+    drop_table = sqlite.SQLITE_DROP_TABLE
+    drop_trigger = sqlite.SQLITE_DROP_TRIGGER
+    alter = sqlite.SQLITE_ALTER_TABLE
+    ok, deny = sqlite.SQLITE_OK, sqlite.SQLITE_DENY
+
+    def authorize(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
+        if action in (drop_table, drop_trigger, alter):
+            # DROP TABLE: arg1 is the table; DROP TRIGGER: arg2; ALTER TABLE: arg2.
+            table = arg1 if action == drop_table else arg2
+            if table in append_only_table_names() and not _GUARD_LIFTED.get():
+                return deny
+        return ok
+
+    return authorize

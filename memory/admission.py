@@ -9,18 +9,30 @@ ignorables) — so such characters cannot split a secret past the detector; what
 still the caller's NFC text.
 
 Secrets are found with detect-secrets' *pattern* plugins (cloud keys, tokens, private keys,
-credentials in URLs). Its entropy heuristics are left out on purpose: memories are full of
-commit hashes, UUIDs and ordinary prose, which those would flag. Personal data: see
-``memory.personal_data``.
+credentials in URLs), Microsoft's maintained rule set and the fixed-prefix formats of the other
+major providers, each read in several forms of the text — squeezed of look-alike separators and
+marks, with confusable letters folded, and decoded from base64, hex and percent-encoding
+(``memory.secret_rules``). detect-secrets' entropy heuristics are left out on purpose: memories
+are full of commit hashes, UUIDs and ordinary prose, which those would flag. Personal data: see
+``memory.personal_data``; which kinds are refused is the Memory's policy, for *every* field of a
+write about that Memory (``refuse=`` or :func:`memory_policy`), not only its body.
+
+Within one request (:func:`request_scope`, opened by ``lib.middleware.StoredTextScopeMiddleware``)
+a secret split across two fields — ``AKIAIOSF`` in the body, ``ODNN7EXAMPLE`` in a quote — is
+found too: the token-like edges of every field are joined with those of the request's other
+fields and scanned again. A secret split across *requests* is not (docs/reliability.md).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.core.scan import scan_line
@@ -28,7 +40,8 @@ from detect_secrets.settings import cache_bust, configure_settings_from_baseline
 from django.conf import settings
 
 from .exceptions import PersonalDataDetected, SecretDetected, TooLarge, ValidationFailed
-from .personal_data import DEFAULT_REFUSED, find_personal_data
+from .personal_data import DEFAULT_REFUSED, find_personal_data, refused_kinds
+from .secret_rules import ascii_digits, decoded, find_by_rules, forms, invisible
 from .text import normalize_body
 
 # Plugins that judge by entropy or flag ordinary content; everything else is a pattern detector.
@@ -65,52 +78,116 @@ def _configure_scanner() -> None:
             _configured = True
 
 
-# Default-ignorable code points that are not format (Cf) characters (Unicode
-# DerivedCoreProperties): they render as nothing and would split a token for a detector.
-_IGNORABLE_RANGES = (
-    (0x034F, 0x034F),  # combining grapheme joiner
-    (0x115F, 0x1160),  # Hangul fillers
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),  # Mongolian variation selectors
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),  # variation selectors
-    (0xFFA0, 0xFFA0),
-    (0xE0000, 0xE0FFF),  # tags, variation selectors supplement
-)
-
-
-def _invisible(ch: str) -> bool:
-    if unicodedata.category(ch) == "Cf":
-        return True
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _IGNORABLE_RANGES)
-
-
 def scan_form(text: str) -> str:
     """What the detectors read: NFKC with invisible characters removed."""
     folded = unicodedata.normalize("NFKC", text)
     if folded.isascii():
         return folded
-    return unicodedata.normalize("NFKC", "".join(ch for ch in folded if not _invisible(ch)))
+    return unicodedata.normalize("NFKC", "".join(ch for ch in folded if not invisible(ch)))
+
+
+def personal_data_form(text: str) -> str:
+    """What the personal-data detectors read: the scan form with every decimal digit of any
+    script as an ASCII digit (``٠٧٨`` reads ``078``) and look-alike separators as spaces."""
+    return ascii_digits(scan_form(text))
 
 
 def find_secrets(text: str) -> list[str]:
-    """Secret types found in ``text`` or in its scan form (empty when clean)."""
+    """Secret types found in any form of ``text`` (empty when clean): the text, its scan form,
+    its squeezed and confusable-folded form, and the decodings of long base64, hex and
+    percent-encoded runs (``memory.secret_rules.forms``)."""
     found: list[str] = []
-    scanned = scan_form(text)
-    lines = scanned.splitlines() or [scanned]
-    if scanned != text:
-        lines += text.splitlines()
     _configure_scanner()
-    for line in lines:
-        for secret in scan_line(line):
-            if secret.type not in found:
-                found.append(secret.type)
+    for form in forms(text, scan_form(text)):
+        for line in form.splitlines() or [form]:
+            for secret in scan_line(line):
+                if secret.type not in found:
+                    found.append(secret.type)
+        for name in find_by_rules(form):
+            if name not in found:
+                found.append(name)
     return found
 
 
-def check_no_secrets(field: str, text: str) -> None:
+# --- One request's fields --------------------------------------------------------------------
+
+#: The edges of the fields scanned so far in this request (None outside a request): each
+#: field's token-like first and last runs, and its first and last 40 characters.
+_REQUEST_EDGES: ContextVar[list[_Edges] | None] = ContextVar(
+    "admission_request_edges", default=None
+)
+#: How many earlier fields' edges a field is joined with (a batch import is one request).
+_MAX_EDGES = 24
+_HEAD = re.compile(r"^\S{1,120}")
+_TAIL = re.compile(r"\S{1,120}$")
+_WINDOW = 40
+
+
+class _Edges(NamedTuple):
+    head: str  # token-like first run ("" when a plain word)
+    tail: str
+    first: str  # first and last characters, spaces included (numbers, addresses)
+    last: str
+
+
+@contextmanager
+def request_scope() -> Iterator[None]:
+    """Within it, every field scanned is also joined with the request's other fields."""
+    token = _REQUEST_EDGES.set([])
+    try:
+        yield
+    finally:
+        _REQUEST_EDGES.reset(token)
+
+
+def _token_like(edge: str) -> bool:
+    """An edge that could be part of a token: 4+ characters with a digit, a capital after a
+    small letter, or ``_``/``-``/``.``/``@`` between letters — not a plain word."""
+    return len(edge) >= 4 and bool(
+        re.search(r"\d|[a-z][A-Z]|[A-Z]{3}|\w[_\-.+/=@]\w|^[_\-.+/=@]|[_\-.+/=@]$", edge)
+    )
+
+
+def _edge(pattern: re.Pattern[str], form: str) -> str:
+    m = pattern.search(form)
+    return m.group() if m and _token_like(m.group()) else ""
+
+
+class _Joins(NamedTuple):
+    tokens: list[str]  # token-like edges joined: what the secret scan reads
+    windows: list[str]  # 40-character windows joined: what the personal-data scan reads
+
+
+def _joins(text: str) -> _Joins:
+    """Where ``text`` meets the request's earlier fields (both orders), and ``text``'s edges
+    remembered for the fields after it. Empty outside a request."""
+    edges = _REQUEST_EDGES.get()
+    if edges is None:
+        return _Joins([], [])
+    form = scan_form(text).strip()
+    mine = _Edges(_edge(_HEAD, form), _edge(_TAIL, form), form[:_WINDOW], form[-_WINDOW:])
+    out = _Joins([], [])
+    for other in edges[-_MAX_EDGES:]:
+        if other == mine:  # the same text checked twice
+            continue
+        for left, right in ((other.tail, mine.head), (mine.tail, other.head)):
+            if left and right and len(left + right) >= 16:
+                out.tokens.append(left + right)
+        if any(
+            ch.isdigit() or ch == "@" for ch in other.last + mine.first + mine.last + other.first
+        ):
+            out.windows.extend((other.last + mine.first, mine.last + other.first))
+    if mine not in edges:
+        edges.append(mine)
+    return out
+
+
+def check_no_secrets(field: str, text: str, joins: _Joins | None = None) -> None:
+    if joins is None:
+        joins = _joins(text)
     types = find_secrets(text)
+    for joined in joins.tokens:
+        types += [t for t in find_secrets(joined) if t not in types]
     if types:
         raise SecretDetected(
             f"The {field} contains what looks like a secret ({', '.join(types)}); "
@@ -119,10 +196,63 @@ def check_no_secrets(field: str, text: str) -> None:
         )
 
 
-def check_no_personal_data(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
+#: What the Memory being written refuses (:func:`memory_policy`); None: the default.
+_POLICY_REFUSES: ContextVar[frozenset[str] | None] = ContextVar(
+    "admission_policy_refuses", default=None
+)
+
+
+@contextmanager
+def memory_policy(policy: Any) -> Iterator[None]:
+    """Within it, every check that is given no ``refuse`` refuses what ``policy`` (a Memory's
+    policy) refuses: a proposal's rationale, evidence and comments follow the Memory's rules."""
+    token = _POLICY_REFUSES.set(refused_kinds(policy))
+    try:
+        yield
+    finally:
+        _POLICY_REFUSES.reset(token)
+
+
+def refused(refuse: Iterable[str] | None) -> Iterable[str]:
+    """``refuse`` when given, else the Memory policy in force (:func:`memory_policy`), else the
+    default (card and government_id)."""
+    if refuse is not None:
+        return refuse
+    in_force = _POLICY_REFUSES.get()
+    return DEFAULT_REFUSED if in_force is None else in_force
+
+
+def check_under_policy(memory: Any, field: str, text: str) -> None:
+    """``text`` (already cleaned) against the personal data ``memory``'s policy refuses: for a
+    field checked before its Memory was known (a decision's comment)."""
+    if text:
+        check_no_personal_data(field, text, refused_kinds(memory.policy))
+
+
+def personal_data_forms(text: str) -> list[str]:
+    """What the personal-data finders read: the text's personal-data form and those of its
+    decodings (percent-encoding, HTML references, base64 and hex runs)."""
+    out = [personal_data_form(text)]
+    for plain in decoded(scan_form(text)):
+        form = personal_data_form(plain)
+        if form not in out:
+            out.append(form)
+    return out
+
+
+def check_no_personal_data(
+    field: str, text: str, refuse: Iterable[str] | None = None, joins: _Joins | None = None
+) -> None:
     """Refuse ``text`` when it holds personal data of a refused kind (``refuse``: the Memory's
-    ``policy.personal_data.refuse``; ``None`` means the default, card and government_id)."""
-    kinds = find_personal_data(scan_form(text), DEFAULT_REFUSED if refuse is None else refuse)
+    ``policy.personal_data.refuse``; ``None``: see :func:`refused`) — in any of its forms, or
+    where it meets another field of the request (``joins``)."""
+    wanted = frozenset(refused(refuse))
+    kinds: list[str] = []
+    if wanted:
+        for form in personal_data_forms(text) + [
+            personal_data_form(w) for w in (joins.windows if joins else [])
+        ]:
+            kinds += [k for k in find_personal_data(form, wanted) if k not in kinds]
     if kinds:
         raise PersonalDataDetected(
             f"The {field} contains personal data ({', '.join(kinds)}); nothing was stored.",
@@ -132,8 +262,9 @@ def check_no_personal_data(field: str, text: str, refuse: Iterable[str] | None =
 
 def check_stored_text(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
     """Everything a stored text must pass: no secret, no refused personal data."""
-    check_no_secrets(field, text)
-    check_no_personal_data(field, text, refuse)
+    joins = _joins(text)
+    check_no_secrets(field, text, joins)
+    check_no_personal_data(field, text, refuse, joins)
 
 
 def clean_body(body: Any, *, field: str = "body", refuse: Iterable[str] | None = None) -> str:
@@ -215,3 +346,25 @@ def clean_idempotency_key(value: Any, *, field: str = "Idempotency-Key") -> str 
     # Stored with the idempotency record.
     check_no_secrets(field, value)
     return value
+
+
+def check_stored_json(field: str, value: Any, refuse: Iterable[str] | None = None) -> None:
+    """Every string of a JSON value (keys too) as a stored text, each and all joined: a policy's
+    glossary, a webhook URL, a saved view's filters."""
+    strings: list[tuple[str, str]] = []
+
+    def walk(path: str, node: Any) -> None:
+        if isinstance(node, str):
+            strings.append((path, node))
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                walk(f"{path}.{key}", str(key))
+                walk(f"{path}.{key}", item)
+        elif isinstance(node, list | tuple):
+            for i, item in enumerate(node):
+                walk(f"{path}[{i}]", item)
+
+    walk(field, value)
+    for path, text in strings:
+        check_stored_text(path, text, refuse)
+    check_stored_text(field, "\n".join(text for _, text in strings), refuse)

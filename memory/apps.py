@@ -1,4 +1,5 @@
-"""App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``)."""
+"""App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``) and
+lifts the SQLite schema guard of append-only tables while migrations run."""
 
 from django.apps import AppConfig
 
@@ -14,3 +15,10 @@ class MemoryConfig(AppConfig):
         maintenance.register_job(
             "rebuild", maintenance.run_projection_rebuild, tasks.rebuild_projection, gated=False
         )
+        # Migrations may drop and remake append-only tables on SQLite (lib.append_only).
+        from django.db.models.signals import post_migrate, pre_migrate
+
+        from lib.append_only import lift_schema_guard_for_migrations, restore_schema_guard
+
+        pre_migrate.connect(lift_schema_guard_for_migrations, dispatch_uid="steward-guard-lift")
+        post_migrate.connect(restore_schema_guard, dispatch_uid="steward-guard-restore")

@@ -8,11 +8,15 @@ never secrets, never bodies of unrelated entries.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import nullcontext
 from typing import Any
+
+from django.db import transaction
 
 from lib.correlation import current_correlation_id
 
 from .actors import Actor
+from .audit_chain import seal_new_event, seal_new_events
 from .models import AuditEvent, Memory
 
 #: The registered vocabulary. Recording anything else is a programming error.
@@ -57,6 +61,12 @@ class UnknownAuditAction(ValueError):
     """An action name outside the registered vocabulary."""
 
 
+def _atomic() -> Any:
+    """A transaction when none is open; inside one, nothing more (no savepoint: a failure
+    rolls the caller's whole transaction back anyway)."""
+    return nullcontext() if transaction.get_connection().in_atomic_block else transaction.atomic()
+
+
 def record(
     action: str,
     *,
@@ -72,20 +82,23 @@ def record(
 ) -> AuditEvent:
     if action not in ACTIONS:
         raise UnknownAuditAction(action)
-    return AuditEvent.objects.create(
-        action=action,
-        **actor.columns(),
-        correlation_id=current_correlation_id(),
-        memory_id=memory.pk if memory else None,
-        memory_label=memory.slug if memory else "",
-        label=label[:300],
-        revision_number=revision.number if revision is not None else None,
-        proposal_id=proposal_id,
-        operation_id=operation_id,
-        run_id=run_id,
-        entry_ids=list(entry_ids),
-        payload=payload or {},
-    )
+    with _atomic():  # the event and its seal (memory.audit_chain), together or neither
+        event = AuditEvent.objects.create(
+            action=action,
+            **actor.columns(),
+            correlation_id=current_correlation_id(),
+            memory_id=memory.pk if memory else None,
+            memory_label=memory.slug if memory else "",
+            label=label[:300],
+            revision_number=revision.number if revision is not None else None,
+            proposal_id=proposal_id,
+            operation_id=operation_id,
+            run_id=run_id,
+            entry_ids=list(entry_ids),
+            payload=payload or {},
+        )
+        seal_new_event(event)
+    return event
 
 
 def record_many(
@@ -102,19 +115,21 @@ def record_many(
         raise UnknownAuditAction(action)
     columns = actor.columns()
     correlation = current_correlation_id()
-    AuditEvent.objects.bulk_create(
-        [
-            AuditEvent(
-                action=action,
-                **columns,
-                correlation_id=correlation,
-                memory_id=memory.pk,
-                memory_label=memory.slug,
-                label=label[:300],
-                revision_number=revision.number,
-                entry_ids=entry_ids,
-                payload=payload,
-            )
-            for label, entry_ids, payload in items
-        ]
-    )
+    with _atomic():  # the events and their seals (memory.audit_chain), together or neither
+        events = AuditEvent.objects.bulk_create(
+            [
+                AuditEvent(
+                    action=action,
+                    **columns,
+                    correlation_id=correlation,
+                    memory_id=memory.pk,
+                    memory_label=memory.slug,
+                    label=label[:300],
+                    revision_number=revision.number,
+                    entry_ids=entry_ids,
+                    payload=payload,
+                )
+                for label, entry_ids, payload in items
+            ]
+        )
+        seal_new_events([event.pk for event in events])

@@ -505,6 +505,20 @@ class AuditEvent(AppendOnlyModel):
         ]
 
 
+class AuditSeal(AppendOnlyModel):
+    """The audit hash chain (``memory.audit_chain``): one seal per event, in sealing order —
+    the digest of the event's stored columns and the chain hash over the seal before. No
+    foreign-key constraint: a deleted event must leave its seal behind to be found."""
+
+    #: Position in the chain; NULL until chained (PostgreSQL: at the event's commit).
+    seq = models.BigIntegerField(null=True, blank=True, unique=True)
+    event = models.OneToOneField(
+        AuditEvent, on_delete=models.DO_NOTHING, db_constraint=False, related_name="seal"
+    )
+    digest = models.CharField(max_length=64)
+    chain = models.CharField(max_length=64, blank=True, default="")
+
+
 # The derived vector projection is defined beside its providers; imported here so the app
 # registry (and migrations) know it.
 from .embeddings import EntryEmbedding, IndexedVector  # noqa: E402, F401

@@ -17,7 +17,7 @@ from django.contrib.auth.models import Group, User
 from django.db.backends.base.operations import BaseDatabaseOperations
 from hypothesis import settings as hypothesis_settings
 
-from lib.append_only import drop_sql, install_sql
+from lib.append_only import drop_sql, install_sql, schema_guard_lifted
 from memory import actions
 from memory.actors import Actor
 from memory.keys import issue_api_key
@@ -230,7 +230,8 @@ def _flush_lifts_erase_guard():
         # The vector index table is no model of Django's: empty it with the rest.
         if "memory_vector" in self.connection.introspection.table_names():
             before.append("DELETE FROM memory_vector")
-        return original(self, [*before, *sql_list, *after])
+        with schema_guard_lifted():
+            return original(self, [*before, *sql_list, *after])
 
     BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
     yield

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     passes,
     quality_guard,
     recall,
+    secrets,
 )
 
 # The lifecycle sections: deterministic for a seed, identical on every backend (a test holds

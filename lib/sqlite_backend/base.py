@@ -26,6 +26,8 @@ else:
 
 from django.db.backends.sqlite3 import base as sqlite_base
 
+from lib.append_only import sqlite_authorizer
+
 
 def load_vector_extension(conn: Any) -> str | None:
     """Load sqlite-vec into ``conn``; its version, or None when it cannot be loaded here."""
@@ -53,4 +55,6 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         conn = super().get_new_connection(conn_params)
         self.vector_extension = load_vector_extension(conn)
+        # No DROP or ALTER of an append-only table (lib.append_only.sqlite_authorizer).
+        conn.set_authorizer(sqlite_authorizer(sqlite_base.Database))  # type: ignore[attr-defined]
         return conn

@@ -298,8 +298,8 @@ def _clean_revision(
             raise Forbidden("Only reviewers may override an entry's importance.")
     else:
         require_writer(actor)
-    text = clean_body(body, refuse=refused_kinds(memory.policy))
-    return text, clean_evidence(evidence)
+    refuse = refused_kinds(memory.policy)
+    return clean_body(body, refuse=refuse), clean_evidence(evidence, refuse=refuse)
 
 
 def _check_revisable(head: Head, expected_version: int | None) -> None:
@@ -397,7 +397,7 @@ def forget_entry(
     the actor must then be a reviewer (not a writer) and the revision is attributed to them.
     """
     require_writer_or_reviewer(actor, as_reviewer=as_reviewer)
-    why = clean_text(reason, field="reason", required=True)
+    why = clean_text(reason, field="reason", required=True, refuse=refused_kinds(memory.policy))
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)
     if head.state != HeadState.ACTIVE:
@@ -425,7 +425,9 @@ def reactivate_entry(
     the reason is then required (a human decision is always explained).
     """
     require_writer_or_reviewer(actor, as_reviewer=as_reviewer)
-    why = clean_text(reason, field="reason", required=as_reviewer)
+    why = clean_text(
+        reason, field="reason", required=as_reviewer, refuse=refused_kinds(memory.policy)
+    )
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)
     if head.state == HeadState.ACTIVE:
@@ -460,7 +462,7 @@ def pin_entry(
     require_reviewer(actor, "pin")
     if pinned and category not in PinCategory.values:
         raise ValidationFailed(details={"category": [one_of(PinCategory.values)]})
-    why = clean_text(reason, field="reason", required=True)
+    why = clean_text(reason, field="reason", required=True, refuse=refused_kinds(memory.policy))
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     refuse_withheld(head)
     attributes = {"pinned": pinned, "pin_category": category if pinned else ""}

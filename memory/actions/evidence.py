@@ -87,7 +87,9 @@ def check_evidence_count(items: Sequence[Any], *, field_name: str = "evidence") 
 EvidenceArg = Sequence[EvidenceInput | EvidenceItem]
 
 
-def clean_evidence(raw: EvidenceArg | None, *, field_name: str = "evidence") -> list[EvidenceInput]:
+def clean_evidence(
+    raw: EvidenceArg | None, *, field_name: str = "evidence", refuse: Iterable[str] | None = None
+) -> list[EvidenceInput]:
     """Parse a list of ``{source, ref, observed_at?, quote?}`` citations into
     :class:`EvidenceInput` values, once: an item that already is one is kept as it is.
 
@@ -112,14 +114,16 @@ def clean_evidence(raw: EvidenceArg | None, *, field_name: str = "evidence") -> 
                 details={where: [f"Unknown field(s): {listed(sorted(unknown))}."]}
             )
         source = clean_id(item.get("source"), field=f"{where}.source")
-        ref = clean_text(item.get("ref"), field=f"{where}.ref", required=True, limit=2000)
+        ref = clean_text(
+            item.get("ref"), field=f"{where}.ref", required=True, limit=2000, refuse=refuse
+        )
         observed = item.get("observed_at")
         observed_at = None
         if observed not in (None, ""):
             observed_at = parse_iso_datetime(observed) if isinstance(observed, str) else None
             if observed_at is None:
                 raise ValidationFailed(details={f"{where}.observed_at": ["Not an ISO datetime."]})
-        quote = clean_text(item.get("quote"), field=f"{where}.quote", limit=2000)
+        quote = clean_text(item.get("quote"), field=f"{where}.quote", limit=2000, refuse=refuse)
         out.append(EvidenceInput(source=source, ref=ref, observed_at=observed_at, quote=quote))
     return out
 

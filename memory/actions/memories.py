@@ -13,7 +13,7 @@ from lib.wording import listed
 
 from .. import audit
 from ..actors import Actor
-from ..admission import clean_id, clean_text
+from ..admission import check_stored_json, clean_id, clean_text
 from ..dedupe import METHODS
 from ..exceptions import (
     Forbidden,
@@ -27,7 +27,7 @@ from ..models import (
     Memory,
 )
 from ..personal_data import KINDS as PERSONAL_DATA_KINDS
-from ..personal_data import clean_personal_data_policy
+from ..personal_data import clean_personal_data_policy, refused_kinds
 from ..search.abbreviations import clean_glossary, glossary_problem
 from .writer import lock_memory
 
@@ -160,6 +160,15 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
     return cast(Policy, policy)
 
 
+def check_policy_text(policy: Mapping[str, Any], refuse: frozenset[str]) -> None:
+    """The free text of a policy — glossary names and meanings, the webhook URL (its user,
+    password and query) — is stored, returned to every key that reads the Memory and copied into
+    the audit: 422 ``secret_detected`` / ``personal_data_detected`` as for any stored text."""
+    for key in ("glossary", "webhook_url"):
+        if policy.get(key):
+            check_stored_json(f"policy.{key}", policy[key], refuse)
+
+
 def _check_jobs(jobs: Any) -> None:
     """``jobs``: ``{job: {enabled: bool, every_hours?, …job settings}}`` for known jobs."""
     if jobs is None:
@@ -242,10 +251,13 @@ def create_memory(
     if not (actor.is_staff or (actor.is_reviewer and actor.memory_ids is None)):
         raise Forbidden("Only a reviewer without a Memory scope, or staff, may create a Memory.")
     slug = clean_id(slug, field="slug")
-    name = clean_text(name, field="name", required=True, limit=200)
     if policy is None:
         policy = dict(getattr(settings, "STEWARD_NEW_MEMORY_POLICY", {}))
     cleaned = clean_policy(policy)
+    refuse = refused_kinds(cleaned)
+    name = clean_text(name, field="name", required=True, limit=200, refuse=refuse)
+    check_policy_text(policy, refuse)
+    check_policy_text(cleaned, refuse)
     if Memory.objects.filter(slug=slug).exists():
         raise MemoryExists(f"A memory '{slug}' already exists.")
     try:
@@ -279,6 +291,9 @@ def update_memory_policy(
         raise PolicyChanged()
     if {**before, **cleaned} == before:
         return memory
+    # As sent and as cleaned: cleaning folds a no-break space inside a token into a space.
+    check_policy_text(policy, refused_kinds({**before, **cleaned}))
+    check_policy_text(cleaned, refused_kinds({**before, **cleaned}))
     memory.policy = {**before, **cleaned}
     memory.save(update_fields=["policy"])
     audit.record(

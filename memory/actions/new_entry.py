@@ -88,7 +88,7 @@ def clean_new_entry(
     if tier == Tier.SESSION and not session:
         raise ValidationFailed(details={"session_id": ["Session-tier entries need a session_id."]})
     text = clean_body(fields["body"], refuse=refuse)
-    items = dedupe_evidence(clean_evidence(fields.get("evidence")))
+    items = dedupe_evidence(clean_evidence(fields.get("evidence"), refuse=refuse))
     return NewEntry(
         body=text,
         kind=kind,

@@ -15,6 +15,7 @@ from ..actors import Actor
 from ..admission import clean_text
 from ..exceptions import EntryQuarantined, EntryStateConflict
 from ..models import Entry, HeadState, Memory, RevisionChange, RevisionKind
+from ..personal_data import refused_kinds
 from .common import WriteResult, label_of, lock_entry, require_reviewer, write_entry_change
 from .writer import Change, write_revision
 
@@ -44,7 +45,7 @@ def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: st
     """Withhold an entry from every recall view (reviewers). 409 ``entry_quarantined`` when it
     already is. Pending proposals touching the entry become stale. Locks: the Memory row."""
     require_reviewer(actor, "quarantine")
-    why = clean_text(reason, field="reason", required=True)
+    why = clean_text(reason, field="reason", required=True, refuse=refused_kinds(memory.policy))
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     if head.state == HeadState.QUARANTINED:
         raise EntryQuarantined(
@@ -72,7 +73,7 @@ def release_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: str) 
     ``state_conflict`` when it is not quarantined. A released candidate gets a new admission
     proposal in the same transaction. Locks: the Memory row."""
     require_reviewer(actor, "release")
-    why = clean_text(reason, field="reason", required=True)
+    why = clean_text(reason, field="reason", required=True, refuse=refused_kinds(memory.policy))
     memory, entry, head = lock_entry(actor, memory, entry_uid)
     if head.state != HeadState.QUARANTINED:
         raise EntryStateConflict("The entry is not quarantined.", details={"state": head.state})

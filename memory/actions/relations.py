@@ -15,6 +15,7 @@ from ..models import (
     Relation,
     RelationKind,
 )
+from ..personal_data import refused_kinds
 from .common import get_entry, require_writer
 from .evidence import EvidenceArg, clean_evidence, evidence_json, resolve_evidence
 from .writer import lock_memory
@@ -36,7 +37,7 @@ def record_conflict(
     b_uid = clean_id(to_entry, field="to_entry")
     if a_uid == b_uid:
         raise ValidationFailed(details={"to_entry": ["An entry cannot conflict with itself."]})
-    items = clean_evidence(evidence)
+    items = clean_evidence(evidence, refuse=refused_kinds(memory.policy))
     resolve_evidence(items)
     memory = lock_memory(memory.pk)
     a = get_entry(actor, memory, a_uid)

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from memory.actions import lock_memory
 from memory.actors import Actor
-from memory.admission import check_no_secrets, clean_text
+from memory.admission import check_no_secrets, clean_text, memory_policy
 from memory.models import ApiRole
 
 from .. import hooks
@@ -76,7 +76,8 @@ def add_comment(proposal: Proposal, *, actor: Actor, body: str) -> ProposalComme
     """
     if not may_comment(actor, proposal):
         raise Forbidden("Only reviewers and the submitter may comment on a proposal.")
-    text = clean_text(body, field="body", required=True)
+    with memory_policy(proposal.memory.policy):
+        text = clean_text(body, field="body", required=True)
     check_no_secrets("body", text)
     comment = ProposalComment.objects.create(
         proposal=proposal,
@@ -157,7 +158,8 @@ def amend_proposal(
             "Say what to amend.",
             details={"non_field_errors": ["Give at least one field to amend."]},
         )
-    note = clean_text(comment, field="comment")
+    with memory_policy(proposal.memory.policy):
+        note = clean_text(comment, field="comment")
     submission = parse_submission(_fields_after(proposal, changes))
     checked = check_submission(actor, proposal.memory, proposal.kind, dict(submission.fields))
     refs = sorted((r.ref.role, r.ref.entry_id) for r in checked.resolved)

@@ -25,7 +25,7 @@ from lib.correlation import current_correlation_id
 from memory import audit
 from memory.actions import clean_evidence, get_memory, lock_memory, resolve_evidence
 from memory.actors import Actor
-from memory.admission import check_no_secrets, clean_text
+from memory.admission import check_no_secrets, check_stored_text, clean_text, memory_policy
 from memory.exceptions import (
     EntryCandidate,
     EntryInactive,
@@ -120,6 +120,8 @@ def _clean(kind: str, parsed: dict[str, Any]) -> Draft:
     """Text checks (limits, secrets) and evidence resolution — all before any lock."""
     rationale = clean_text(parsed.get("rationale"), field="rationale", required=True)
     evidence = resolve_evidence(clean_evidence(parsed.get("evidence")))
+    if parsed.get("policy_version") is not None:  # echoed in the verification report
+        check_stored_text("policy_version", parsed["policy_version"])
     draft = Draft(
         kind=kind,
         memory_slug=parsed["memory"],
@@ -261,7 +263,8 @@ class Checked:
 def check_submission(actor: Actor, memory: Memory, kind: str, parsed: dict[str, Any]) -> Checked:
     """Text checks, references, heads and the kind's verification (no lock; intake and
     amendments share it). Raises the precise intake errors."""
-    draft = _clean(kind, parsed)
+    with memory_policy(memory.policy):  # every field refuses what the Memory refuses
+        draft = _clean(kind, parsed)
     resolved = _resolve(actor, memory, draft.refs)
     _check_heads(kind, resolved)
     payload, verification = _verify(memory, draft, resolved)

@@ -17,7 +17,7 @@ from django.db import transaction
 from memory import audit
 from memory.actions import lock_memory
 from memory.actors import SYSTEM, Actor
-from memory.admission import clean_text
+from memory.admission import clean_text, memory_policy
 from memory.models import Memory, Revision
 
 from ..exceptions import Forbidden
@@ -31,7 +31,8 @@ def withdraw_proposal(proposal: Proposal, *, actor: Actor, reason: str = "") -> 
     403 ``forbidden`` for anyone else; 409 ``already_decided`` once it is not pending.
     Locks: the Memory row, then the proposal row.
     """
-    why = clean_text(reason, field="reason")
+    with memory_policy(proposal.memory.policy):
+        why = clean_text(reason, field="reason")
     lock_memory(proposal.memory_id)
     proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
     if not proposal.is_submitter(actor):

@@ -17,7 +17,7 @@ from django.db import transaction
 from memory import audit
 from memory.actions import Change, lock_memory
 from memory.actors import Actor
-from memory.admission import clean_text
+from memory.admission import check_under_policy, clean_text
 from memory.models import Entry, EntryVersion, Head, HeadState, Memory, Relation, RevisionKind
 from memory.plans import Plan, apply_plan
 from proposals.actions import file_admission
@@ -138,6 +138,7 @@ def compensate_operation(operation_pk: int, *, actor: Actor, comment: str) -> Co
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
     memory, proposal, operation = _lock(operation_pk, actor)
+    check_under_policy(memory, "comment", note)
     entries = _refuse_if_moved_on(memory, operation)
     revision = apply_plan(
         memory,

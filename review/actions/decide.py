@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.actors import Actor
-from memory.admission import clean_text
+from memory.admission import check_under_policy, clean_text
 from memory.models import Memory, Revision
 from memory.plans import apply_plan
 from proposals.events import record_proposal_event
@@ -182,6 +182,7 @@ def _approve(
     require_reviewer(actor)
     note = clean_text(comment, field="comment")
     memory, proposal = locked_proposal(proposal_pk, actor)
+    check_under_policy(memory, "comment", note)
     refuse_if_not_pending(proposal)
     _refuse_unapprovable(proposal, actor=actor, acknowledge=acknowledge, read=read)
     targets = locked_targets(proposal)
@@ -311,6 +312,7 @@ def reject_proposal(
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
     memory, proposal = locked_proposal(proposal_pk, actor)
+    check_under_policy(memory, "comment", note)
     stale_ok = (ProposalStatus.STALE,) if close_stale else ()
     refuse_if_not_pending(proposal, allow=(*OPEN_STATUSES, *stale_ok))
     stale = proposal.status == ProposalStatus.STALE
@@ -349,6 +351,7 @@ def request_changes(proposal_pk: int, *, actor: Actor, comment: str) -> Decision
     require_reviewer(actor)
     note = clean_text(comment, field="comment", required=True)
     _memory, proposal = locked_proposal(proposal_pk, actor)
+    check_under_policy(_memory, "comment", note)
     refuse_if_not_pending(proposal)
     if proposal.is_self(actor):
         raise SelfApproval(

@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from lib.errors import DomainError, NotFound
+from memory.admission import check_stored_json, check_stored_text
 
 from ..models import SavedView
 
@@ -48,6 +49,9 @@ def save_view(user: AbstractBaseUser, *, name: str, params: Mapping[str, str]) -
     :class:`TooManyViews` past :data:`MAX_VIEWS`.
     """
     name = name.strip()
+    # The name and the search are stored and shown again: no secret, no card or national id.
+    check_stored_text("name", name)
+    check_stored_json("params", dict(params))
     if SavedView.objects.filter(user_id=user.pk).count() >= MAX_VIEWS:
         raise TooManyViews()
     try:

@@ -215,3 +215,163 @@ def test_scans_in_concurrent_threads_all_find_the_secret():
     finally:
         sys.setswitchinterval(interval)
     assert all(r == ["AWS Access Key"] for r in results), sorted({tuple(r) for r in results})
+
+
+# --- Issue 38: token types, disguises, encodings, every field, splits --------------------------
+
+NEW_TOKENS = {
+    "github_fine_grained": "github_pat_11ABCDEFG0123456789_" + "a1B2c3D4e5" * 6,
+    "google_api_key": "AIzaSyD-abcdefghijklmnopqrstuvwxyz12345",
+    "npm": "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "anthropic": "sk-ant-api03-" + "Ab3_xY9-" * 12,
+    "vault": "hvs.CAESIJabcdefghijklmnopqrstuvwxyz0123456789",
+    "digitalocean": "dop_v1_" + "a1b2c3d4" * 8,
+    "shopify": "shpat_" + "a1b2c3d4" * 4,
+    "age": "AGE-SECRET-KEY-1QQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQQPZRY9X8GF2TVDW0S3JN54KHC",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_TOKENS))
+def test_token_types_beyond_detect_secrets_are_secrets(name):
+    with pytest.raises(SecretDetected):
+        check_stored_text("body", f"The key is {NEW_TOKENS[name]} for CI")
+
+
+@pytest.mark.parametrize(
+    "disguised",
+    [
+        "AKIA\u2028IOSFODNN7EXAMPLE",  # line separator
+        "AKIA\u00a0IOSFODNN7EXAMPLE",  # no-break space
+        "AKIA\u2800IOSFODNN7EXAMPLE",  # braille blank
+        "AKIA\u0301IOSFODNN7EXAMPLE",  # combining acute
+        "\u0410KIAIOSFODNN7EXAMPLE",  # Cyrillic A
+        "AKIAI\u039fSFODNN7EXAMPLE",  # Greek Omicron
+    ],
+)
+def test_separators_marks_and_look_alikes_do_not_hide_a_key(disguised):
+    with pytest.raises(SecretDetected):
+        check_stored_text("body", f"deploy with {disguised}")
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda t: __import__("base64").b64encode(t.encode()).decode(),
+        lambda t: t.encode().hex(),
+        lambda t: "".join(f"%{b:02X}" for b in t.encode()),
+        lambda t: "".join(f"&#{ord(c)};" for c in t),
+    ],
+    ids=["base64", "hex", "percent", "html"],
+)
+def test_encoded_secrets_are_secrets(encode):
+    with pytest.raises(SecretDetected):
+        check_stored_text("body", f"blob: {encode(GITHUB)}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SSN 212 67 4482",
+        "BSN 111222333 van de klant",
+        "SSN ٥٣٦-٩٠-٤٣٩٩",
+        "Jane's SSN is 078-05-1120",
+        "PESEL 44051401359",
+        "personnummer 811228-9874",
+        "National Insurance number AB 12 34 56 C",
+        "card ٤١١١ ١١١١ ١١١١ ١١١١",
+    ],
+)
+def test_more_national_ids_and_scripts_are_refused(text):
+    with pytest.raises(PersonalDataDetected):
+        check_stored_text("body", text)
+
+
+def test_controls_from_every_corpus_are_not_refused():
+    from evaluation.secrets_corpus import CONTROL, items
+    from evaluation.sections.secrets import flagged, other_corpora_texts
+
+    controls = [i for i in items() if i.group == CONTROL]
+    assert len(controls) >= 200
+    assert [i.text for i in controls if flagged(i)] == []
+    for text in other_corpora_texts():
+        check_stored_text("body", text)
+
+
+def test_the_corpus_is_caught(settings):
+    from evaluation.secrets_corpus import CONTROL, items
+    from evaluation.sections.secrets import flagged
+
+    hostile = [i for i in items() if i.group != CONTROL]
+    assert len([i for i in hostile if i.group == "secret"]) >= 300
+    assert len([i for i in hostile if i.group == "personal"]) >= 120
+    assert [i.id for i in hostile if not flagged(i)] == []
+
+
+def test_policy_version_is_scanned(api, agent):
+    a = api.as_(agent)
+    x = add_via_api(a, "Scratch note to clean up", dedupe=False)
+    body = {
+        "memory": "acme",
+        "kind": "cleanup",
+        "rationale": "Not needed",
+        "entries": [{"entry_id": x["entry_id"], "version": 1}],
+        "policy_version": GITHUB[:40],
+    }
+    r = a.post("/api/v1/proposals", body)
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
+    assert Proposal.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"glossary": {"Zephyr": f"the export job, key {GITHUB}"}},
+        {"glossary": {"Zephyr": "export job key AKIA\u00a0IOSFODNN7EXAMPLE"}},
+        {"webhook_url": "https://deploy:s3cretPassw0rd@hooks.example.com/notify"},
+        {"webhook_url": f"https://hooks.example.com/notify?token={GITHUB}"},
+    ],
+)
+def test_the_memory_policy_is_scanned(api, reviewer, change):
+    r = api.as_(reviewer).patch("/api/v1/memories/acme", {"policy": change})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
+    assert "glossary" not in Memory.objects.get(slug="acme").policy
+    assert not AuditEvent.objects.filter(action="memory.policy_changed").exists()
+
+
+def test_the_policy_refusal_covers_every_field_of_the_memory(api, agent, reviewer):
+    a, rv = api.as_(agent), api.as_(reviewer)
+    r = rv.patch("/api/v1/memories/acme", {"policy": {"personal_data": {"refuse": ["email"]}}})
+    assert r.status_code == 200, r.text
+    r = a.post(E, {"body": "Refund issued", "kind": "fact",
+                   "evidence": [{"source": "chat", "ref": "m1", "quote": "mail jane@example.org"}]})  # fmt: skip
+    assert r.status_code == 422 and r.json()["error"]["code"] == "personal_data_detected"
+    eid = add_via_api(a, "Refund issued")["entry_id"]
+    r = a.post(f"{E}/{eid}/forget", {"reason": "asked by jane@example.org"})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "personal_data_detected"
+    r = rv.patch("/api/v1/memories/acme", {"policy": {"glossary": {"Ops": "jane@example.org"}}})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "personal_data_detected"
+
+
+def test_a_secret_split_across_two_fields_of_one_request_is_found(api, agent):
+    r = api.as_(agent).post(
+        E,
+        {
+            "body": "Deploy note: AKIAIOSF",
+            "kind": "fact",
+            "evidence": [{"source": "chat", "ref": "m1", "quote": "ODNN7EXAMPLE is the rest"}],
+        },
+    )
+    assert r.status_code == 422 and r.json()["error"]["code"] == "secret_detected", r.text
+    assert Entry.objects.count() == 0
+
+
+def test_a_saved_view_name_and_search_are_scanned(reviewer, client):
+    from django.contrib.auth.models import User
+
+    from review.models import SavedView
+
+    client.force_login(User.objects.get(username="rita"))
+    for data in ({"name": f"keys {GITHUB}", "q": ""}, {"name": "mine", "q": f"ssn {SSN}"}):
+        r = client.post("/review/views/", data)
+        assert r.status_code == 422, r.status_code
+    assert not SavedView.objects.exists()

@@ -5,6 +5,7 @@ triggers inside the test's own transaction (rolled back afterwards)."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -12,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from lib.append_only import drop_sql, install_sql
+from lib.append_only import drop_sql, install_sql, schema_guard_lifted
 from memory import actions
 from memory.models import Head, LifecycleProjection, Revision
 from proposals.models import Proposal
@@ -24,7 +25,7 @@ from tests.factories import remember
 
 @contextmanager
 def triggers_lifted(*tables: str) -> Iterator[None]:
-    with connection.cursor() as cur:
+    with schema_guard_lifted(), connection.cursor() as cur:
         if connection.vendor == "postgresql":
             cur.execute("SET LOCAL session_replication_role = replica")
         else:
@@ -176,3 +177,131 @@ def test_one_memory_can_be_checked_alone(memory, other_memory, history):
     out = io.StringIO()
     call_command("verify_integrity", "--memory", "other", stdout=out)
     assert "integrity: ok (1 memories" in out.getvalue()
+
+
+def test_a_body_rewritten_to_the_same_length_is_found(memory, history):
+    """With the append-only guards lifted (PostgreSQL ``session_replication_role = replica``,
+    SQLite ``DROP TRIGGER``), a body rewritten in place to text of the same length."""
+    from memory.models import EntryVersion
+
+    version = EntryVersion.objects.filter(entry=history["approved_entry"]).order_by("number")[0]
+    forged = version.body.replace("02:00", "03:00")
+    assert len(forged) == len(version.body) and forged != version.body
+    with triggers_lifted("memory_entryversion"), connection.cursor() as cur:
+        cur.execute("UPDATE memory_entryversion SET body = %s WHERE id = %s", [forged, version.pk])
+    assert "content_hash" in checks(memory)
+    code, out = run()
+    assert code == 1
+    assert f"content_hash {history['approved_entry'].uid} v{version.number}" in out
+    assert "rewritten in place" in out
+
+
+def test_a_deleted_revision_row_is_reported_not_a_crash(memory, history):
+    top = Revision.objects.filter(memory=memory).order_by("-number")[0]
+    # Foreign keys are checked at commit (deferred); the row is put back before the test ends.
+    with connection.cursor() as cur:
+        cur.execute("SELECT * FROM memory_revision WHERE id = %s", [top.pk])
+        columns = [c[0] for c in cur.description]
+        row = cur.fetchone()
+    with triggers_lifted("memory_revision"), connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            cur.execute("SET CONSTRAINTS ALL DEFERRED")
+        cur.execute("DELETE FROM memory_revision WHERE id = %s", [top.pk])
+    code, out = run()
+    with connection.cursor() as cur:
+        marks = ", ".join(["%s"] * len(columns))
+        cur.execute(f"INSERT INTO memory_revision ({', '.join(columns)}) VALUES ({marks})", row)
+    assert code == 1, out
+    assert "revision_gap" in out
+    assert "Traceback" not in out
+
+
+# --- The audit hash chain ------------------------------------------------------------------------
+
+
+def test_the_audit_chain_of_a_sound_history_has_no_finding(memory, history):
+    from memory import audit_chain
+    from memory.models import AuditEvent, AuditSeal
+
+    assert AuditSeal.objects.count() == AuditEvent.objects.count() > 0
+    assert list(audit_chain.verify()) == []
+    code, out = run()
+    assert code == 0, out
+    assert f"audit: {AuditEvent.objects.count()} sealed events, chain head" in out
+
+
+def test_a_deleted_audit_event_is_found(memory, history):
+    from memory.models import AuditEvent
+
+    event = AuditEvent.objects.order_by("pk")[3]
+    with triggers_lifted("memory_auditevent"), connection.cursor() as cur:
+        cur.execute("DELETE FROM memory_auditevent WHERE id = %s", [event.pk])
+    code, out = run()
+    assert code == 1
+    assert f"audit audit_event event #{event.pk}: deleted" in out
+
+
+def test_an_audit_event_rewritten_in_place_is_found(memory, history):
+    from memory.models import AuditEvent
+
+    event = AuditEvent.objects.exclude(label="").order_by("pk")[2]
+    forged = event.label[::-1]  # same length
+    with triggers_lifted("memory_auditevent"), connection.cursor() as cur:
+        cur.execute("UPDATE memory_auditevent SET label = %s WHERE id = %s", [forged, event.pk])
+    code, out = run()
+    assert code == 1
+    assert f"audit audit_event event #{event.pk}: rewritten in place" in out
+
+
+def test_an_event_deleted_with_its_seal_breaks_the_chain(memory, history):
+    from memory import audit_chain
+    from memory.models import AuditEvent, AuditSeal
+
+    audit_chain.flush_pending_chain()  # PostgreSQL chains at commit: as if committed
+    event = AuditEvent.objects.order_by("pk")[2]
+    with triggers_lifted("memory_auditevent", "memory_auditseal"), connection.cursor() as cur:
+        cur.execute("DELETE FROM memory_auditseal WHERE event_id = %s", [event.pk])
+        cur.execute("DELETE FROM memory_auditevent WHERE id = %s", [event.pk])
+    code, out = run()
+    assert code == 1
+    assert "audit audit_chain" in out and "seal(s) missing" in out
+    assert AuditSeal.objects.count() == AuditEvent.objects.count()
+
+
+def test_an_event_written_around_the_application_is_unsealed_until_sealed(memory, history):
+    from memory.models import AuditEvent
+
+    last: dict = dict(AuditEvent.objects.order_by("-pk").values()[0])
+    columns = [c for c in last if c != "id"]
+    with connection.cursor() as cur:
+        marks = ", ".join(["%s"] * len(columns))
+        values = [
+            json.dumps(last[c]) if c in ("entry_ids", "payload") else last[c] for c in columns
+        ]
+        cur.execute(
+            f"INSERT INTO memory_auditevent ({', '.join(columns)}) VALUES ({marks})", values
+        )
+    code, out = run()
+    assert code == 1 and "audit audit_unsealed 1 event(s)" in out
+    sealed = io.StringIO()
+    call_command("verify_integrity", "--seal", stdout=sealed, stderr=sealed)
+    assert "sealed 1 unsealed event(s)" in sealed.getvalue()
+    assert run()[0] == 0
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the SQLite authorizer")
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DROP TABLE memory_auditevent",
+        "DROP TABLE memory_revision",
+        "DROP TRIGGER memory_auditevent_append_only",
+        "DROP TRIGGER memory_entryversion_no_erase",
+        "ALTER TABLE memory_auditevent RENAME TO gone",
+    ],
+)
+def test_sqlite_refuses_dropping_or_altering_history(memory, history, sql):
+    from django.db import DatabaseError
+
+    with pytest.raises(DatabaseError, match="not authorized"), connection.cursor() as cur:
+        cur.execute(sql)
