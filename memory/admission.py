@@ -154,8 +154,10 @@ def _edge(pattern: re.Pattern[str], form: str) -> str:
 
 
 class _Joins(NamedTuple):
-    tokens: list[str]  # token-like edges joined: what the secret scan reads
-    windows: list[str]  # 40-character windows joined: what the personal-data scan reads
+    # (left, right) edges that meet: a finding counts only where the two meet, never one
+    # either side holds alone (that side's own scan answers for it).
+    tokens: list[tuple[str, str]]  # token-like edges: what the secret scan reads
+    windows: list[tuple[str, str]]  # 40-character windows: what the personal-data scan reads
 
 
 def _joins(text: str) -> _Joins:
@@ -172,11 +174,11 @@ def _joins(text: str) -> _Joins:
             continue
         for left, right in ((other.tail, mine.head), (mine.tail, other.head)):
             if left and right and len(left + right) >= 16:
-                out.tokens.append(left + right)
+                out.tokens.append((left, right))
         if any(
             ch.isdigit() or ch == "@" for ch in other.last + mine.first + mine.last + other.first
         ):
-            out.windows.extend((other.last + mine.first, mine.last + other.first))
+            out.windows.extend(((other.last, mine.first), (mine.last, other.first)))
     if mine not in edges:
         edges.append(mine)
     return out
@@ -186,8 +188,9 @@ def check_no_secrets(field: str, text: str, joins: _Joins | None = None) -> None
     if joins is None:
         joins = _joins(text)
     types = find_secrets(text)
-    for joined in joins.tokens:
-        types += [t for t in find_secrets(joined) if t not in types]
+    for left, right in joins.tokens:
+        alone = {*find_secrets(left), *find_secrets(right)}
+        types += [t for t in find_secrets(left + right) if t not in types and t not in alone]
     if types:
         raise SecretDetected(
             f"The {field} contains what looks like a secret ({', '.join(types)}); "
@@ -249,10 +252,15 @@ def check_no_personal_data(
     wanted = frozenset(refused(refuse))
     kinds: list[str] = []
     if wanted:
-        for form in personal_data_forms(text) + [
-            personal_data_form(w) for w in (joins.windows if joins else [])
-        ]:
+        for form in personal_data_forms(text):
             kinds += [k for k in find_personal_data(form, wanted) if k not in kinds]
+        for left, right in joins.windows if joins else []:
+            alone = {
+                *find_personal_data(personal_data_form(left), wanted),
+                *find_personal_data(personal_data_form(right), wanted),
+            }
+            met = find_personal_data(personal_data_form(left + right), wanted)
+            kinds += [k for k in met if k not in kinds and k not in alone]
     if kinds:
         raise PersonalDataDetected(
             f"The {field} contains personal data ({', '.join(kinds)}); nothing was stored.",
