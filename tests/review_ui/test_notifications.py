@@ -135,7 +135,10 @@ def test_who_may_open_the_list(memory, rita, ada, nobody):
 
 def test_the_nav_links_the_list_and_loads_the_badge(memory, rita):
     html = listing(rita)
-    assert '<a href="/notifications/" aria-current="page">Notifications' in html
+    assert (
+        '<a href="/notifications/" aria-current="page" class="nav-notify">'
+        '<span class="nav-long">Notifications</span>'
+    ) in html
     assert 'hx-get="/notifications/badge/"' in html
 
 
