@@ -53,10 +53,9 @@ def test_apply_on_the_page_is_run_by_the_worker_and_followed_on_the_run_page(mem
         assert found, listing
         link, task_id = found.groups()
         link = html.unescape(link)
-        # A real run the policy does not enable is refused on the page, never queued.
-        refused = browser.post(
-            "/memories/acme/maintenance/", {"job": "contradictions", "mode": "apply"}
-        )
+        # A real run of a job that writes memory itself (the decay scan) the policy does not
+        # enable is refused on the page, never queued; the proposal-filing passes need no switch.
+        refused = browser.post("/memories/acme/maintenance/", {"job": "l1", "mode": "apply"})
         assert "is disabled" in browser.get(refused["Location"]).content.decode()
 
         seen: list[str] = []

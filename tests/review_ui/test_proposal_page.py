@@ -319,8 +319,9 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
     # 3 (the signed-in reviewer) + 6 (proposal, targets, decisions, evidence, and — added with
     # the discussion — its comments and amendments) + 2 (the previous / next proposal in the
     # inbox order, keyset reads) + 1 (conflicts recorded between its entries) + the recall preview
-    # (per previewed entry: the lexical channel's tiers, the hits' rows and their provenance).
-    with django_assert_max_num_queries(3 + 9 + (MAX_TIERS + 2) * MAX_PREVIEWS):
+    # (per previewed entry: the lexical statistics of its terms, the lexical channel's tiers, the
+    # hits' rows and their provenance).
+    with django_assert_max_num_queries(3 + 9 + (1 + MAX_TIERS + 2) * MAX_PREVIEWS):
         page_of(rita, lossy.pk)
     ids = [add(memory, agent.actor, f"Build cache note number {i}") for i in range(12)]
     big = submit_request(
@@ -332,7 +333,7 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
             "entries": [{"entry_id": i, "version": 1} for i in ids],
         },
     ).proposal
-    with django_assert_max_num_queries(3 + 9 + (MAX_TIERS + 2) * MAX_PREVIEWS):
+    with django_assert_max_num_queries(3 + 9 + (1 + MAX_TIERS + 2) * MAX_PREVIEWS):
         html = page_of(rita, big.pk)
     assert "8 more affected entries not previewed." in html
 
