@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH)"
-	$(PY) -m pip install --quiet ".[dev,embeddings]"
+	$(PY) -m pip install --quiet ".[dev,embeddings,rerank]"
 	touch $@
 
 install: $(VENV)/.installed

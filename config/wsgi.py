@@ -23,9 +23,12 @@ def warm_recall() -> None:
 
     from memory.actors import Actor
     from memory.models import Memory
-    from memory.search import search
+    from memory.search import configured_reranker, search
 
     try:
+        reranker = configured_reranker()
+        if reranker is not None and hasattr(reranker, "warm"):
+            reranker.warm()  # its model loads and runs once now, not in the first search
         memory = Memory.objects.order_by("pk").first()
         if memory is not None:
             search(memory, actor=Actor.system("warm-up"), query="warm up", limit=1)

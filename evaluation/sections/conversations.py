@@ -12,7 +12,8 @@ Each conversation (each LoCoMo sample; the whole LongMemEval haystack) is writte
 throwaway Memory through the batch import, a turn per entry with its session id and the
 session's date as ``effective_at``; then every question is asked through the same search an
 agent calls. Configurations: ``lexical`` (the lexical channel alone), ``vector`` (the vector
-channel alone), ``hybrid`` (``search()``: both fused by RRF, the pipeline an agent gets) and the
+channel alone), ``hybrid`` (``search()``: both fused by RRF, the pipeline an agent gets),
+``reranked`` (the same with the cross-encoder reranker, when its package is installed) and the
 reference ``bm25``: plain Okapi BM25 (k1 1.2, b 0.75, term frequencies counted) over each
 turn's own analyzer tokens, computed here in Python. Reported per category: turn-level
 any@5 / all@5 / any@10, session any@5 (LoCoMo) or session and turn recall@5 (LongMemEval), MRR,
@@ -32,11 +33,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+
 from memory.actions.batch import add_entries
 from memory.embeddings import get_provider
 from memory.models import Memory
 from memory.search import search, vector_channel
 from memory.search.common import CURRENT, channel_cap, query_terms
+from memory.search.cross_encoder import CrossEncoderReranker, model_dir
 from memory.search.lexical import lexical_channel
 from memory.text import tokenize
 
@@ -45,7 +49,7 @@ from ..registry import SectionResult, section
 from ..workbench import WRITER, Workbench
 
 LIMIT = 10
-CONFIGURATIONS = ("bm25", "lexical", "vector", "hybrid")
+CONFIGURATIONS = ("bm25", "lexical", "vector", "hybrid", "reranked")
 #: Questions per data set in ``--quick`` runs, and LoCoMo conversations.
 QUICK_QUESTIONS = 20
 QUICK_CONVERSATIONS = 1
@@ -245,7 +249,21 @@ def rankers(memory: Memory, by_pk: dict[int, Turn]) -> dict[str, Callable[[str],
         out["hybrid"] = lambda q: [
             h.entry_pk for h in search(memory, actor=WRITER, query=q, limit=LIMIT).hits
         ]
+    if reranker_available():
+        reranker = CrossEncoderReranker()
+        out["reranked"] = lambda q: [
+            h.entry_pk
+            for h in search(memory, actor=WRITER, query=q, limit=LIMIT, reranker=reranker).hits
+        ]
     return out
+
+
+def reranker_available() -> bool:
+    try:
+        model_dir()
+    except ImproperlyConfigured:
+        return False
+    return True
 
 
 def score_question(ranked: Sequence[int], by_pk: dict[int, Turn], q: Question) -> dict[str, float]:

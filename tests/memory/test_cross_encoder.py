@@ -1,0 +1,74 @@
+"""The optional cross-encoder reranker, with its real packaged model."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from memory.search import cross_encoder, search
+from memory.search.cross_encoder import CrossEncoderReranker, model_dir
+from tests.factories import remember
+
+pytestmark = pytest.mark.django_db
+
+#: Turns of a chat where every one shares the question's common words; one answers it.
+TURNS = [
+    "Caroline: I went to the gym again today, my daily routine keeps me sane at work.",
+    "Melanie: Long day at work, I walked the dog for a long time after.",
+    "Caroline: My daily commute to work takes about forty minutes by train each way.",
+    "Melanie: How long have you had that job? It sounds like a lot of work daily.",
+    "Caroline: I bought new leather boots, they are good for long daily walks to work.",
+]
+QUESTION = "How long is Caroline's daily commute to work?"
+
+
+def test_the_packaged_model_is_found_without_a_download():
+    folder = model_dir()
+    assert (folder / "model.onnx").stat().st_size > 10_000_000
+    assert (folder / "tokenizer.json").is_file()
+
+
+def test_the_cross_encoder_puts_the_turn_that_answers_first(memory, agent):
+    for body in TURNS:
+        remember(memory, agent.actor, body)
+    plain = search(memory, actor=agent.actor, query=QUESTION, limit=5)
+    ranked = search(
+        memory, actor=agent.actor, query=QUESTION, limit=5, reranker=CrossEncoderReranker()
+    )
+    # The same members (the pool holds all five), the answer first.
+    assert {h.entry_id for h in ranked.hits} == {h.entry_id for h in plain.hits}
+    assert ranked.hits[0].body == TURNS[2]
+    assert [h.rank for h in ranked.hits] == [1, 2, 3, 4, 5]
+
+
+def test_the_setting_turns_it_on_for_every_search_and_the_trace_names_it(memory, agent, settings):
+    for body in TURNS:
+        remember(memory, agent.actor, body)
+    settings.STEWARD_SEARCH = {
+        **settings.STEWARD_SEARCH,
+        "RERANKER": "memory.search.cross_encoder.CrossEncoderReranker",
+    }
+    result = search(memory, actor=agent.actor, query=QUESTION, limit=3, trace=True)
+    assert result.hits[0].body == TURNS[2]
+    assert result.trace.reranker == CrossEncoderReranker.name
+
+
+def test_scores_do_not_depend_on_the_batch_a_pair_is_scored_in():
+    model = cross_encoder._model()
+    alone = [model.scores(QUESTION, [t])[0] for t in TURNS]
+    together = model.scores(QUESTION, TURNS * 4)  # 20 pairs: two batches, padded
+    assert together[:5] == pytest.approx(alone, abs=1e-3)
+    assert together[15:20] == pytest.approx(alone, abs=1e-3)
+
+
+def test_without_the_package_the_setting_is_refused_with_what_to_do(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == cross_encoder.PACKAGE else real(name, *a),
+    )
+    with pytest.raises(ImproperlyConfigured, match="unset STEWARD_RERANKER"):
+        model_dir()
