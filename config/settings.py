@@ -381,7 +381,10 @@ STEWARD_SEARCH = {
     "VECTOR_MIN_COSINE": 0.3,
     # Without a vector index (no sqlite-vec / pgvector): vectors one query's scan compares.
     "VECTOR_SCAN_MAX": 50_000,
-    "RERANKER": os.environ.get("STEWARD_RERANKER") or None,  # dotted path, off by default
+    # The optional reranker: a dotted path, or `cross-encoder` for the packaged one. Off by default.
+    "RERANKER": {"cross-encoder": "memory.search.cross_encoder.CrossEncoderReranker"}.get(
+        os.environ.get("STEWARD_RERANKER", ""), os.environ.get("STEWARD_RERANKER") or None
+    ),
 }
 # The one analyzer (memory.text), read at every call. STEM: Snowball English stemming of words in
 # Latin letters, at index and query time alike; after changing it run

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -12,6 +16,8 @@ from memory.search.cross_encoder import CrossEncoderReranker, model_dir
 from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Turns of a chat where every one shares the question's common words; one answers it.
 TURNS = [
@@ -72,3 +78,27 @@ def test_without_the_package_the_setting_is_refused_with_what_to_do(monkeypatch)
     )
     with pytest.raises(ImproperlyConfigured, match="unset STEWARD_RERANKER"):
         model_dir()
+
+
+def _reranker_setting(value: str | None) -> str:
+    code = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.STEWARD_SEARCH['RERANKER'])"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    env.pop("STEWARD_RERANKER", None)
+    if value is not None:
+        env["STEWARD_RERANKER"] = value
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_environment_names_the_packaged_reranker_by_a_short_name_or_any_by_its_path():
+    assert _reranker_setting(None) == "None"
+    assert _reranker_setting("cross-encoder") == (
+        "memory.search.cross_encoder.CrossEncoderReranker"
+    )
+    assert _reranker_setting("my.module.Reranker") == "my.module.Reranker"
