@@ -396,3 +396,31 @@ def test_a_fresh_neighbour_never_pushes_a_pinned_entry_down(memory, me, wiki, re
     )
     unpinned = search(memory, actor=me, query=query, intent="current", trace=True)
     assert order_and_rules(unpinned) == [(fresh.uid, ["fresh"]), (pinned.uid, [])]
+
+
+def test_a_valid_hit_keeps_the_rank_and_score_it_has_when_invalid_entries_outrank_it(memory, me):
+    # Forgotten and superseded entries that hold more of the query's rare words than the one
+    # current answer: with validity filtered inside each channel they never take a rank, so the
+    # answer is first in every channel that finds it and its RRF score is 1/61 per channel. Were
+    # validity applied to the fused pool instead, its channel ranks (and score) would be worse.
+    kept = remember(memory, me, "Quarterly invoices are archived in the vault").entry
+    for i, body in enumerate(
+        [
+            "Quarterly invoices are archived in the blue vault by the zephyr clerk",
+            "Quarterly zephyr invoices archived vault blue",
+            "Zephyr clerk archives quarterly invoices in the vault",
+        ]
+    ):
+        outranker = remember(memory, me, body).entry
+        if i % 2:
+            actions.forget_entry(memory, actor=me, entry_uid=outranker.uid, reason="obsolete")
+        else:
+            supersede(memory, old=outranker, new=kept)
+    query = "zephyr clerk quarterly invoices vault"
+    everything = search(memory, actor=me, query=query, view="history", limit=10)
+    assert everything.hits[0].entry_id != kept.uid  # the invalid ones do outrank it lexically
+    result = search(memory, actor=me, query=query, limit=5)
+    assert [h.entry_id for h in result.hits] == [kept.uid]
+    (hit,) = result.hits
+    assert hit.channels and set(hit.channels.values()) == {1}
+    assert hit.score == pytest.approx(len(hit.channels) / 61)
