@@ -56,10 +56,15 @@ def lexical_similarity(a: str, b: str) -> float:
 
     Case, punctuation and spacing do not count; "eu-2" and "eu-3" do. Two empty texts are 0.
     """
-    ta, tb = set(tokenize(a)), set(tokenize(b))
-    if not ta or not tb:
+    return jaccard(frozenset(tokenize(a)), frozenset(tokenize(b)))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard similarity of two token sets (0 when either is empty): the one implementation,
+    used by the admission check and the passes alike."""
+    if not a or not b:
         return 0.0
-    return len(ta & tb) / len(ta | tb)
+    return len(a & b) / len(a | b)
 
 
 def lexical_scores(text: str, others: Sequence[str]) -> list[float]:

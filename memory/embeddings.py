@@ -277,11 +277,6 @@ def _script_share(text: str, scripts: frozenset[str]) -> float:
     return inside / len(letters)
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine of two unit vectors (their dot product)."""
-    return float(sum(x * y for x, y in zip(a, b, strict=False)))
-
-
 def embed(texts: Sequence[str]) -> list[list[float]]:
     """Embed with the configured provider (a plain callable for code that wants one)."""
     return require_provider().embed(texts)

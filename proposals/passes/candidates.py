@@ -103,14 +103,6 @@ def token_set(searchable_text: str) -> frozenset[str]:
     return frozenset(searchable_text.split())
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """Jaccard similarity of two token sets (0 when either is empty), as
-    ``memory.dedupe.lexical_similarity``."""
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
-
-
 class Neighbour:
     """What a pass needs to know of a neighbour before it compares bodies: the entry's kind,
     session and current-state flag, the head's state and its reason, the head version's stored

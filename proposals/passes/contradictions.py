@@ -30,14 +30,14 @@ from typing import Any
 
 from memory import actions as memory_actions
 from memory.actors import Actor
-from memory.dedupe import lexical_similarity, round_score
+from memory.dedupe import jaccard, lexical_similarity, round_score
 from memory.exceptions import DomainError
 from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validity
 
 from .. import bodies
 from ..models import ProposalKind
 from . import base
-from .candidates import Neighbour, Neighbourhoods, jaccard
+from .candidates import Neighbour, Neighbourhoods
 
 JOB = "contradictions"
 DEFAULT_MIN_SIMILARITY = 0.2

@@ -42,13 +42,13 @@ from scipy.sparse.csgraph import connected_components
 
 from memory import hooks
 from memory.actors import Actor
-from memory.dedupe import Similarity, policy_threshold, round_score, similarity, thresholds
+from memory.dedupe import Similarity, jaccard, policy_threshold, round_score, similarity, thresholds
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from .. import bodies
 from ..models import ProposalKind
 from . import base
-from .candidates import Neighbour, Neighbourhoods, jaccard
+from .candidates import Neighbour, Neighbourhoods
 
 JOB = "near_duplicates"
 #: The validities of the entries a consolidation may take in: current ones (an unresolved

@@ -39,6 +39,7 @@ from memory import hooks
 from memory.actors import Actor
 from memory.dedupe import (
     Similarity,
+    jaccard,
     lexical_similarity,
     policy_threshold,
     round_score,
@@ -55,7 +56,6 @@ from .candidates import (
     SCOPE_MAX,
     Neighbour,
     Neighbourhoods,
-    jaccard,
     scoped_neighbourhoods,
 )
 from .near_duplicates import clusters, edges_within, propose_merged
