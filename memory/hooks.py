@@ -17,6 +17,11 @@ called synchronously by the revision writer and the add action.
   transaction; inside the transaction (and lock) of a release or compensation that made an
   entry a candidate again.
 
+- ``entries_fell_due(memory, items)``: after a real ``revalidation`` run, the entries whose
+  review date passed since the run before, each ``{entry_id, version, owner, review_at}`` with an
+  owner (``review`` notifies the owners). Called outside any transaction; a failing listener is
+  logged and never fails the run.
+
 Read-only providers (queried by L1 maintenance and the inventory, no writes):
 
 - ``entries_with_pending_proposals(memory, entry_pks) -> set[int]``: which of ``entry_pks`` a
@@ -46,6 +51,8 @@ PendingEntries = Callable[[Any, list[int]], set[int]]
 PendingByKind = Callable[[Any, Any], dict[str, int]]
 _pending_entries: list[PendingEntries] = []
 _pending_by_kind: list[PendingByKind] = []
+FellDue = Callable[[Any, list[dict[str, Any]]], None]
+_fell_due: list[FellDue] = []
 
 
 def _register(listeners: list[F], fn: F) -> F:
@@ -89,6 +96,18 @@ def entry_admitted(**kwargs: Any) -> None:
             fn(**kwargs)
         except Exception:
             log.exception("entry_admitted listener %s failed", getattr(fn, "__name__", fn))
+
+
+def on_entries_fell_due(fn: FellDue) -> FellDue:
+    return _register(_fell_due, fn)
+
+
+def entries_fell_due(memory: Any, items: list[dict[str, Any]]) -> None:
+    for fn in _fell_due:
+        try:
+            fn(memory, items)
+        except Exception:
+            log.exception("entries_fell_due listener %s failed", getattr(fn, "__name__", fn))
 
 
 def on_entries_with_pending_proposals(fn: PendingEntries) -> PendingEntries:
