@@ -48,7 +48,7 @@ def run_revalidation(memory: Memory, *, actor: Actor, dry_run: bool = True) -> M
             "entry_id": uid,
             "version": version,
             "owner": owner or None,
-            "review_at": review_at.isoformat(),
+            "review_at": review_at.isoformat() if review_at else None,
             "action": "fell_due",
         }
         for uid, owner, review_at, version in rows

@@ -57,7 +57,8 @@ def test_the_job_counts_due_facts_and_tells_each_owner_once(memory, agent, revie
     )
     third = maintenance.run_job(memory, actor=reviewer.actor, job="revalidation", dry_run=False)
     assert third.counts == {"due": 4, "fell_due": 1, "notified": 1}
-    assert later.uid in Notification.objects.order_by("-pk").first().body
+    latest = Notification.objects.order_by("-pk").first()
+    assert latest is not None and later.uid in latest.body
 
 
 def test_the_job_is_registered_and_scheduled_like_the_others(api, memory, reviewer, agent):
