@@ -423,3 +423,46 @@ def test_an_entry_read_returns_its_recall_count_and_last_recall(api, agent):
     assert life["recall_count"] == 3 and iso(life["last_recalled_at"]) == at
     listed = client.get(E).json()["items"][0]["lifecycle"]
     assert listed["recall_count"] == 3
+
+
+# --- The "Needs re-checking" page ------------------------------------------------------------------
+
+
+def test_the_needs_rechecking_page_lists_due_facts_most_recalled_first(
+    memory, agent, reviewer, auditor, django_assert_max_num_queries
+):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    me = agent.actor
+    quiet = remember(memory, me, "The port is 8443", owner="sre", review_at=PAST).entry
+    busy = remember(memory, me, "The region is eu-2", confidence=0.4, review_at=PAST).entry
+    remember(memory, me, "Builds run on Linux", review_at=FUTURE)
+    LifecycleProjection.objects.filter(entry=busy).update(recall_count=7)
+    page = "/memories/acme/revalidation/"
+    for username in ("rita", "ada"):
+        c = Client()
+        c.force_login(User.objects.get(username=username))
+        with django_assert_max_num_queries(12):
+            r = c.get(page)
+        assert r.status_code == 200
+        html = r.content.decode()
+        assert html.index(busy.uid) < html.index(quiet.uid)
+        assert "Builds run on Linux" not in html and "sre" in html and "0.4" in html
+    c = Client()
+    c.force_login(User.objects.get(username="rita"))
+    first = c.get(page, {"limit": 1})
+    assert busy.uid in first.content.decode() and quiet.uid not in first.content.decode()
+    assert "Load more" in first.content.decode()
+    more = c.get(
+        page,
+        {"limit": 1, "cursor": first.context["next_cursor"]},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_TARGET="load-more",
+    )
+    assert quiet.uid in more.content.decode() and "<h1>" not in more.content.decode()
+    assert c.get(page, {"cursor": "bad"}).status_code == 422
+    assert "Needs re-checking" in c.get("/memories/acme/").content.decode()
+    nobody = User.objects.create_user("nobody", password="x")
+    c.force_login(nobody)
+    assert c.get(page).status_code == 403
