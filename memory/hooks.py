@@ -28,6 +28,8 @@ Read-only providers (queried by L1 maintenance and the inventory, no writes):
   pending proposal touches (the decay scan must leave those to the reviewer).
 - ``pending_proposals_by_kind(memory, reader) -> dict[str, int]``: pending proposal counts per kind
   (with a reader, only the proposals it may see).
+- ``rejected_proposals_by_kind(memory, reader) -> dict[str, dict[str, int]]``: rejected proposal
+  counts per kind and rejection reason (with a reader, only the proposals it may see).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ PendingEntries = Callable[[Any, list[int]], set[int]]
 PendingByKind = Callable[[Any, Any], dict[str, int]]
 _pending_entries: list[PendingEntries] = []
 _pending_by_kind: list[PendingByKind] = []
+RejectedByKind = Callable[[Any, Any], dict[str, dict[str, int]]]
+_rejected_by_kind: list[RejectedByKind] = []
 FellDue = Callable[[Any, list[dict[str, Any]]], None]
 _fell_due: list[FellDue] = []
 
@@ -123,6 +127,22 @@ def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int
     if entry_pks:
         for fn in _pending_entries:
             out |= fn(memory, entry_pks)
+    return out
+
+
+def on_rejected_proposals_by_kind(fn: RejectedByKind) -> RejectedByKind:
+    return _register(_rejected_by_kind, fn)
+
+
+def rejected_proposals_by_kind(memory: Any, reader: Any = None) -> dict[str, dict[str, int]]:
+    """Rejected proposals of ``memory`` per kind and reason; with a ``reader`` (an ``Actor``),
+    only those it may see."""
+    out: dict[str, dict[str, int]] = {}
+    for fn in _rejected_by_kind:
+        for kind, reasons in fn(memory, reader).items():
+            mine = out.setdefault(kind, {})
+            for reason, n in reasons.items():
+                mine[reason] = mine.get(reason, 0) + n
     return out
 
 
