@@ -92,8 +92,8 @@ class RememberIn(MemoryArg, EntryCreateIn):
         required=False,
         help_text=(
             "Instead of one entry: up to 1000 objects with the fields of one (body, kind, "
-            "tier, session_id, current_state, effective_at, sensitivity, evidence), written "
-            "all or nothing."
+            "tier, session_id, current_state, effective_at, sensitivity, evidence, owner, "
+            "confidence, review_at), written all or nothing."
         ),
     )
     idempotency_key = serializers.CharField(
@@ -386,7 +386,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "the Memory. Use it for something worth knowing later that is not already stored; "
             "to correct an existing memory use `revise` instead. Cite where it came from in "
             "`evidence` (a registered source name and a reference). Set `current_state` for "
-            'statements about the present that can go stale ("the deploy target is eu-2"). '
+            'statements about the present that can go stale ("the deploy target is eu-2"); '
+            "name who answers for it (`owner`), how sure you are (`confidence`, 0..1) and when "
+            "it must be re-checked (`review_at`, ISO 8601). "
             "Returns `entry_id`, `version` and `created`; `created: false` with `reason: "
             "exact_duplicate` means an identical active memory already exists (nothing was "
             "written). `near_duplicates` lists similar memories. Text that looks like a secret "
