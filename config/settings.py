@@ -277,6 +277,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "memories", "description": "A Memory, its policy and its inventory."},
         {"name": "sources", "description": "Where evidence comes from, and how far to trust it."},
         {"name": "revisions", "description": "Every change, numbered per Memory."},
+        {
+            "name": "revalidation",
+            "description": "Facts due for re-checking: confirm them or require re-verification.",
+        },
         {"name": "operations", "description": "What an approval changed, and undoing it."},
         {"name": "maintenance", "description": "Background jobs and their runs."},
         {"name": "audit", "description": "The audit event stream and its export."},

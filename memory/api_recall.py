@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -109,6 +110,11 @@ FILTERS_HELP = (
     "channel before fusion, like the validity filter."
 )
 
+STRICT_FRESH_HELP = (
+    "Leave out entries due for re-checking (their `review_at` has passed), in every channel "
+    "before fusion. Without it they are returned, flagged `review_due: true`."
+)
+
 
 class SearchIn(StrictSerializer):
     query = serializers.CharField(trim_whitespace=False, max_length=8192)
@@ -117,6 +123,9 @@ class SearchIn(StrictSerializer):
     intent = serializers.ChoiceField(choices=INTENT_CHOICES, required=False, allow_null=True)
     trace = serializers.BooleanField(required=False, default=False)
     filters = FiltersIn(required=False, allow_null=True, help_text=FILTERS_HELP)
+    strict_fresh = serializers.BooleanField(
+        required=False, default=False, help_text=STRICT_FRESH_HELP
+    )
 
 
 class ContextPackIn(StrictSerializer):
@@ -133,6 +142,9 @@ class ContextPackIn(StrictSerializer):
     view = serializers.ChoiceField(choices=VIEW_CHOICES, required=False, default="current")
     intent = serializers.ChoiceField(choices=INTENT_CHOICES, required=False, allow_null=True)
     filters = FiltersIn(required=False, allow_null=True, help_text=FILTERS_HELP)
+    strict_fresh = serializers.BooleanField(
+        required=False, default=False, help_text=STRICT_FRESH_HELP
+    )
 
 
 def may_see_trace(actor: Actor) -> bool:
@@ -153,8 +165,20 @@ def hit_out(hit: Hit) -> dict[str, Any]:
         "effective_at": hit.effective_at,
         "recorded_at": hit.recorded_at,
         "provenance": hit.provenance,
+        "owner": hit.owner,
+        "confidence": hit.confidence,
+        "review_at": hit.review_at,
+        "review_due": hit.review_due,
         "lifecycle": hit.lifecycle(),
     }
+
+
+def recall_filters(
+    filters: dict[str, Any] | None, *, strict_fresh: bool = False
+) -> RecallFilters | None:
+    """A request's validated ``filters`` and ``strict_fresh`` as the pipeline's filters."""
+    fresh_at = timezone.now() if strict_fresh else None
+    return RecallFilters.from_request(filters, fresh_at=fresh_at)
 
 
 def require_reader(actor: Actor) -> None:
@@ -174,10 +198,11 @@ def search_out(
     intent: str | None = None,
     trace: bool = False,
     filters: dict[str, Any] | None = None,
+    strict_fresh: bool = False,
 ) -> dict[str, Any]:
     """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
     ranking trace when ``trace`` (the caller decides who may see it). ``filters``: the
-    validated ``FiltersIn``."""
+    validated ``FiltersIn``; ``strict_fresh``: leave out entries due for re-checking."""
     result = search(
         memory,
         actor=actor,
@@ -186,7 +211,7 @@ def search_out(
         view=view,
         intent=intent,
         trace=trace,
-        filters=RecallFilters.from_request(filters),
+        filters=recall_filters(filters, strict_fresh=strict_fresh),
     )
     hits = [hit_out(h) for h in result.hits]
     # Queued for the fold (no write here), when the policy enables recall events.
@@ -203,13 +228,18 @@ def context_pack_out(
     *,
     query: str,
     filters: dict[str, Any] | None = None,
+    strict_fresh: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
     """The body of a Context Pack (``POST …/context-pack`` and the MCP ``context_pack`` tool);
     ``filters``: the validated ``FiltersIn``; ``options`` are
     :func:`~memory.context_pack.build_context_pack`'s."""
     pack = build_context_pack(
-        memory, actor=actor, query=query, filters=RecallFilters.from_request(filters), **options
+        memory,
+        actor=actor,
+        query=query,
+        filters=recall_filters(filters, strict_fresh=strict_fresh),
+        **options,
     )
     recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
     return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}

@@ -15,6 +15,11 @@ class MemoryConfig(AppConfig):
         maintenance.register_job(
             "rebuild", maintenance.run_projection_rebuild, tasks.rebuild_projection, gated=False
         )
+        # Files nothing and changes nothing (a count and the owners' notifications): a
+        # reviewer's manual run needs no switch; ``jobs.revalidation.enabled`` is the schedule's.
+        maintenance.register_job(
+            "revalidation", maintenance.run_revalidation, tasks.revalidation, gated=False
+        )
         # Migrations may drop and remake append-only tables on SQLite (lib.append_only).
         from django.db.models.signals import post_migrate, pre_migrate
 

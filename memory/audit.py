@@ -31,6 +31,8 @@ ACTIONS: dict[str, str] = {
     "entry.forgotten": "An entry was retired (head inactive).",
     "entry.reactivated": "An inactive entry was made active again, same version.",
     "entry.pinned": "An entry was pinned or unpinned by a reviewer.",
+    "entry.confirmed": "An entry was re-checked and confirmed: its review date moved on.",
+    "entry.reverification_required": "A reviewer marked an entry due for re-checking now.",
     "entry.quarantined": "A reviewer withheld an entry from every recall view.",
     "entry.released": "A reviewer released a quarantined entry to its earlier state.",
     "session.ended": "A session's session-tier entries were retired.",

@@ -86,6 +86,8 @@ class RevisionKind(models.TextChoices):
     REJECT_ADMISSION = "reject_admission"
     QUARANTINE = "quarantine"
     RELEASE = "release"
+    CONFIRM = "confirm"
+    REVERIFY = "reverify"
 
 
 class ActorType(models.TextChoices):

@@ -65,6 +65,10 @@ class PackItem:
     tier: str = ""
     session_id: str | None = None
     provenance: list[dict[str, Any]] = field(default_factory=list)
+    owner: str | None = None
+    confidence: float | None = None
+    review_at: datetime | None = None
+    review_due: bool = False
     lifecycle: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -81,6 +85,10 @@ class PackItem:
             tier=hit.tier,
             session_id=hit.session_id,
             provenance=hit.provenance,
+            owner=hit.owner,
+            confidence=hit.confidence,
+            review_at=hit.review_at,
+            review_due=hit.review_due,
             lifecycle=hit.lifecycle(),
         )
 
@@ -121,7 +129,8 @@ def header_of(hit: Hit, label: str) -> str:
     note = ""
     if label != "current" and hit.validity_reason:
         note = " (" + _SPACE.sub(" ", hit.validity_reason).strip()[:200] + ")"
-    return f"[{label}] {hit.entry_id} v{hit.version}{dated(hit)}{note}\n"
+    due = " · review due" if hit.review_due else ""
+    return f"[{label}] {hit.entry_id} v{hit.version}{dated(hit)}{due}{note}\n"
 
 
 def defuse(body: str) -> str:

@@ -17,12 +17,19 @@ called synchronously by the revision writer and the add action.
   transaction; inside the transaction (and lock) of a release or compensation that made an
   entry a candidate again.
 
+- ``entries_fell_due(memory, items)``: after a real ``revalidation`` run, the entries whose
+  review date passed since the run before, each ``{entry_id, version, owner, review_at}`` with an
+  owner (``review`` notifies the owners). Called outside any transaction; a failing listener is
+  logged and never fails the run.
+
 Read-only providers (queried by L1 maintenance and the inventory, no writes):
 
 - ``entries_with_pending_proposals(memory, entry_pks) -> set[int]``: which of ``entry_pks`` a
   pending proposal touches (the decay scan must leave those to the reviewer).
 - ``pending_proposals_by_kind(memory, reader) -> dict[str, int]``: pending proposal counts per kind
   (with a reader, only the proposals it may see).
+- ``rejected_proposals_by_kind(memory, reader) -> dict[str, dict[str, int]]``: rejected proposal
+  counts per kind and rejection reason (with a reader, only the proposals it may see).
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ PendingEntries = Callable[[Any, list[int]], set[int]]
 PendingByKind = Callable[[Any, Any], dict[str, int]]
 _pending_entries: list[PendingEntries] = []
 _pending_by_kind: list[PendingByKind] = []
+RejectedByKind = Callable[[Any, Any], dict[str, dict[str, int]]]
+_rejected_by_kind: list[RejectedByKind] = []
+FellDue = Callable[[Any, list[dict[str, Any]]], None]
+_fell_due: list[FellDue] = []
 
 
 def _register(listeners: list[F], fn: F) -> F:
@@ -91,6 +102,18 @@ def entry_admitted(**kwargs: Any) -> None:
             log.exception("entry_admitted listener %s failed", getattr(fn, "__name__", fn))
 
 
+def on_entries_fell_due(fn: FellDue) -> FellDue:
+    return _register(_fell_due, fn)
+
+
+def entries_fell_due(memory: Any, items: list[dict[str, Any]]) -> None:
+    for fn in _fell_due:
+        try:
+            fn(memory, items)
+        except Exception:
+            log.exception("entries_fell_due listener %s failed", getattr(fn, "__name__", fn))
+
+
 def on_entries_with_pending_proposals(fn: PendingEntries) -> PendingEntries:
     return _register(_pending_entries, fn)
 
@@ -104,6 +127,22 @@ def entries_with_pending_proposals(memory: Any, entry_pks: list[int]) -> set[int
     if entry_pks:
         for fn in _pending_entries:
             out |= fn(memory, entry_pks)
+    return out
+
+
+def on_rejected_proposals_by_kind(fn: RejectedByKind) -> RejectedByKind:
+    return _register(_rejected_by_kind, fn)
+
+
+def rejected_proposals_by_kind(memory: Any, reader: Any = None) -> dict[str, dict[str, int]]:
+    """Rejected proposals of ``memory`` per kind and reason; with a ``reader`` (an ``Actor``),
+    only those it may see."""
+    out: dict[str, dict[str, int]] = {}
+    for fn in _rejected_by_kind:
+        for kind, reasons in fn(memory, reader).items():
+            mine = out.setdefault(kind, {})
+            for reason, n in reasons.items():
+                mine[reason] = mine.get(reason, 0) + n
     return out
 
 

@@ -92,8 +92,8 @@ def inventory(memory: Memory, actor: Actor | None = None) -> dict[str, Any]:
     """Health figures of one Memory in aggregate queries (plus the proposals provider):
     active / inactive / candidate / quarantined counts, the inactive share, the importance
     distribution of active entries, auto-deactivations by reason, live near-duplicate findings,
-    pending proposals by kind, and an alert when the inactive share is over 60 % with more than
-    1,000 entries.
+    pending proposals by kind, rejected proposals by kind and reason, and an alert when the
+    inactive share is over 60 % with more than 1,000 entries.
 
     With an ``actor`` below top clearance every figure counts only what that actor may see:
     entries within its clearance, relations whose two entries are, proposals it may read. An
@@ -136,6 +136,12 @@ def inventory(memory: Memory, actor: Actor | None = None) -> dict[str, Any]:
         },
         "conflicts": conflicts,
         "pending_proposals": pending,
+        # Spec 000's acceptance list: what review refused, e.g. near-duplicate consolidations
+        # rejected as ``duplicate_of_other``.
+        "rejected_proposals": {
+            kind: dict(sorted(reasons.items()))
+            for kind, reasons in sorted(hooks.rejected_proposals_by_kind(memory, actor).items())
+        },
         "alerts": _alerts(share, total, candidates - pending.get("admission", 0)),
     }
 

@@ -10,4 +10,5 @@ JOB_NAMES = (
     "promotion",
     "capacity",
     "injection_scan",
+    "revalidation",
 )

@@ -355,13 +355,28 @@ class Head(models.Model):
     pinned = models.BooleanField(default=False)
     pin_category = models.CharField(max_length=32, choices=PinCategory.choices, blank=True)
     importance_override = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Governance (spec 004, memory.revalidation): admission-time metadata of the entry, set by
+    # its ``add`` revision and moved on by ``confirm`` / ``require-reverification`` revisions
+    # (``RevisionChange.attributes`` carries each value, so replaying revisions reproduces them).
+    owner = models.CharField(max_length=200, blank=True, default="")
+    confidence = models.FloatField(null=True, blank=True)
+    review_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["memory", "state"])]
+        indexes = [
+            models.Index(fields=["memory", "state"]),
+            # The "needs re-checking" list and the revalidation job: a Memory's due heads.
+            models.Index(fields=["memory", "review_at"]),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(state__in=["active", "inactive", "candidate", "quarantined"]),
                 name="head_state_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(confidence__isnull=True)
+                | models.Q(confidence__gte=0, confidence__lte=1),
+                name="head_confidence_0_1",
             ),
         ]
 

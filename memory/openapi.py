@@ -81,9 +81,20 @@ class LifecycleOut(s.Serializer):
     time_known = s.BooleanField(**Null)
     pinned = s.BooleanField()
     auto_action_reason = s.CharField(allow_blank=True, **Null)
+    recall_count = s.IntegerField(help_text="Recalls folded from recall events (when enabled).")
+    last_recalled_at = s.DateTimeField(**Null)
 
 
-class EntryOut(s.Serializer):
+class GovernanceOut(s.Serializer):
+    """An entry's governance fields (spec 004) and whether it is due for re-checking."""
+
+    owner = s.CharField(**Null, help_text="A user or team name.")
+    confidence = s.FloatField(**Null, help_text="0..1.")
+    review_at = s.DateTimeField(**Null, help_text="When the fact must be re-checked.")
+    review_due = s.BooleanField(help_text="review_at has passed: re-check, then confirm.")
+
+
+class EntryOut(GovernanceOut):
     entry_id = s.CharField()
     kind = s.CharField()
     tier = s.CharField()
@@ -235,8 +246,9 @@ class ProvenanceOut(s.Serializer):
     observed_at = s.DateTimeField(**Null, help_text="When the evidence was observed, if given.")
 
 
-class RecalledOut(s.Serializer):
-    """What every hit and Context Pack item says of where it came from."""
+class RecalledOut(GovernanceOut):
+    """What every hit and Context Pack item says of where it came from, and whether it is due
+    for re-checking."""
 
     kind = s.CharField()
     tier = s.CharField()
@@ -318,6 +330,23 @@ class RunOut(s.Serializer):
     items_truncated = s.BooleanField()
 
 
+class ConfirmedOut(WriteResult, GovernanceOut):
+    """The entry after ``confirm`` or ``require-reverification``: same version, new review date."""
+
+
+class DueItem(GovernanceOut):
+    entry_id = s.CharField()
+    kind = s.CharField()
+    tier = s.CharField()
+    version = s.IntegerField()
+    body = s.CharField(allow_blank=True)
+    recall_count = s.IntegerField()
+    last_recalled_at = s.DateTimeField(**Null)
+
+
+DuePage = cursor_page("DuePage", DueItem)
+
+
 class InventoryOut(s.Serializer):
     memory = s.CharField()
     entries = s.IntegerField()
@@ -328,6 +357,7 @@ class InventoryOut(s.Serializer):
     auto_deactivations = s.JSONField()
     near_duplicates = s.JSONField()
     pending_proposals = s.JSONField()
+    rejected_proposals = s.JSONField(help_text="{kind: {rejection reason: n}}")
     alerts = s.ListField(child=s.JSONField())
 
 
@@ -369,4 +399,7 @@ RESPONSES: dict[tuple[str, str], dict[int, Any]] = {
     ("MaintenanceRunListApi", "get"): {200: RunPage},
     ("MaintenanceRunDetailApi", "get"): {200: RunOut},
     ("InventoryApi", "get"): {200: InventoryOut},
+    ("EntryConfirmApi", "post"): {200: ConfirmedOut},
+    ("EntryRequireReverificationApi", "post"): {200: ConfirmedOut},
+    ("DueListApi", "get"): {200: DuePage},
 }

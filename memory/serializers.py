@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from lib.api import StrictSerializer
@@ -29,6 +31,7 @@ from .models import (
     Verification,
     sensitivities_up_to,
 )
+from .revalidation import is_due
 
 # --- Inputs ---------------------------------------------------------------------------------
 
@@ -72,6 +75,25 @@ class EntryCreateIn(StrictSerializer):
     evidence = EvidenceIn(many=True, required=False)
     dedupe = serializers.BooleanField(required=False, default=True)
     near_duplicate_of = serializers.CharField(required=False, allow_null=True)
+    owner = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        trim_whitespace=False,
+        help_text="Who answers for the fact: a user or team name (spec 004).",
+    )
+    confidence = serializers.FloatField(
+        required=False, allow_null=True, min_value=0, max_value=1, help_text="0..1."
+    )
+    review_at = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text=(
+            "ISO 8601 date or datetime: when the fact must be re-checked. Without it the "
+            "Memory's `revalidation` policy may give one."
+        ),
+    )
 
 
 class EntryReviseIn(StrictSerializer):
@@ -80,6 +102,19 @@ class EntryReviseIn(StrictSerializer):
     expected_version = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     importance_override = serializers.IntegerField(
         required=False, allow_null=True, min_value=0, max_value=3
+    )
+
+
+class ConfirmIn(StrictSerializer):
+    evidence = EvidenceIn(many=True, required=False)
+    review_at = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text=(
+            "ISO 8601 date or datetime in the future: the next re-check. Without it the "
+            "Memory's `revalidation` policy gives one from now, else the entry has none."
+        ),
     )
 
 
@@ -190,6 +225,20 @@ def lifecycle_out(p: LifecycleProjection | None) -> dict[str, Any] | None:
         "pin_category": p.pin_category,
         "auto_action_reason": p.auto_action_reason,
         "interval_started_at": p.interval_started_at,
+        # Folded from recall events (memory.recall_events) when the policy enables them.
+        "recall_count": p.recall_count,
+        "last_recalled_at": p.last_recalled_at,
+    }
+
+
+def governance_out(head: Head, now: datetime | None = None) -> dict[str, Any]:
+    """An entry's governance fields (spec 004, ``memory.revalidation``) and whether it is due
+    for re-checking at ``now``."""
+    return {
+        "owner": head.owner or None,
+        "confidence": head.confidence,
+        "review_at": head.review_at,
+        "review_due": is_due(head.review_at, now or timezone.now()),
     }
 
 
@@ -208,6 +257,7 @@ def entry_out(entry: Entry, head: Head, projection: LifecycleProjection | None) 
         "content_hash": version.content_hash,
         "body": version.body,
         "evidence": [evidence_out(ev) for ev in version.evidence.all()],
+        **governance_out(head),
         "lifecycle": lifecycle_out(projection),
     }
 

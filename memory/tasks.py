@@ -202,6 +202,7 @@ def job_task(name: str, job: str) -> Any:
 
 l1_decay_scan = job_task("memory.l1_decay_scan", "l1")
 rebuild_projection = job_task("memory.rebuild_projection", "rebuild")
+revalidation = job_task("memory.revalidation", "revalidation")
 
 
 @shared_task(name="memory.schedule_maintenance")

@@ -2,7 +2,7 @@
 
 from lib.urls import actions, under
 
-from . import api, api_batch, api_maintenance, api_recall
+from . import api, api_batch, api_maintenance, api_recall, api_revalidation
 
 MEMORY = "memories/<slug:slug>"
 ENTRY = f"{MEMORY}/entries/<str:entry_id>"
@@ -34,6 +34,8 @@ urlpatterns = [
             "release": api.EntryReleaseApi,
             "pin": api.EntryPinApi,
             "versions": api.EntryVersionsApi,
+            "confirm": api_revalidation.EntryConfirmApi,
+            "require-reverification": api_revalidation.EntryRequireReverificationApi,
         },
     ),
     *under(ENTRY, ("/versions/<int:number>", api.EntryVersionDetailApi, "entry-version-detail")),
@@ -42,6 +44,7 @@ urlpatterns = [
         ("/sessions/<str:session_id>/end", api.SessionEndApi, "session-end"),
         ("/relations", api.RelationCreateApi, "relation-create"),
         ("/revisions", api.RevisionListApi, "revision-list"),
+        ("/revalidation/due", api_revalidation.DueListApi, "revalidation-due"),
         ("/revisions/<int:number>", api.RevisionDetailApi, "revision-detail"),
         ("/search", api_recall.SearchApi, "memory-search"),
         ("/context-pack", api_recall.ContextPackApi, "memory-context-pack"),

@@ -71,6 +71,8 @@ JOB_DESCRIPTIONS = {
     "rules (writes only when enabled).",
     "rebuild": "Rebuilds the derived rows (the lifecycle projection) from the revisions and "
     "reports any difference.",
+    "revalidation": "Counts the facts whose review date has passed and tells each owner when "
+    "one of theirs falls due. Files nothing and never retires anything.",
 }
 #: Jobs a reviewer can start from the pages.
 PAGE_JOBS = (
@@ -81,6 +83,7 @@ PAGE_JOBS = (
     "injection_scan",
     "l1",
     "rebuild",
+    "revalidation",
 )
 #: Seconds between two status requests of a queued or running run's page.
 POLL_SECONDS = 2

@@ -10,8 +10,9 @@ called inside its transactions. Here ``proposals`` registers:
   :func:`proposals.actions.file_injection_quarantine` (injection findings → quarantine proposal);
 - ``on_candidate_written`` → :func:`proposals.actions.file_admission` (a candidate's admission
   proposal, in the write's transaction);
-- ``on_entries_with_pending_proposals`` / ``on_pending_proposals_by_kind`` → read-only providers
-  below, so L1 maintenance leaves entries under review alone and the inventory counts proposals;
+- ``on_entries_with_pending_proposals`` / ``on_pending_proposals_by_kind`` /
+  ``on_rejected_proposals_by_kind`` → read-only providers below, so L1 maintenance leaves
+  entries under review alone and the inventory counts pending and rejected proposals;
 - the maintenance passes (``proposals.passes``) as jobs of ``memory.maintenance``.
 """
 
@@ -48,6 +49,25 @@ def pending_proposals_by_kind(memory: Any, reader: Any = None) -> dict[str, int]
     return {r["kind"]: r["n"] for r in rows}
 
 
+def rejected_proposals_by_kind(memory: Any, reader: Any = None) -> dict[str, dict[str, int]]:
+    """Rejected proposals of ``memory`` per kind and rejection reason (one query); with a
+    ``reader``, only those it may see."""
+    from .models import Proposal, ProposalStatus
+
+    rejected = Proposal.objects.filter(memory_id=memory.pk, status=ProposalStatus.REJECTED)
+    if reader is not None:
+        rejected = rejected.visible_to(reader)
+    rows = (
+        rejected.values("kind", "rejection_reason")
+        .annotate(n=Count("pk"))
+        .order_by("kind", "rejection_reason")
+    )
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        out.setdefault(r["kind"], {})[r["rejection_reason"]] = r["n"]
+    return out
+
+
 class ProposalsConfig(AppConfig):
     name = "proposals"
     verbose_name = "Proposals"
@@ -63,6 +83,7 @@ class ProposalsConfig(AppConfig):
         hooks.on_candidate_written(actions.file_admission)
         hooks.on_entries_with_pending_proposals(entries_with_pending_proposals)
         hooks.on_pending_proposals_by_kind(pending_proposals_by_kind)
+        hooks.on_rejected_proposals_by_kind(rejected_proposals_by_kind)
 
         from memory import maintenance
 

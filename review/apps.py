@@ -1,5 +1,5 @@
-"""App config for review: registers the reviewer notification on new proposals and the
-app's system checks."""
+"""App config for review: registers the reviewer notification on new proposals, the owners'
+notification of facts that fell due for re-checking, and the app's system checks."""
 
 from django.apps import AppConfig
 
@@ -9,6 +9,7 @@ class ReviewConfig(AppConfig):
     verbose_name = "Review"
 
     def ready(self) -> None:
+        from memory import hooks as memory_hooks
         from proposals import hooks
 
         from . import checks, notifications  # noqa: F401 - checks registers itself
@@ -16,3 +17,4 @@ class ReviewConfig(AppConfig):
         hooks.on_submitted(notifications.proposal_submitted)
         hooks.on_commented(notifications.comment_posted)
         hooks.on_amended(notifications.proposal_amended)
+        memory_hooks.on_entries_fell_due(notifications.entries_fell_due)

@@ -305,6 +305,53 @@ def proposal_amended(proposal: Proposal, *, actor: Actor) -> None:
         _queue(rows)
 
 
+def entries_fell_due(memory: Memory, items: list[dict[str, Any]]) -> None:
+    """Tell each owner which of their facts fell due for re-checking (the ``revalidation``
+    job, ``memory.maintenance.revalidation``): one mail per owner who is an active user with an
+    email (the entry's ``owner`` names them by username; a team name reaches nobody here),
+    listing their entries with links. The job runs as the system: nobody "acted"."""
+    by_owner: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_owner.setdefault(item["owner"], []).append(item)
+    users = list(
+        get_user_model()
+        .objects.filter(username__in=list(by_owner), is_active=True)
+        .exclude(email="")
+        .order_by("pk")
+    )
+    modes = email_modes([u.pk for u in users])
+    rows: list[Notification] = []
+    for user in users:
+        mode = modes.get(user.pk, EmailMode.IMMEDIATE)
+        if mode == EmailMode.OFF:
+            continue
+        mine = by_owner[user.get_username()]
+        lines = [
+            f"- {i['entry_id']} (due since {i['review_at'][:10]}): "
+            + absolute(reverse("audit-entry-timeline", args=[memory.slug, i["entry_id"]]))
+            for i in mine
+        ]
+        rows.append(
+            Notification(
+                memory=memory,
+                event="entry.review_due",
+                recipient=user.email,
+                channel=_channel(mode),
+                subject=(
+                    f"[Memory Steward] {len(mine)} of your facts in {memory.slug} need re-checking"
+                ),
+                body=(
+                    f"These facts you own in {memory.slug} passed their review date. Re-check "
+                    "each one, then confirm it (or correct it); nothing is retired by itself.\n"
+                    + "\n".join(lines)
+                ),
+            )
+        )
+    if rows:
+        with transaction.atomic():
+            _queue(rows)
+
+
 # --- Preferences ---------------------------------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ from .evidence import (
 from .memories import POLICY_KEYS, clean_policy, create_memory, update_memory_policy
 from .quarantine import quarantine_entry, release_entry, state_before_quarantine
 from .relations import record_conflict
+from .revalidation import confirm_entry, require_confirmer, require_reverification
 from .sessions import SessionEndResult, end_session
 from .sources import Declaration, declare_source, register_source
 from .writer import Change, NewBody, NewRelation, lock_memory, write_revision
@@ -56,6 +57,7 @@ __all__ = [
     "check_evidence_count",
     "clean_evidence",
     "clean_policy",
+    "confirm_entry",
     "create_memory",
     "declare_source",
     "dedupe_evidence",
@@ -74,6 +76,8 @@ __all__ = [
     "record_conflict",
     "register_source",
     "release_entry",
+    "require_confirmer",
+    "require_reverification",
     "require_reviewer",
     "require_writer",
     "resolve_evidence",

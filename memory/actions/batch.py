@@ -246,6 +246,7 @@ def _write_batch(
     revision = None
     if fresh:
         Entry.objects.bulk_create([entry for _, entry, _, _ in fresh])
+        now = timezone.now()
         changes = [
             Change(
                 entry=entry,
@@ -259,6 +260,7 @@ def _write_batch(
                 ),
                 restart_interval=True,
                 new_entry=True,
+                attributes=items[i].new.governance(memory.policy, now),
             )
             for i, entry, candidate, _ in fresh
         ]

@@ -6,6 +6,7 @@ import logging
 from typing import Unpack
 
 from django.db import transaction
+from django.utils import timezone
 
 from lib.wording import one_of
 
@@ -261,6 +262,7 @@ def _create_entry(
         new_body=NewBody(new.body, digest, resolved, new.effective_at),
         restart_interval=True,
         new_entry=True,
+        attributes=new.governance(memory.policy, timezone.now()),
     )
     revision = write_revision(memory, actor=actor, kind=RevisionKind.ADD, changes=[change])
     assert change.result_version is not None

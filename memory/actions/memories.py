@@ -28,6 +28,7 @@ from ..models import (
 )
 from ..personal_data import KINDS as PERSONAL_DATA_KINDS
 from ..personal_data import clean_personal_data_policy, refused_kinds
+from ..revalidation import clean_revalidation_policy
 from ..search.abbreviations import clean_glossary, glossary_problem
 from .writer import lock_memory
 
@@ -65,6 +66,7 @@ class Policy(TypedDict, total=False):
     personal_data: dict[str, list[str]]
     glossary: dict[str, str]
     admission_review: dict[str, Any]
+    revalidation: dict[str, Any]
 
 
 #: The keys a policy may carry.
@@ -144,6 +146,11 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
             "personal_data",
             clean_personal_data_policy,
             f"{{refuse: [...]}} with kinds from {listed(PERSONAL_DATA_KINDS)}.",
+        ),
+        (
+            "revalidation",
+            clean_revalidation_policy,
+            "{kind, tier or current_state: days (1..36500), sources?: {source name: days}}.",
         ),
     )
     for key, clean_section, expected in sections:

@@ -143,6 +143,9 @@ _HEAD_FIELDS = [
     "pinned",
     "pin_category",
     "importance_override",
+    "owner",
+    "confidence",
+    "review_at",
 ]
 
 
@@ -274,6 +277,14 @@ def _apply_attributes(head: Head, attributes: dict[str, Any]) -> None:
         head.pin_category = attributes.get("pin_category") or ""
     if "importance_override" in attributes:
         head.importance_override = attributes["importance_override"]
+    # Governance (memory.revalidation): stored as JSON on the change, typed on the head.
+    if "owner" in attributes:
+        head.owner = attributes["owner"] or ""
+    if "confidence" in attributes:
+        head.confidence = attributes["confidence"]
+    if "review_at" in attributes:
+        at = attributes["review_at"]
+        head.review_at = datetime.fromisoformat(at) if at else None
 
 
 def _create_versions(

@@ -78,6 +78,7 @@ from .retention import (
     retention_half_life,
     retention_score,
 )
+from .revalidation import run_revalidation
 from .runs import (
     get_run,
     progress_scope,
@@ -132,6 +133,7 @@ __all__ = [
     "run_decay_scan",
     "run_job",
     "run_projection_rebuild",
+    "run_revalidation",
     "score_row",
     "task_state",
 ]

@@ -13,7 +13,10 @@ the keys combine with AND; the values of one list key combine with OR:
   same rule over that version (its own ``effective_at``, else its own evidence's latest
   ``observed_at``), as its hit shows it. Unknown time never falls inside a time range;
 - ``sources``: the version cites at least one of the named sources in its evidence (a name that
-  is not registered matches nothing).
+  is not registered matches nothing);
+- ``fresh_at`` (the request's ``strict_fresh``, at the time of the request): the entry is not due
+  for re-checking — its head's ``review_at`` is unset or later (``memory.revalidation``). The
+  review date is the entry's, so in the history view every version of a due entry stays out.
 
 Both channels read the same definitions: :meth:`RecallFilters.sql` for the lexical channel's raw
 SQL, :meth:`RecallFilters.apply` for the vector channel's queryset, so SQLite and PostgreSQL —
@@ -41,7 +44,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from ..models import Entry, Evidence, Source
+from ..models import Entry, Evidence, Head, Source
 
 #: The public keys of ``filters`` (API.md), in the order messages list them.
 FILTER_KEYS = ("session_id", "kind", "tier", "effective_after", "effective_before", "source")
@@ -57,14 +60,19 @@ class RecallFilters:
     effective_after: datetime | None = None
     effective_before: datetime | None = None
     sources: tuple[str, ...] = ()
+    fresh_at: datetime | None = None
 
     @classmethod
-    def from_request(cls, data: Mapping[str, Any] | None) -> RecallFilters | None:
+    def from_request(
+        cls, data: Mapping[str, Any] | None, *, fresh_at: datetime | None = None
+    ) -> RecallFilters | None:
         """The filters of a validated request body's ``filters`` object (keys of
-        :data:`FILTER_KEYS`); None when it scopes nothing."""
+        :data:`FILTER_KEYS`) and its ``strict_fresh`` (``fresh_at``: the request's time, or
+        None); None when they scope nothing."""
         if not data:
-            return None
+            return cls(fresh_at=fresh_at) if fresh_at is not None else None
         filters = cls(
+            fresh_at=fresh_at,
             session_id=data.get("session_id"),
             kinds=tuple(dict.fromkeys(data.get("kind") or ())),
             tiers=tuple(dict.fromkeys(data.get("tier") or ())),
@@ -77,7 +85,12 @@ class RecallFilters:
     @property
     def active(self) -> bool:
         return bool(
-            self.session_id is not None or self.kinds or self.tiers or self.timed or self.sources
+            self.session_id is not None
+            or self.kinds
+            or self.tiers
+            or self.timed
+            or self.sources
+            or self.fresh_at is not None
         )
 
     @property
@@ -104,6 +117,8 @@ class RecallFilters:
             out["effective_before"] = self.effective_before.isoformat()
         if self.sources:
             out["source"] = list(self.sources)
+        if self.fresh_at is not None:
+            out["strict_fresh"] = True
         return out
 
     # --- The lexical channel: raw SQL over ``v`` (the version) and ``p`` (its projection) -----
@@ -146,6 +161,12 @@ class RecallFilters:
                 f"WHERE fev.version_id = v.id AND fs.name IN ({_marks(self.sources)}))"
             )
             params += list(self.sources)
+        if self.fresh_at is not None:
+            where.append(
+                f"NOT EXISTS (SELECT 1 FROM {Head._meta.db_table} fh "
+                "WHERE fh.entry_id = v.entry_id AND fh.review_at <= %s)"
+            )
+            params.append(_db_datetime(self.fresh_at))
         return joins, where, params
 
     # --- The vector channel: the same conditions on a queryset of versions --------------------
@@ -185,6 +206,9 @@ class RecallFilters:
                 version_id=OuterRef("pk"), source__name__in=self.sources
             )
             qs = qs.filter(Exists(cites))
+        if self.fresh_at is not None:
+            due = Head.objects.filter(entry_id=OuterRef("entry_id"), review_at__lte=self.fresh_at)
+            qs = qs.filter(~Exists(due))
         return qs
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from ..models import (
@@ -27,6 +28,7 @@ from ..ranking import (
     QualityInputs,
     ReorderInvariantError,
 )
+from ..revalidation import is_due
 from .fusion import Fused
 
 
@@ -60,6 +62,12 @@ class Hit:
     rules: list[str] = field(default_factory=list)
     quality: QualityInputs | None = None
     declared: bool = False
+    #: The entry's governance fields (spec 004, ``memory.revalidation``): entry-level, so a
+    #: replaced version's hit (history view) shows its entry's.
+    owner: str | None = None
+    confidence: float | None = None
+    review_at: datetime | None = None
+    review_due: bool = False
 
     @property
     def key(self) -> tuple[int, int]:
@@ -113,10 +121,12 @@ def provenance_of(version_pks: Sequence[int]) -> dict[int, list[dict[str, Any]]]
     return out
 
 
-def load_hits(pool: Sequence[Fused]) -> list[Hit]:
-    """The pool's rows with their lifecycle annotation (one query) and their provenance (one)."""
+def load_hits(pool: Sequence[Fused], now: datetime | None = None) -> list[Hit]:
+    """The pool's rows with their lifecycle annotation (one query) and their provenance (one);
+    ``review_due`` as of ``now`` (default: the present)."""
     if not pool:
         return []
+    now = now or timezone.now()
     cited = provenance_of([f.version_pk for f in pool])
     declared = Evidence.objects.filter(version_id=OuterRef("pk"), declaration_version__isnull=False)
     rows = {
@@ -183,6 +193,10 @@ def load_hits(pool: Sequence[Fused]) -> list[Hit]:
                 provenance=cited[v.pk],
                 quality=quality,
                 declared=bool(getattr(v, "declared", False)),
+                owner=head.owner or None,
+                confidence=head.confidence,
+                review_at=head.review_at,
+                review_due=is_due(head.review_at, now),
             )
         )
     return hits

@@ -93,7 +93,7 @@ def search(
     )
     qv = embedded()
     pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
-    baseline = load_hits(pool)
+    baseline = load_hits(pool, now)
     for i, hit in enumerate(baseline, start=1):
         hit.baseline_rank = i
     quality_on, why = _quality_gate(memory, baseline)

@@ -2,8 +2,11 @@
 density over a threshold, → one bounded cleanup proposal of the lowest retention scores, with
 the reason.
 
-- *New low entries*: active entries of importance ≤ 1 recorded since the last real capacity run
-  that fired on this Memory; the trigger fires at ``capacity_low_entries`` (default 500).
+- *New low entries*: active entries of low importance — at most the policy's
+  ``importance_floor``, the L1 scan's floor (default 0: the seed's "low"; a fact or preference
+  starts at 1, "normal") — recorded since the last real capacity run that fired on this Memory;
+  the trigger fires at ``capacity_low_entries`` (default 50, the seed's "every 50 new low
+  entries").
 - *Near-duplicate density*: live ``duplicate_of`` observations (restatements: similarity at or
   above the Memory's ``tau_same``) between active entries per active entry; fires at
   ``jobs.capacity.duplicate_density`` (default 0.2). ``near_duplicate_of`` observations do not
@@ -11,7 +14,7 @@ the reason.
   of them different facts, and counting them made a Memory of distinct facts look crowded and
   filed its least-recalled facts for cleanup.
 - The proposal: at most ``jobs.capacity.max_entries`` (default 20, at most 50) active entries
-  of importance ≤ 1, validity current, not pinned, protected or session tier, not under a
+  of low importance, validity current, not pinned, protected or session tier, not under a
   pending proposal, ordered by the retention score (``memory.maintenance.retention_score``,
   lowest first), filed through the intake as a ``cleanup`` proposal. While one cleanup proposal
   of this Memory is pending, no other is filed.
@@ -48,8 +51,7 @@ from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalKind
 from . import base
 
 JOB = "capacity"
-LOW_IMPORTANCE = 1
-DEFAULT_LOW_ENTRIES = 500
+DEFAULT_LOW_ENTRIES = 50
 DEFAULT_DENSITY = 0.2
 DEFAULT_MAX_ENTRIES = 20
 
@@ -69,12 +71,14 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
     density_limit = float(cfg.get("duplicate_density", DEFAULT_DENSITY))
     limit = max(1, min(MAX_AFFECTED_ENTRIES, int(cfg.get("max_entries", DEFAULT_MAX_ENTRIES))))
     since = _last_fired(memory)
-    low = base.active_projection(memory).filter(importance__lte=LOW_IMPORTANCE)
+    floor = maintenance.importance_floor(policy)
+    low = base.active_projection(memory).filter(importance__lte=floor)
     reasons = _trigger_reasons(
         run, low, since, low_entries=low_entries, density_limit=density_limit
     )
     run.parameters.update(
         capacity_low_entries=low_entries,
+        importance_floor=floor,
         duplicate_density=density_limit,
         max_entries=limit,
         since=since.isoformat() if since else None,

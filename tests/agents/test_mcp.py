@@ -31,6 +31,7 @@ TOOL_NAMES = {
     "comment",
     "amend",
     "withdraw",
+    "confirm",
 }
 E = "/api/v1/memories/acme/entries"
 

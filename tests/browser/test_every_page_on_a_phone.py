@@ -87,6 +87,17 @@ def world(memory: Any, agent: Any, staff: Actor) -> dict[str, Any]:
         memory, agent.actor, f"Deploys run at 02:00 UTC via deploy.sh, see {LONG_URL}", LONG_PATH
     )
     b = _add(memory, agent.actor, f"Deploys run nightly; the runbook is {LONG_URL}", LONG_URL)
+    # Due for re-checking, with a long unbroken owner: the "Needs re-checking" page lists it.
+    memory_actions.add_entry(
+        memory,
+        actor=agent.actor,
+        body=f"The on-call rota lives at {LONG_URL}",
+        kind="fact",
+        dedupe=False,
+        owner="platform-reliability-" * 5 + "team",
+        confidence=0.5,
+        review_at="2026-01-01",
+    )
     memory_actions.revise_entry(
         memory,
         actor=agent.actor,
@@ -226,6 +237,7 @@ def every_page(w: dict[str, Any], slug: str) -> list[str]:
         f"/memories/{slug}/maintenance/{w['run']}/",
         f"/memories/{slug}/entries/",
         f"/memories/{slug}/entries/?q=deploy&state=inactive",
+        f"/memories/{slug}/revalidation/",
         f"/memories/{slug}/replay/",
         f"/memories/{slug}/replay/?run=1&queries=deploy+runbook%0Abackups+nightly",
         # A long candidate: the enable form under the report quotes it whole.

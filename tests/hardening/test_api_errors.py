@@ -147,7 +147,7 @@ def test_refusals_name_accepted_values_plainly_not_as_python_lists(api, agent, r
     assert policy({"jobs": {"nope": {"enabled": True}}}) == {
         "policy.jobs.nope": [
             "Unknown job; one of l1, rebuild, near_duplicates, contradictions, promotion, "
-            "capacity, injection_scan."
+            "capacity, injection_scan, revalidation."
         ]
     }
     assert policy({"tau_same": {"jaccard": 0.9}}) == {

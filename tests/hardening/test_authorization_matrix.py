@@ -70,6 +70,18 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     # Quarantine and release are reviewers' decisions, like pinning.
     "POST /api/v1/memories/{}/entries/{}/quarantine": (401, 404, 403, 403, 403, R, R),
     "POST /api/v1/memories/{}/entries/{}/release": (401, 404, 403, 403, 403, R, R),
+    # A re-check: agents and reviewers confirm; requiring one is a reviewer's decision.
+    "POST /api/v1/memories/{}/entries/{}/confirm": (401, 404, 404, 403, R, R, R),
+    "POST /api/v1/memories/{}/entries/{}/require-reverification": (
+        401,
+        404,
+        403,
+        403,
+        403,
+        R,
+        R,
+    ),
+    "GET /api/v1/memories/{}/revalidation/due": (401, 404, R, R, R, R, R),
     "GET /api/v1/memories/{}/entries/{}/versions": (401, 404, 404, R, R, R, R),
     "GET /api/v1/memories/{}/entries/{}/versions/{}": (401, 404, 404, R, R, R, R),
     "POST /api/v1/memories/{}/sessions/{}/end": (401, 404, R, 403, R, 403, R),
@@ -122,6 +134,7 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "memories/<slug:slug>/maintenance/<int:pk>/": READ,
     "memories/<slug:slug>/maintenance/tasks/<slug:job>/<str:task_id>/": READ,
     "memories/<slug:slug>/replay/": READ,
+    "memories/<slug:slug>/revalidation/": READ,
     "memories/<slug:slug>/revisions/<int:number>/": READ,
     "memories/<slug:slug>/search/": READ,
     "operations/<int:pk>/": READ,

@@ -109,6 +109,7 @@ def test_nothing_is_cut_below_64_bytes():
         validity_reason = ""
         effective_at = recorded_at = None
         time_known = False
+        review_due = False
 
     hit: Any = FakeHit()
     assert render_item(hit, "current", MIN_CUT_BYTES - 1) is None

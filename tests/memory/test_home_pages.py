@@ -41,7 +41,7 @@ def test_memory_home_shows_the_inventory_and_vendored_charts(
 ):
     for i in range(3):
         remember(memory, agent.actor, f"Home page fact {i}", dedupe=False)
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(15):
         r = browser.get("/memories/acme/")
     assert r.status_code == 200, r.content
     html = r.content.decode()
