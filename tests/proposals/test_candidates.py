@@ -20,6 +20,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory.actors import Actor
+from memory.dedupe import jaccard
 from memory.models import Entry, Memory
 from memory.search import ACTIVE, lexical_channel
 from memory.text import stop_terms
@@ -28,7 +29,6 @@ from proposals.passes import base, candidates
 from proposals.passes.candidates import (
     Neighbourhoods,
     ScopedNeighbourhoods,
-    jaccard,
     scoped_neighbourhoods,
     stored_terms,
     token_set,
