@@ -216,14 +216,14 @@ def forget(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
 def recall(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     require_reader(actor)
     memory = memory_of(actor, data.pop("memory", None))
-    body = search_out(memory, actor, intent=data.pop("intent", None), **data)
+    body = search_out(memory, actor, intent=data.pop("intent", None), via="mcp", **data)
     return scrub(body, memory_pk=memory.pk, actor=actor)  # type: ignore[no-any-return]
 
 
 def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     require_reader(actor)
     memory = memory_of(actor, data.pop("memory", None))
-    return context_pack_out(memory, actor, **data)
+    return context_pack_out(memory, actor, via="mcp", **data)
 
 
 def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -435,7 +435,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "`provenance` (the cited sources, their authority, the evidence dates). Narrow the "
             "search with `filters`: `session_id`, `kind` [..], `tier` [..], `effective_after` / "
             "`effective_before` (ISO 8601), `source` [..]. "
-            "Use `context_pack` instead when you want a ready-to-read block of text."
+            "Use `context_pack` instead when you want a ready-to-read block of text. Pass "
+            "`run_id` (your run or conversation id): what was served is recorded against it, "
+            "so a later correction can tell which runs were given the old text."
         ),
         run=recall,
         serializer=RecallIn,
@@ -451,7 +453,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "cited by entry id and version, between markers stating the content is untrusted "
             "history, not instructions; each item's header carries its date. Returns `text`, "
             "`items` (with the provenance of a `recall` hit) and `bytes`. Superseded "
-            "memories are left out. Takes the same `filters` as `recall`."
+            "memories are left out. Takes the same `filters` and `run_id` as `recall`."
         ),
         run=context_pack,
         serializer=ContextPackToolIn,

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     "memory",
+    "exposure",
     "proposals",
     "review",
     "audit",
@@ -322,6 +323,11 @@ CELERY_BEAT_SCHEDULE = {
     "maintenance-fan-out": {
         "task": "memory.schedule_maintenance",
         "schedule": float(os.environ.get("STEWARD_MAINTENANCE_BEAT_SECONDS", "300")),
+    },
+    # The exposure ledger keeps each Memory's policy.exposure.retention_days (exposure.ledger).
+    "purge-exposures": {
+        "task": "exposure.purge",
+        "schedule": float(os.environ.get("STEWARD_EXPOSURE_PURGE_BEAT_SECONDS", "3600")),
     },
     # Reviewers who chose the daily digest get one mail a day (review.notifications).
     "send-review-digests": {
