@@ -28,10 +28,11 @@ class Receiver:
     """A local HTTP server that keeps every POST it receives."""
 
     def __init__(self) -> None:
-        received = self.received = []
+        received: list[tuple[str, dict[str, str], bytes]] = []
+        self.received = received
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 received.append((self.path, dict(self.headers), body))
                 self.send_response(204)
