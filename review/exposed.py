@@ -14,6 +14,7 @@ that existed.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -162,6 +163,61 @@ def queue_exposure_notice(operation_pk: int, *, compensated: bool = False) -> No
         recipient=url,
         channel="webhook",
         subject=f"{EVENT} #{op.pk}",
+        body=json.dumps(payload, sort_keys=True, default=str),
+        created_at=timezone.now(),
+    )
+    send_notification.delay(row.pk)
+    return row
+
+
+def revision_retired(
+    memory: Memory, *, revision: int, kind: str, versions: list[tuple[str, int]], at: Any
+) -> None:
+    """``memory.effects.retired`` listener: a direct forget or quarantine (a revision, not an
+    operation) took these versions out of recall; when the Memory has a ``webhook_url``, send
+    ``operation.exposed`` with ``operation: null`` and the revision instead."""
+    if not (memory.policy or {}).get("webhook_url"):
+        return
+    from .tasks import send_revision_exposure_notice
+
+    send_revision_exposure_notice.delay(
+        memory.pk, revision, kind, [[u, int(v)] for u, v in versions], at.isoformat()
+    )
+
+
+def queue_revision_notice(
+    memory_pk: int, revision: int, kind: str, versions: list[list[Any]], at: datetime
+) -> Notification | None:
+    """Store and send the webhook of a direct forget or quarantine (see
+    :func:`revision_retired`); None when no run was served a retired version."""
+    from .tasks import send_notification
+
+    ledger.flush()
+    memory = Memory.objects.filter(pk=memory_pk).first()
+    url = (memory.policy or {}).get("webhook_url") if memory else None
+    if memory is None or not url:
+        return None
+    pairs = [(str(u), int(v)) for u, v in versions]
+    runs, omitted = exposed_runs(memory_pk, pairs, until=at)
+    if not runs:
+        return None
+    payload = {
+        "event": EVENT,
+        "memory": memory.slug,
+        "operation": None,
+        "revision": revision,
+        "proposal": None,
+        "kind": kind,
+        "versions": [{"entry_id": u, "old_version": v, "new": None} for u, v in pairs],
+        "exposed_runs": runs,
+        "exposed_runs_omitted": omitted,
+    }
+    row = Notification.objects.create(
+        memory=memory,
+        event=EVENT,
+        recipient=url,
+        channel="webhook",
+        subject=f"{EVENT} revision {revision}",
         body=json.dumps(payload, sort_keys=True, default=str),
         created_at=timezone.now(),
     )

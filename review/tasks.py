@@ -84,3 +84,18 @@ def send_exposure_notice(operation_pk: int, compensated: bool = False) -> str:
 
     row = queue_exposure_notice(operation_pk, compensated=compensated)
     return "queued" if row is not None else "nothing to send"
+
+
+@shared_task(name="review.send_revision_exposure_notice")
+def send_revision_exposure_notice(
+    memory_pk: int, revision: int, kind: str, versions: list[list[object]], at: str
+) -> str:
+    """Queue the ``operation.exposed`` webhook of a direct forget or quarantine (revision
+    ``revision``): the runs served the version it retired, up to ``at``."""
+    from django.utils.dateparse import parse_datetime
+
+    from .exposed import queue_revision_notice
+
+    when = parse_datetime(at) or timezone.now()
+    row = queue_revision_notice(memory_pk, revision, kind, versions, when)
+    return "queued" if row is not None else "nothing to send"

@@ -189,3 +189,21 @@ def test_a_consolidation_and_its_compensation_list_their_runs(ag, rv, receiver):
     assert [r["run_id"] for r in undone["exposed_runs"]] == ["run-merged"]
     kinds = [p["kind"] for p in receiver.payloads("operation.exposed")]
     assert kinds == ["consolidation", "compensation"]
+
+
+def test_a_direct_forget_and_quarantine_send_their_runs(ag, rv, agent, receiver):
+    assert rv.patch("/api/v1/memories/acme", {"policy": {"webhook_url": HOOK}}).status_code == 200
+    gone = add_via_api(ag, "The deploy target is Frankfurt")["entry_id"]
+    held = add_via_api(ag, "The cache is Redis 7")["entry_id"]
+    assert hits(ag, "Frankfurt", "run-f") == [(gone, 1)]
+    assert hits(ag, "Redis", "run-q") == [(held, 1)]
+    r = ag.post(f"/api/v1/memories/acme/entries/{gone}/forget", {"reason": "wrong city"})
+    assert r.status_code == 200, r.text
+    r = rv.post(f"/api/v1/memories/acme/entries/{held}/quarantine", {"reason": "poisoned"})
+    assert r.status_code == 200, r.text
+    sent = receiver.payloads("operation.exposed")
+    assert [(p["kind"], p["operation"]) for p in sent] == [("forget", None), ("quarantine", None)]
+    assert sent[0]["versions"] == [{"entry_id": gone, "old_version": 1, "new": None}]
+    assert [r["run_id"] for r in sent[0]["exposed_runs"]] == ["run-f"]
+    assert [r["run_id"] for r in sent[1]["exposed_runs"]] == ["run-q"]
+    assert all(isinstance(p["revision"], int) for p in sent)
