@@ -65,7 +65,9 @@ def main() -> None:
     )
     client = Client(headers={"Authorization": f"Bearer {secret}"})
     qs = queries(seed=7, count=args.per_round)
-    timings: dict[tuple[str, bool], list[float]] = {(e, s): [] for e in ENDPOINTS for s in (False, True)}
+    timings: dict[tuple[str, bool], list[float]] = {
+        (e, s): [] for e in ENDPOINTS for s in (False, True)
+    }
     calls_on = 0
 
     def go(on: bool, keep: bool = True) -> None:

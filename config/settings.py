@@ -252,6 +252,7 @@ STEWARD_MAX_JSON_DEPTH = 32
 # Success bodies of every operation, per app (lib.schema).
 STEWARD_OPENAPI_RESPONSES = [
     "memory.openapi",
+    "exposure.openapi",
     "proposals.openapi",
     "review.openapi",
     "audit.openapi",

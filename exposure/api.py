@@ -52,8 +52,8 @@ class ExposureListApi(MemoryApiView):
     )
     def get(self, request: Request, slug: str) -> Response:
         actor = self.actor(request)
+        memory = get_memory(actor, slug)  # 404 outside the key's scope, whatever its role
         require_exposure_reader(actor)
-        memory = get_memory(actor, slug)
         filters = parse_query(ExposureListQuery, request)
         qs = visible_exposures(actor, memory).select_related("entry")
         if "entry" in filters:

@@ -129,6 +129,20 @@ def flush() -> int:
     return write(events)
 
 
+def discard() -> int:
+    """Drop what waits in the embedded buffer and stop its timer (the test suite, between
+    tests: a timer left running would write into the next test's database). Returns how many
+    events were dropped."""
+    global _timer
+    with _lock:
+        n = len(_buffer)
+        _buffer.clear()
+        if _timer is not None:
+            _timer.cancel()
+        _timer = None
+    return n
+
+
 def pending() -> int:
     with _lock:
         return len(_buffer)
