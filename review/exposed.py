@@ -78,8 +78,11 @@ def compensated_versions(op: MaintenanceOperation) -> list[dict[str, Any]]:
         if after.get("state") != "active":
             continue
         back = restore.get(uid)
-        if back is not None and back.get("version") == after.get("version"):
-            continue
+        if back is not None and (back.get("version"), back.get("state")) == (
+            after.get("version"),
+            after.get("state"),
+        ):
+            continue  # compensation leaves it as the approval did
         new = (
             {"entry_id": uid, "version": back.get("version")}
             if back is not None and back.get("state") == "active"

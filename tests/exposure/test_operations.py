@@ -207,3 +207,35 @@ def test_a_direct_forget_and_quarantine_send_their_runs(ag, rv, agent, receiver)
     assert [r["run_id"] for r in sent[0]["exposed_runs"]] == ["run-f"]
     assert [r["run_id"] for r in sent[1]["exposed_runs"]] == ["run-q"]
     assert all(isinstance(p["revision"], int) for p in sent)
+
+
+def test_compensating_a_supersession_lists_the_runs_served_the_created_successor(ag, rv):
+    old = add_via_api(ag, "The deploy target is Frankfurt", current_state=True)["entry_id"]
+    p = submit(
+        ag,
+        {
+            "kind": "supersession",
+            "rationale": "Moved to Dublin",
+            "old": {"entry_id": old, "version": 1},
+            "successor": {
+                "body": "The deploy target is Dublin",
+                "kind": "fact",
+                "evidence": [{"source": "repo", "ref": "deploy/prod.yaml"}],
+            },
+        },
+    )
+    lost = rv.get(f"/api/v1/proposals/{p['id']}").json()["verification"]["lost_details"]
+    r = rv.post(
+        f"/api/v1/proposals/{p['id']}/approve",
+        {"acknowledge_lost_details": [d["text"] for d in lost]},
+    )
+    assert r.status_code == 200, r.text
+    op = r.json()["operation"]
+    (new,) = ag.get(f"/api/v1/operations/{op}").json()["produced"]["created_entries"]
+    assert hits(ag, "Dublin", "run-new") == [(new, 1)]
+    c = rv.post(f"/api/v1/operations/{op}/compensate", {"comment": "the move was cancelled"})
+    assert c.status_code == 200, c.text
+    ledger.flush()  # what the embedded writer does 2 s after the read
+    undone = ag.get(f"/api/v1/operations/{op}").json()["compensation"]
+    assert undone["retired_versions"] == [{"entry_id": new, "old_version": 1, "new": None}]
+    assert [r["run_id"] for r in undone["exposed_runs"]] == ["run-new"]
