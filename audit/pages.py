@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db.models import Prefetch, Q
 
+from exposure.selectors import runs_served
 from lib.errors import NotFound
 from memory.actors import Actor
 from memory.models import (
@@ -89,11 +90,17 @@ class Timeline:
     declarations_now: dict[int, SourceDeclaration]
     #: The pending ``admission`` proposal a candidate waits for (None otherwise).
     admission_proposal_id: int | None = None
+    #: Distinct runs the exposure ledger says were served this entry in the last 30 days.
+    served_runs: int = 0
 
     @property
     def withheld(self) -> bool:
         """A candidate or quarantined entry: no recall view returns it."""
         return self.head.state in WITHHELD_STATES
+
+
+#: The window of the entry page's "served to N runs".
+SERVED_DAYS = 30
 
 
 def get_visible_memory(actor: Actor, slug: str) -> Memory:
@@ -159,6 +166,7 @@ def entry_timeline(actor: Actor, memory: Memory, uid: str) -> Timeline:
         admission_proposal_id=(
             pending_admission(actor, entry) if head.state == HeadState.CANDIDATE else None
         ),
+        served_runs=runs_served(memory, entry.pk, days=SERVED_DAYS),
     )
 
 

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     "memory",
+    "exposure",
     "proposals",
     "review",
     "audit",
@@ -251,6 +252,7 @@ STEWARD_MAX_JSON_DEPTH = 32
 # Success bodies of every operation, per app (lib.schema).
 STEWARD_OPENAPI_RESPONSES = [
     "memory.openapi",
+    "exposure.openapi",
     "proposals.openapi",
     "review.openapi",
     "audit.openapi",
@@ -326,6 +328,11 @@ CELERY_BEAT_SCHEDULE = {
     "maintenance-fan-out": {
         "task": "memory.schedule_maintenance",
         "schedule": float(os.environ.get("STEWARD_MAINTENANCE_BEAT_SECONDS", "300")),
+    },
+    # The exposure ledger keeps each Memory's policy.exposure.retention_days (exposure.ledger).
+    "purge-exposures": {
+        "task": "exposure.purge",
+        "schedule": float(os.environ.get("STEWARD_EXPOSURE_PURGE_BEAT_SECONDS", "3600")),
     },
     # Reviewers who chose the daily digest get one mail a day (review.notifications).
     "send-review-digests": {

@@ -11,6 +11,7 @@ from review.dashboard import dashboard
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("memory.urls")),
+    path("", include("exposure.urls")),
     path("", include("proposals.urls")),
     path("", include("audit.api_urls")),
     path("", include("review.engine_urls")),

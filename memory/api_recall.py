@@ -15,16 +15,16 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lib.api import StrictSerializer, parse
-from lib.errors import Forbidden
+from lib.errors import Forbidden, ValidationFailed
 from lib.wording import listed
 
-from . import recall_events
+from . import effects, recall_events
 from .actors import STAFF, Actor
 from .api_base import MemoryApiView
 from .context_pack import (
@@ -43,6 +43,62 @@ VIEW_CHOICES = [("current", "current"), ("history", "history")]
 #: Search also offers reviewers and auditors the candidates waiting for admission review.
 SEARCH_VIEWS = [*VIEW_CHOICES, ("candidates", "candidates")]
 INTENT_CHOICES = [("current", "current"), ("none", "none")]
+#: The header naming the caller's run when the body does not (API.md "Recall").
+RUN_HEADER = "X-Steward-Run"
+RUN_HELP = (
+    "Your run or conversation id (ASCII, at most 128 characters; also the `X-Steward-Run` "
+    "header). Recorded in the exposure ledger with the entry versions this call served, so a "
+    "later correction can name the runs that were told the old text."
+)
+
+
+RUN_PARAMETER = OpenApiParameter(
+    RUN_HEADER, str, location=OpenApiParameter.HEADER, required=False, description=RUN_HELP
+)
+
+
+def run_id_problem(value: object) -> str | None:
+    """Why ``value`` may not be a run id (None when it may): a string of 1..128 printable
+    ASCII characters."""
+    if not isinstance(value, str) or not value:
+        return "A non-empty string."
+    if len(value) > settings.STEWARD_MAX_ID_CHARS:
+        return f"At most {settings.STEWARD_MAX_ID_CHARS} characters."
+    if not all(" " <= c <= "~" for c in value):
+        return "Printable ASCII only."
+    return None
+
+
+class RunIdField(serializers.CharField):
+    """``run_id``: printable ASCII, 1..128 characters, kept exactly as given."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            required=False, trim_whitespace=False, allow_blank=False, help_text=RUN_HELP, **kwargs
+        )
+
+    def to_internal_value(self, data: Any) -> str:
+        problem = run_id_problem(data)
+        if problem is not None:
+            raise serializers.ValidationError(problem)
+        return str(data)
+
+
+def run_of(request: Request, data: dict[str, Any]) -> str:
+    """The run the request names: the body's ``run_id``, else the ``X-Steward-Run`` header
+    (400 ``invalid`` when the header is not a valid run id, or names another run than the
+    body); ``""`` when neither does."""
+    body = data.pop("run_id", None)
+    header = request.headers.get(RUN_HEADER)
+    if header is not None:
+        problem = run_id_problem(header)
+        if problem is not None:
+            raise ValidationFailed(details={RUN_HEADER: [problem]})
+        if body is not None and body != header:
+            raise ValidationFailed(
+                details={"run_id": [f"Differs from the {RUN_HEADER} header; send one of them."]}
+            )
+    return body or header or ""
 
 
 class FiltersIn(StrictSerializer):
@@ -126,6 +182,7 @@ class SearchIn(StrictSerializer):
     strict_fresh = serializers.BooleanField(
         required=False, default=False, help_text=STRICT_FRESH_HELP
     )
+    run_id = RunIdField()
 
 
 class ContextPackIn(StrictSerializer):
@@ -145,6 +202,7 @@ class ContextPackIn(StrictSerializer):
     strict_fresh = serializers.BooleanField(
         required=False, default=False, help_text=STRICT_FRESH_HELP
     )
+    run_id = RunIdField()
 
 
 def may_see_trace(actor: Actor) -> bool:
@@ -199,10 +257,14 @@ def search_out(
     trace: bool = False,
     filters: dict[str, Any] | None = None,
     strict_fresh: bool = False,
+    run_id: str = "",
+    via: str = "search",
 ) -> dict[str, Any]:
     """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
     ranking trace when ``trace`` (the caller decides who may see it). ``filters``: the
-    validated ``FiltersIn``; ``strict_fresh``: leave out entries due for re-checking."""
+    validated ``FiltersIn``; ``strict_fresh``: leave out entries due for re-checking. What it
+    served is announced (``effects.served``) for the exposure ledger, as served to ``run_id``
+    through ``via``."""
     result = search(
         memory,
         actor=actor,
@@ -216,6 +278,9 @@ def search_out(
     hits = [hit_out(h) for h in result.hits]
     # Queued for the fold (no write here), when the policy enables recall events.
     recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
+    effects.served(
+        memory, actor, run_id=run_id, via=via, items=[(h.entry_pk, h.version) for h in result.hits]
+    )
     body: dict[str, Any] = {"hits": hits}
     if trace:
         body["trace"] = result.trace.as_dict()
@@ -229,6 +294,8 @@ def context_pack_out(
     query: str,
     filters: dict[str, Any] | None = None,
     strict_fresh: bool = False,
+    run_id: str = "",
+    via: str = "context_pack",
     **options: Any,
 ) -> dict[str, Any]:
     """The body of a Context Pack (``POST …/context-pack`` and the MCP ``context_pack`` tool);
@@ -242,6 +309,9 @@ def context_pack_out(
         **options,
     )
     recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
+    effects.served(
+        memory, actor, run_id=run_id, via=via, items=[(i.entry_id, i.version) for i in pack.items]
+    )
     return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}
 
 
@@ -249,6 +319,7 @@ class SearchApi(MemoryApiView):
     @extend_schema(
         tags=TAGS,
         request=SearchIn,
+        parameters=[RUN_PARAMETER],
         summary="Recall: current-state (default) or historical search",
         description=(
             "Lexical (and, when configured, vector) recall with the validity filter and the "
@@ -257,29 +328,37 @@ class SearchApi(MemoryApiView):
             "`session_id`, `effective_at`, `recorded_at` and `provenance` (the cited sources "
             "with their authority as declared when cited, and the evidence dates). "
             "`trace: true` returns the RankingTrace to reviewers, auditors and staff; for "
-            "agents it is silently omitted. Never writes."
+            "agents it is silently omitted. Never writes on the request path: the entry "
+            "versions served are queued for the exposure ledger with the key and `run_id` "
+            "(or the `X-Steward-Run` header)."
         ),
     )
     def post(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug, require_reader)
         data = parse(SearchIn, request)
         data["trace"] = bool(data["trace"]) and may_see_trace(actor)
-        return Response(search_out(memory, actor, **data))
+        run_id = run_of(request, data)
+        return Response(search_out(memory, actor, run_id=run_id, **data))
 
 
 class ContextPackApi(MemoryApiView):
     @extend_schema(
         tags=TAGS,
         request=ContextPackIn,
+        parameters=[RUN_PARAMETER],
         summary="A Context Pack: labelled, cited recall inside a byte budget",
         description=(
             "At most `max_items` of the first `candidates` recall hits (scoped by `filters`, "
             "as search is), each ≤ 2000 bytes and dated in its header, between fixed "
             "begin/end markers stating the content is untrusted history. Each item carries "
             "the provenance of a search hit. "
-            "`bytes` is the exact UTF-8 length of `text`. Never writes."
+            "`bytes` is the exact UTF-8 length of `text`. Never writes on the request path: "
+            "the items served are queued for the exposure ledger with the key and `run_id` "
+            "(or the `X-Steward-Run` header)."
         ),
     )
     def post(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug, require_reader)
-        return Response(context_pack_out(memory, actor, **parse(ContextPackIn, request)))
+        data = parse(ContextPackIn, request)
+        run_id = run_of(request, data)
+        return Response(context_pack_out(memory, actor, run_id=run_id, **data))

@@ -9,11 +9,13 @@ class ReviewConfig(AppConfig):
     verbose_name = "Review"
 
     def ready(self) -> None:
+        from memory import effects
         from memory import hooks as memory_hooks
         from proposals import hooks
 
-        from . import checks, notifications  # noqa: F401 - checks registers itself
+        from . import checks, exposed, notifications  # noqa: F401 - checks registers itself
 
+        effects.on_retired(exposed.revision_retired)
         hooks.on_submitted(notifications.proposal_submitted)
         hooks.on_commented(notifications.comment_posted)
         hooks.on_amended(notifications.proposal_amended)

@@ -36,7 +36,20 @@ class OperationOut(s.Serializer):
     irreversible_effects = s.JSONField()
     approved_by = s.CharField(allow_blank=True)
     created_at = s.DateTimeField()
-    compensation = s.JSONField(**Null)
+    compensation = s.JSONField(
+        **Null,
+        help_text="Once compensated: who, when, why, and its own `retired_versions` and "
+        "`exposed_runs`.",
+    )
+    retired_versions = s.JSONField(
+        help_text="`[{entry_id, old_version, new: {entry_id, version} | null}]`: the versions "
+        "this operation retired or replaced."
+    )
+    exposed_runs = s.JSONField(
+        help_text="`[{run_id, key, versions, first_at, last_at, served}]`: the runs the exposure "
+        "ledger says were served a retired version, up to the operation."
+    )
+    exposed_runs_omitted = s.IntegerField()
 
 
 class Compensated(s.Serializer):

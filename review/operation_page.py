@@ -9,6 +9,7 @@ from typing import Any
 
 from memory.models import EntryVersion, Head
 
+from .exposed import operation_exposure
 from .links import entry_href, revision_href
 from .models import MaintenanceOperation
 from .selectors import irreversible_effects
@@ -58,6 +59,8 @@ class OperationPage:
     compensation_href: str | None
     irreversible: list[str]
     moved: list[HeadRow]
+    #: ``review.exposed.operation_exposure``: the retired versions and the runs served them.
+    exposure: dict[str, Any]
 
 
 @dataclass
@@ -207,4 +210,5 @@ def operation_page(operation: MaintenanceOperation) -> OperationPage:
         ),
         irreversible=irreversible_effects(operation),
         moved=[r for r in by_entry.values() if r.moved_on] if compensation is None else [],
+        exposure=operation_exposure(operation),
     )

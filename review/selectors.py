@@ -21,6 +21,7 @@ from memory.visibility import scrub
 from proposals.selectors import visible_proposals
 
 from .exceptions import NotFound
+from .exposed import operation_exposure
 from .models import MaintenanceOperation, Notification
 
 
@@ -40,7 +41,12 @@ def get_operation(actor: Actor, pk: int) -> MaintenanceOperation:
 
 
 def operation_out(op: MaintenanceOperation) -> dict[str, Any]:
+    """The operation's JSON, with ``retired_versions`` and ``exposed_runs`` (the runs the
+    exposure ledger says were served a version it retired or replaced; ``review.exposed``),
+    and the same inside ``compensation`` once compensated."""
     comp = getattr(op, "compensation", None)
+    exposure = operation_exposure(op)
+    undone = exposure.get("compensation") or {}
     return {
         "id": op.pk,
         "memory": op.memory.slug,
@@ -54,12 +60,16 @@ def operation_out(op: MaintenanceOperation) -> dict[str, Any]:
         "irreversible_effects": irreversible_effects(op),
         "approved_by": op.actor_label,
         "created_at": op.created_at,
+        "retired_versions": exposure["retired_versions"],
+        "exposed_runs": exposure["exposed_runs"],
+        "exposed_runs_omitted": exposure["exposed_runs_omitted"],
         "compensation": (
             {
                 "revision": comp.revision_number,
                 "comment": comp.comment,
                 "by": comp.actor_label,
                 "at": comp.created_at,
+                **undone,
             }
             if comp
             else None

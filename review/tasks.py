@@ -16,6 +16,9 @@ from lib.outbound import post_json
 
 from .models import Notification
 
+#: The webhook event whose stored body is its JSON payload (``review.exposed``).
+EXPOSED = "operation.exposed"
+
 
 def sign(body: bytes) -> str:
     secret = (getattr(settings, "WEBHOOK_SIGNING_KEY", "") or settings.SECRET_KEY).encode()
@@ -47,7 +50,9 @@ def send_notification(self, notification_id: int) -> str:  # type: ignore[no-unt
     if not claimed:
         return "skipped"
     try:
-        if row.channel == "webhook":
+        if row.channel == "webhook" and row.event == EXPOSED:
+            post_webhook(row.recipient, json.loads(row.body))  # stored as the payload
+        elif row.channel == "webhook":
             post_webhook(
                 row.recipient, {"event": row.event, "proposal": row.proposal_id, "text": row.body}
             )
@@ -68,3 +73,29 @@ def send_digests() -> int:
     from .notifications import queue_digests
 
     return queue_digests()
+
+
+@shared_task(name="review.send_exposure_notice")
+def send_exposure_notice(operation_pk: int, compensated: bool = False) -> str:
+    """Queue the ``operation.exposed`` webhook of an operation (or its compensation): the runs
+    the exposure ledger says were served a version it retired. Idempotent per send: nothing is
+    stored when no run was served one."""
+    from .exposed import queue_exposure_notice
+
+    row = queue_exposure_notice(operation_pk, compensated=compensated)
+    return "queued" if row is not None else "nothing to send"
+
+
+@shared_task(name="review.send_revision_exposure_notice")
+def send_revision_exposure_notice(
+    memory_pk: int, revision: int, kind: str, versions: list[list[object]], at: str
+) -> str:
+    """Queue the ``operation.exposed`` webhook of a direct forget or quarantine (revision
+    ``revision``): the runs served the version it retired, up to ``at``."""
+    from django.utils.dateparse import parse_datetime
+
+    from .exposed import queue_revision_notice
+
+    when = parse_datetime(at) or timezone.now()
+    row = queue_revision_notice(memory_pk, revision, kind, versions, when)
+    return "queued" if row is not None else "nothing to send"

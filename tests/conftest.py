@@ -193,6 +193,16 @@ def _embeddings(request, settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_exposures_left_waiting():
+    # Every search queues exposure rows for a timer thread 2 s later; one left waiting at the
+    # end of a test would write into the next test's database (or none at all).
+    yield
+    from exposure import ledger
+
+    ledger.discard()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     # Users are made in nearly every test; production hashing strength is not under test here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from lib.wording import one_of
 
-from .. import audit, hooks, injection
+from .. import audit, effects, hooks, injection
 from ..actors import Actor
 from ..admission import clean_body, clean_text
 from ..dedupe import Admission, find_near_duplicates, record_admission
@@ -413,6 +413,13 @@ def forget_entry(
         reason=why,
         action="entry.forgotten",
         payload={"version": head.version.number, "reason": why},
+    )
+    effects.retired_after_commit(
+        memory,
+        revision=revision.number,
+        kind="forget",
+        versions=[(entry.uid, head.version.number)],
+        at=revision.recorded_at,
     )
     return WriteResult(entry, head.version, revision, created=False)
 

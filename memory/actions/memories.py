@@ -67,6 +67,7 @@ class Policy(TypedDict, total=False):
     glossary: dict[str, str]
     admission_review: dict[str, Any]
     revalidation: dict[str, Any]
+    exposure: dict[str, Any]
 
 
 #: The keys a policy may carry.
@@ -127,6 +128,7 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
             raise ValidationFailed(
                 details={"policy.freshness": ["{alpha: 0..1, half_life_days: > 0}."]}
             )
+    _check_exposure(policy.get("exposure"))
     url = policy.get("webhook_url")
     if url not in (None, ""):
         if not isinstance(url, str) or len(url) > 2000:
@@ -174,6 +176,21 @@ def check_policy_text(policy: Mapping[str, Any], refuse: frozenset[str]) -> None
     for key in ("glossary", "webhook_url"):
         if policy.get(key):
             check_stored_json(f"policy.{key}", policy[key], refuse)
+
+
+def _check_exposure(section: Any) -> None:
+    """``exposure``: ``{enabled?: bool, retention_days?: 1..3650}`` (the exposure ledger)."""
+    if section is None:
+        return
+    expected = "{enabled?: true|false, retention_days?: an integer from 1 to 3650}."
+    if not isinstance(section, dict) or set(section) - {"enabled", "retention_days"}:
+        raise ValidationFailed(details={"policy.exposure": [expected]})
+    if "enabled" in section and not isinstance(section["enabled"], bool):
+        raise ValidationFailed(details={"policy.exposure.enabled": ["Must be true or false."]})
+    if "retention_days" in section and not _int_in(section["retention_days"], 1, 3650):
+        raise ValidationFailed(
+            details={"policy.exposure.retention_days": ["An integer from 1 to 3650."]}
+        )
 
 
 def _check_jobs(jobs: Any) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from .. import audit, hooks
+from .. import audit, effects, hooks
 from ..actors import Actor
 from ..admission import clean_text
 from ..exceptions import EntryQuarantined, EntryStateConflict
@@ -63,6 +63,13 @@ def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: st
         reason=why,
         action="entry.quarantined",
         payload={"version": head.version.number, "reason": why, "was": was},
+    )
+    effects.retired_after_commit(
+        memory,
+        revision=revision.number,
+        kind="quarantine",
+        versions=[(entry.uid, head.version.number)],
+        at=revision.recorded_at,
     )
     return WriteResult(entry, head.version, revision, created=False, state=HeadState.QUARANTINED)
 

@@ -24,6 +24,7 @@ from proposals.actions import file_admission
 from proposals.evidence import parse_time
 from proposals.models import Proposal, ProposalStatus
 
+from .. import exposed
 from ..exceptions import AlreadyCompensated, CompensationConflict, NotFound
 from ..models import Compensation, MaintenanceOperation
 from ..permissions import require_reviewer
@@ -172,4 +173,5 @@ def compensate_operation(operation_pk: int, *, actor: Actor, comment: str) -> Co
         entry_ids=list(operation.produced.get("heads", {})),
         payload={"comment": note, "restored": operation.compensation_plan.get("heads", [])},
     )
+    exposed.notify_after_commit(operation, memory=memory, compensated=True)
     return CompensationResult(operation, compensation, revision)

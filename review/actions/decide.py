@@ -31,7 +31,7 @@ from proposals.models import (
     target_map,
 )
 
-from .. import claims, notifications
+from .. import claims, exposed, notifications
 from ..exceptions import (
     AlreadyDecided,
     DetailsNotAcknowledged,
@@ -221,6 +221,7 @@ def _approve(
         payload={"approvals": approvals, "required": required, "acknowledged": acknowledge},
     )
     notifications.decision_made(proposal, actor=actor)
+    exposed.notify_after_commit(operation, memory=memory)
     return DecisionResult(proposal, decision, operation, revision, approvals, required)
 
 

@@ -91,6 +91,8 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     # Recall only reads: every reading role may.
     "POST /api/v1/memories/{}/search": (401, 404, R, R, R, R, R),
     "POST /api/v1/memories/{}/context-pack": (401, 404, R, R, R, R, R),
+    # The exposure ledger names keys and runs: reviewers and auditors read it, agents do not.
+    "GET /api/v1/memories/{}/exposures": (401, 404, 403, R, 403, R, R),
     # Maintenance: reviewers run it; readers read runs and the inventory.
     "POST /api/v1/memories/{}/maintenance/{}": (401, 404, 403, 403, 403, R, R),
     "GET /api/v1/memories/{}/maintenance/runs": (401, 404, R, R, R, R, R),

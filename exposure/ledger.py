@@ -1,0 +1,205 @@
+"""Writing and purging the exposure ledger (API.md "Recall"; docs/exposure.md).
+
+The request path never writes. :func:`record` — registered on ``memory.effects.served`` — turns
+what one recall served into at most :data:`MAX_PER_READ` events (memory, entry, version, key,
+run, surface, time) and either publishes them to the broker (``exposure.write``, a Celery task)
+or, in the embedded mode (no broker), appends them to a bounded in-process buffer that a timer
+thread writes :data:`WRITE_DELAY` seconds later — the same shape as the recall events
+(``memory.recall_events``). :func:`write` inserts them in batches of :data:`WRITE_BATCH` rows.
+
+Policy ``exposure: {enabled, retention_days}`` — on, 30 days, unless the Memory says otherwise.
+:func:`purge` (``exposure.purge``, hourly in beat) deletes rows older than each Memory's
+retention in batches of :data:`PURGE_BATCH`, at most :data:`PURGE_MAX_BATCHES` per Memory per run,
+so one run never holds a long transaction and the table stays bounded at the retention.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from memory.models import Entry, Memory
+
+from .models import Exposure
+
+log = logging.getLogger(__name__)
+
+#: Rows one read may produce (a search returns at most 50 hits, a pack at most 8 items).
+MAX_PER_READ = 64
+#: Events kept waiting in the embedded buffer at most (the oldest are dropped beyond it).
+BUFFER_MAX = 50_000
+#: Seconds after a read before the embedded write runs.
+WRITE_DELAY = 2.0
+#: Rows inserted per statement.
+WRITE_BATCH = 1000
+#: Rows deleted per statement by the purge, and statements per Memory per purge run.
+PURGE_BATCH = 5000
+PURGE_MAX_BATCHES = 200
+#: The policy's defaults.
+DEFAULT_RETENTION_DAYS = 30
+
+#: (memory pk, entry pk or public entry id, version, key, run id, via, ISO time)
+Event = tuple[int, int | str, int, str, str, str, str]
+
+_buffer: deque[Event] = deque(maxlen=BUFFER_MAX)
+_lock = threading.Lock()
+_timer: threading.Timer | None = None
+
+
+def settings_of(memory: Memory) -> dict[str, Any]:
+    raw = (memory.policy or {}).get("exposure") or {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def enabled(memory: Memory) -> bool:
+    return bool(settings_of(memory).get("enabled", True))
+
+
+def retention_days(memory: Memory) -> int:
+    return int(settings_of(memory).get("retention_days", DEFAULT_RETENTION_DAYS))
+
+
+def _embedded() -> bool:
+    return bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", True))
+
+
+def record(
+    memory: Memory,
+    actor: Any,
+    *,
+    run_id: str,
+    via: str,
+    items: Sequence[tuple[int | str, int]],
+) -> int:
+    """Queue the versions one recall served (no database write here). Returns how many events
+    were queued (0 when the Memory's policy turns the ledger off)."""
+    if not items or not enabled(memory):
+        return 0
+    now = timezone.now().isoformat()
+    events: list[Event] = [
+        (memory.pk, ref, int(version), actor.id, run_id, via, now)
+        for ref, version in dict.fromkeys(items)
+    ][:MAX_PER_READ]
+    if _embedded():
+        _buffer_events(events)
+    else:
+        from .tasks import write_exposures
+
+        write_exposures.delay([list(e) for e in events])
+    return len(events)
+
+
+def _buffer_events(events: Sequence[Event]) -> None:
+    global _timer
+    with _lock:
+        _buffer.extend(events)
+        if _timer is None:
+            _timer = threading.Timer(WRITE_DELAY, _write_buffer_in_thread)
+            _timer.daemon = True
+            _timer.start()
+
+
+def _write_buffer_in_thread() -> None:
+    try:
+        flush()
+    except Exception:
+        log.exception("exposures not written")
+    finally:
+        close_old_connections()
+
+
+def flush() -> int:
+    """Write everything waiting in the embedded buffer now. Returns the rows written."""
+    global _timer
+    with _lock:
+        events = list(_buffer)
+        _buffer.clear()
+        if _timer is not None:
+            _timer.cancel()
+        _timer = None
+    return write(events)
+
+
+def discard() -> int:
+    """Drop what waits in the embedded buffer and stop its timer (the test suite, between
+    tests: a timer left running would write into the next test's database). Returns how many
+    events were dropped."""
+    global _timer
+    with _lock:
+        n = len(_buffer)
+        _buffer.clear()
+        if _timer is not None:
+            _timer.cancel()
+        _timer = None
+    return n
+
+
+def pending() -> int:
+    with _lock:
+        return len(_buffer)
+
+
+def write(events: Iterable[Sequence[Any]]) -> int:
+    """Insert the events (public entry ids resolved with one query per Memory; unknown ones
+    dropped). Returns the rows written."""
+    events = list(events)
+    uids: dict[int, set[str]] = {}
+    for e in events:
+        if isinstance(e[1], str):
+            uids.setdefault(int(e[0]), set()).add(e[1])
+    pk_of: dict[tuple[int, str], int] = {}
+    for memory_id, refs in uids.items():
+        for uid, pk in Entry.objects.filter(memory_id=memory_id, uid__in=refs).values_list(
+            "uid", "pk"
+        ):
+            pk_of[(memory_id, uid)] = pk
+    rows = []
+    for memory_id, ref, version, key, run_id, via, at in events:
+        entry_pk = pk_of.get((int(memory_id), ref)) if isinstance(ref, str) else ref
+        when = parse_datetime(at) if isinstance(at, str) else at
+        if entry_pk is None or when is None:
+            continue
+        rows.append(
+            Exposure(
+                memory_id=int(memory_id),
+                entry_id=int(entry_pk),
+                version=int(version),
+                key=str(key)[:200],
+                run_id=str(run_id)[:128],
+                via=str(via)[:16],
+                at=when,
+            )
+        )
+    Exposure.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+    return len(rows)
+
+
+def purge(*, now: datetime | None = None) -> int:
+    """Delete every row older than its Memory's retention (bounded batches; see the module).
+    Returns the rows deleted."""
+    now = now or timezone.now()
+    deleted = 0
+    for memory in Memory.objects.only("pk", "policy").order_by("pk"):
+        cutoff = now - timedelta(days=retention_days(memory))
+        for _ in range(PURGE_MAX_BATCHES):
+            ids = list(
+                Exposure.objects.filter(memory_id=memory.pk, at__lt=cutoff)
+                .order_by("at")
+                .values_list("pk", flat=True)[:PURGE_BATCH]
+            )
+            if not ids:
+                break
+            n, _ = Exposure.objects.filter(pk__in=ids).delete()
+            deleted += n
+            if len(ids) < PURGE_BATCH:
+                break
+    return deleted
