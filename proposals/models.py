@@ -58,6 +58,7 @@ class ProposalKind(models.TextChoices):
     CLEANUP = "cleanup"
     ADMISSION = "admission"
     QUARANTINE = "quarantine"
+    POLICY = "policy"
 
 
 class ProposalStatus(models.TextChoices):

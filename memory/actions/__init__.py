@@ -29,7 +29,15 @@ from .evidence import (
     evidence_json,
     resolve_evidence,
 )
-from .memories import POLICY_KEYS, clean_policy, create_memory, update_memory_policy
+from .memories import (
+    POLICY_KEYS,
+    check_policy_text,
+    clean_policy,
+    create_memory,
+    may_patch_policy,
+    update_memory_policy,
+    write_policy,
+)
 from .quarantine import quarantine_entry, release_entry, state_before_quarantine
 from .relations import record_conflict
 from .sessions import SessionEndResult, end_session
@@ -54,6 +62,7 @@ __all__ = [
     "add_entry",
     "batch_out",
     "check_evidence_count",
+    "check_policy_text",
     "clean_evidence",
     "clean_policy",
     "create_memory",
@@ -68,6 +77,7 @@ __all__ = [
     "head_of",
     "label_of",
     "lock_memory",
+    "may_patch_policy",
     "pin_entry",
     "quarantine_entry",
     "reactivate_entry",
@@ -80,5 +90,6 @@ __all__ = [
     "revise_entry",
     "state_before_quarantine",
     "update_memory_policy",
+    "write_policy",
     "write_revision",
 ]
