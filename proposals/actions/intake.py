@@ -486,8 +486,9 @@ def _refuse_duplicate(memory: Memory, kind: str, akey: str) -> None:
         .first()
     )
     if first is not None:
+        what = "the same policy keys" if kind_of(kind).changes_policy else "exactly these entries"
         raise DuplicateProposal(
-            f"Proposal {first.pk} ({kind}) is already open for exactly these entries.",
+            f"Proposal {first.pk} ({kind}) is already open for {what}.",
             details={"proposal": first.pk, "status": first.status},
         )
 

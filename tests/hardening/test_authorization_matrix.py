@@ -139,6 +139,7 @@ PAGES: dict[str, tuple[Any, ...]] = {
     # Form targets: POST only (who may POST is tested in tests/audit and tests/review_ui).
     "operations/<int:pk>/compensate/": POST_ONLY,
     "memories/<slug:slug>/replay/enable/": POST_ONLY,
+    "review/memories/<slug:slug>/jobs/<slug:job>/schedule/": POST_ONLY,
     "review/claim/": POST_ONLY,
     "review/claim/release/": POST_ONLY,
     "review/entries/<slug:slug>/<str:entry_id>/quarantine/": POST_ONLY,
