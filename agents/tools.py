@@ -302,7 +302,8 @@ def _propose_schema() -> dict[str, Any]:
     """One object schema for every agent-filed proposal kind: the union of their fields, with
     ``kind`` choosing which apply (the server checks the exact shape for that kind)."""
     properties: dict[str, Any] = {}
-    filed = [name for name, spec in KINDS.items() if not spec.server_filed]
+    # An agent's kinds: not the server's own (admission), nor a reviewer's (policy, over REST).
+    filed = [name for name, spec in KINDS.items() if not (spec.server_filed or spec.reviewer_filed)]
     for name in filed:
         properties.update(serializer_schema(KIND_SERIALIZERS[name]())["properties"])
     properties["kind"] = {"type": "string", "enum": [str(k) for k in filed]}

@@ -97,6 +97,10 @@ class AmendIn(StrictSerializer):
     comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
 
 
+class RebaseIn(StrictSerializer):
+    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
 class AssignIn(StrictSerializer):
     reviewer = serializers.CharField(allow_null=True, max_length=150)
 
