@@ -165,7 +165,9 @@ class ProposalCommentsApi(ProposalChangeApi):
     )
     def post(self, request: Request, proposal_id: int) -> Response:
         actor, data, proposal = self.parse_for(request, proposal_id, CommentIn)
-        comment = actions.add_comment(proposal, actor=actor, body=data["body"])
+        comment = actions.add_comment(
+            proposal, actor=actor, body=data["body"], anchor=data.get("anchor")
+        )
         return Response(comment_out(comment), status=status.HTTP_201_CREATED)
 
 

@@ -369,6 +369,9 @@ class ProposalComment(ProposalContribution):
     # The proposal revision the comment was written on.
     proposal_revision = models.PositiveIntegerField()
     body = models.TextField()
+    # A passage of the proposed text the comment is about, as on ``proposal_revision``:
+    # ``{quote, start, end}`` (character offsets); empty for a comment on the whole proposal.
+    anchor = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["proposal_id", "id"]

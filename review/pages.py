@@ -325,6 +325,8 @@ class ThreadItem:
     # An amendment: the word diffs of the proposed text and of the rationale (when changed).
     text_diff: list[compare.DiffSegment] = field(default_factory=list)
     rationale_diff: list[compare.DiffSegment] = field(default_factory=list)
+    # A comment anchored to a passage of the proposed text: ``{quote, start, end}``.
+    anchor: dict[str, Any] = field(default_factory=dict)
 
     @property
     def verdict_status(self) -> str:
@@ -382,6 +384,7 @@ def thread(proposal: Proposal) -> list[ThreadItem]:
             created_at=c.created_at,
             revision=c.proposal_revision,
             body=c.body,
+            anchor=c.anchor or {},
         )
         for c in proposal.comments.all()
     ]

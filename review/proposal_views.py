@@ -137,6 +137,7 @@ def _page_context(
         "reject_values": web.values(reject_form),
         "changes_values": web.values(changes_form),
         "comment_value": _data(comment_form, "body"),
+        "comment_quote": _data(comment_form, "quote"),
         "amend_text": _data(amend_form, "text", page.editable_text or ""),
         "amend_note": _data(amend_form, "note"),
         "reasons": RejectionReason.choices,
@@ -429,11 +430,17 @@ def proposal_comment(
     form = CommentForm(request.POST)
     if form.is_valid():
         try:
-            add_comment(proposal, actor=actor, body=form.cleaned_data["body"])
+            quote = form.cleaned_data["quote"]
+            add_comment(
+                proposal,
+                actor=actor,
+                body=form.cleaned_data["body"],
+                anchor={"quote": quote} if quote else None,
+            )
         except (NotFound, Forbidden) as exc:
             return web.refuse(request, exc.message, status=exc.http_status)
         except DomainError as exc:
-            _form_errors(form, exc, {"body": "body"})
+            _form_errors(form, exc, {"body": "body", "anchor": "quote", "anchor.quote": "quote"})
         else:
             if web.is_htmx(request):
                 return _thread(request, actor, pk, status=200)

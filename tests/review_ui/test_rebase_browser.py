@@ -76,3 +76,25 @@ def test_an_input_that_moved_on_is_named_and_the_proposal_is_closed_as_stale(
     page.locator("#decision").get_by_role("button", name="Close as stale").click()
     expect(page.locator("#proposal-status")).to_have_text("rejected")
     assert Proposal.objects.get(pk=proposal.pk).status == ProposalStatus.REJECTED
+
+
+def test_a_comment_anchored_to_a_passage_shows_the_passage(page, memory, agent, reviewer, proposal):
+    login(page, "rita", "pw-rita-123", next_path=f"/review/proposals/{proposal.pk}/")
+    thread = page.locator("#thread")
+    thread.get_by_label("Your comment").fill("Is this still the script?")
+    thread.get_by_label("About this passage of the proposed text").fill("via deploy.sh")
+    thread.get_by_role("button", name="Post comment").click()
+    anchored = page.locator("#thread .comment-anchor")
+    anchored.wait_for()
+    assert "via deploy.sh" in anchored.locator("q").inner_text()
+    assert "On proposed merged text, revision 1, characters 35–48" in squash(anchored.inner_text())
+    # A passage that is not in the text is refused in place; the comment typed is kept.
+    thread = page.locator("#thread")
+    thread.get_by_label("Your comment").fill("And this?")
+    thread.get_by_label("About this passage of the proposed text").fill("hourly")
+    thread.get_by_role("button", name="Post comment").click()
+    page.locator("#thread-quote-error").wait_for()
+    assert (
+        "Not in the proposed text of revision 1" in page.locator("#thread-quote-error").inner_text()
+    )
+    assert page.locator("#thread-body").input_value() == "And this?"
