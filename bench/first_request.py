@@ -154,7 +154,7 @@ def main() -> None:
             "GET proposal page": lambda: pages.get(f"{base}/review/proposals/{proposal}/"),
             "GET Memory home": lambda: pages.get(f"{base}/memories/bench/"),
         }
-        rows = []
+        rows: list[dict[str, float | str]] = []
         for name, call in probes.items():
             t = time.perf_counter()
             r = call()
@@ -178,8 +178,8 @@ def main() -> None:
     print(f"ready after {ready_after:.1f} s ({args.workers} worker(s), provider {args.provider})")
     print(f"{'probe':24} {'first ms':>9} {'warm ms':>9} {'ratio':>6}")
     for row in rows:
-        ratio = row["first_ms"] / row["warm_ms"]
-        print(f"{row['probe']:24} {row['first_ms']:9.1f} {row['warm_ms']:9.1f} {ratio:6.2f}")
+        first_ms, warm_ms = float(row["first_ms"]), float(row["warm_ms"])
+        print(f"{row['probe']!s:24} {first_ms:9.1f} {warm_ms:9.1f} {first_ms / warm_ms:6.2f}")
     print(json.dumps(rows))
 
 
