@@ -13,8 +13,8 @@
 - Approval: the keys are merged into the policy like a ``PATCH`` — in the approval's
   transaction, audited as ``memory.policy_changed`` naming the proposal. When one of the keys
   no longer holds the value recorded at filing, 409 ``policy_changed`` and nothing is written
-  (rebase the proposal onto the current policy, or reject it). ``approvals_required.policy``
-  (default 1) and no self-approval apply as to every kind.
+  (reject it, or its submitter withdraws it, and file the change again).
+  ``approvals_required.policy`` (default 1) and no self-approval apply as to every kind.
 - No revision and no operation: entries and recall do not change; a change is undone by
   another policy proposal.
 """
@@ -169,7 +169,7 @@ class Policy(base.ProposalKindSpec):
         if moved:
             raise PolicyChanged(
                 f"The policy's {', '.join(moved)} changed since proposal #{proposal.pk} was "
-                "filed: rebase it onto the current policy, or reject it.",
+                "filed: reject it (or its submitter withdraws it) and file the change again.",
                 details={"proposal": proposal.pk, "keys": moved},
             )
         changes = clean_policy(payload.get("policy") or {})
