@@ -22,7 +22,12 @@ from memory import actions
 from memory.actions.batch import MAX_BATCH
 from memory.actors import Actor
 from memory.admission import clean_idempotency_key as clean_batch_key
-from memory.api import entry_added_out, entry_versions_out, write_result_out
+from memory.api import (
+    entry_added_out,
+    entry_revised_out,
+    entry_versions_out,
+    write_result_out,
+)
 from memory.api_batch import BatchEntryIn, parse_entries
 from memory.api_recall import (
     VIEW_CHOICES,
@@ -208,7 +213,7 @@ def revise(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
     entry_id = data.pop("entry_id")
     result = actions.revise_entry(memory, actor=actor, entry_uid=entry_id, **data)
-    return write_result_out(result)
+    return entry_revised_out(result)
 
 
 def forget(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -313,7 +318,8 @@ def _propose_schema() -> dict[str, Any]:
     """One object schema for every agent-filed proposal kind: the union of their fields, with
     ``kind`` choosing which apply (the server checks the exact shape for that kind)."""
     properties: dict[str, Any] = {}
-    filed = [name for name, spec in KINDS.items() if not spec.server_filed]
+    # An agent's kinds: not the server's own (admission), nor a reviewer's (policy, over REST).
+    filed = [name for name, spec in KINDS.items() if not (spec.server_filed or spec.reviewer_filed)]
     for name in filed:
         properties.update(serializer_schema(KIND_SERIALIZERS[name]())["properties"])
     properties["kind"] = {"type": "string", "enum": [str(k) for k in filed]}

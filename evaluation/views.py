@@ -6,10 +6,11 @@ recorded queries or the queries typed in, and shows what would enter, leave or m
 top k and the Context Pack. A plain GET form: nothing is written, not even the policy.
 
 Under a replay's report a reviewer may enable the candidate they just replayed
-(``POST /memories/<slug>/replay/enable/``): the same merge as ``PATCH /api/v1/memories/{slug}``
-(``memory.actions.update_memory_policy``, one transaction, audited as ``memory.policy_changed``),
-refused with 409 ``policy_changed`` when the policy is no longer the one the replay compared
-against. Auditors see the report without the button and are refused the POST.
+(``POST /memories/<slug>/replay/enable/``): that files a ``policy`` proposal
+(``proposals.kinds.policy``) which another reviewer approves on its proposal page — in the
+browser a live Memory's policy changes only that way. It is refused with 409
+``policy_changed`` when the policy is no longer the one the replay compared against. Auditors
+see the report without the button and are refused the POST.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ from django.views.decorators.http import require_POST, require_safe
 from lib.errors import DomainError, Forbidden, NotFound
 from memory import actions
 from memory.actors import Actor
+from memory.exceptions import PolicyChanged
 from memory.models import Memory
 from memory.web import page_reader
+from proposals.actions import submit_proposal
+from proposals.serializers import parse_submission
 from review.permissions import may_decide
 from review.web import guard, refuse
 
@@ -55,7 +59,10 @@ def _candidate(policy_text: str) -> dict[str, Any]:
 
 
 def _problem(exc: DomainError) -> str:
-    details = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.details.items())
+    details = "; ".join(
+        f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in exc.details.items()
+    )
     return exc.message + (f" ({details})" if details else "")
 
 
@@ -119,9 +126,10 @@ def replay_page(request: HttpRequest, slug: str) -> HttpResponse:
 @policy_changers
 def enable_policy(request: HttpRequest, actor: Actor, slug: str) -> HttpResponse:
     """``POST /memories/<slug>/replay/enable/`` (``policy``: the candidate replayed,
-    ``current``: the policy it was compared with): merge the candidate into the Memory's
-    policy. Success redirects to the replay page with a message; a refusal shows the page
-    again with the error under its status (400 invalid, 409 ``policy_changed``)."""
+    ``current``: the policy it was compared with, ``rationale``: optional): file a ``policy``
+    proposal for the candidate. Success redirects to the proposal's page with a message; a
+    refusal shows the page again with the error under its status (400 invalid, 409
+    ``policy_changed`` / ``duplicate_proposal``, 422 ``noop_rewrite``)."""
     policy_text = request.POST.get("policy", "")[:MAX_TEXT]
     try:
         memory = actions.get_memory(actor, slug)
@@ -135,9 +143,21 @@ def enable_policy(request: HttpRequest, actor: Actor, slug: str) -> HttpResponse
             expected = json.loads(request.POST.get("current", ""))
         except json.JSONDecodeError as exc:
             raise DomainError("Replay the candidate before enabling it.") from exc
-        before = memory.policy
-        memory = actions.update_memory_policy(
-            memory, actor=actor, policy=candidate, expected=expected
+        if memory.policy != expected:
+            raise PolicyChanged()
+        rationale = (request.POST.get("rationale") or "").strip() or (
+            f"Enable the candidate replayed on {memory.slug}: {', '.join(sorted(candidate))}."
+        )
+        filed = submit_proposal(
+            actor=actor,
+            submission=parse_submission(
+                {
+                    "memory": memory.slug,
+                    "kind": "policy",
+                    "policy": candidate,
+                    "rationale": rationale[:MAX_TEXT],
+                }
+            ),
         )
     except Forbidden as exc:
         return refuse(request, exc.message, status=403)
@@ -152,8 +172,10 @@ def enable_policy(request: HttpRequest, actor: Actor, slug: str) -> HttpResponse
             status=exc.http_status,
         )
     keys = ", ".join(sorted(candidate))
-    if memory.policy == before:
-        messages.info(request, f"The policy already holds these values ({keys}); nothing changed.")
-    else:
-        messages.success(request, f"Policy enabled: {keys}. The change is in the audit log.")
-    return HttpResponseRedirect(reverse("memory-replay", args=[slug]))
+    number = filed.proposal.pk
+    messages.success(
+        request,
+        f"Proposal #{number} files the change ({keys}); the policy changes when another "
+        "reviewer approves it.",
+    )
+    return HttpResponseRedirect(reverse("review-proposal", args=[number]))

@@ -72,6 +72,15 @@ def write_result_out(result: actions.WriteResult) -> dict[str, Any]:
     return body
 
 
+def entry_revised_out(result: actions.WriteResult) -> dict[str, Any]:
+    """The body of a revise (``POST …/revise`` and the MCP ``revise`` tool): ``revised`` says
+    whether a new version was written (false: the no-op, with its ``reason``). A revise never
+    creates an entry, so it carries no ``created``."""
+    body = write_result_out(result)
+    del body["created"]
+    return {**body, "revised": result.revision is not None}
+
+
 def entry_added_out(result: actions.WriteResult) -> dict[str, Any]:
     """The body of "remember" (``POST …/entries`` and the MCP ``remember`` tool)."""
     body = write_result_out(result)
@@ -222,7 +231,7 @@ class EntryReviseApi(MemoryApiView):
         data = parse(EntryReviseIn, request)
         result = actions.revise_entry(memory, actor=actor, entry_uid=entry_id, **data)
         changed = result.revision is not None
-        return Response(write_result_out(result), status=201 if changed else 200)
+        return Response(entry_revised_out(result), status=201 if changed else 200)
 
 
 def _reviewers(what: str) -> Callable[[Actor], None]:

@@ -44,6 +44,7 @@ ACTIONS: dict[str, str] = {
     "proposal.commented": "Someone commented on a proposal.",
     "proposal.changes_requested": "A reviewer asked for changes to a proposal.",
     "proposal.amended": "A proposal was amended (a new proposal revision).",
+    "proposal.rebased": "A stale proposal was pointed at the current heads (a new revision).",
     "proposal.assigned": "A proposal was assigned to a reviewer (or unassigned).",
     "proposal.stale": "A pending proposal can no longer apply (an affected head changed).",
     "proposal.approved": "A reviewer approved a proposal (revision + operation written).",

@@ -271,6 +271,7 @@ def _job_rows(memory: Memory) -> list[dict[str, Any]]:
         rows.append(
             {
                 "job": job,
+                "enabled": maintenance.job_enabled(policy, job),
                 "description": JOB_DESCRIPTIONS.get(job, ""),
                 "schedule": schedule,
                 "last_pk": last.get(job, {}).get("last_pk"),

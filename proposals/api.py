@@ -30,6 +30,7 @@ from .serializers import (
     CommentIn,
     ProposalListQuery,
     ProposalSubmitIn,
+    RebaseIn,
     WithdrawIn,
     comment_out,
     parse_submission,
@@ -164,7 +165,9 @@ class ProposalCommentsApi(ProposalChangeApi):
     )
     def post(self, request: Request, proposal_id: int) -> Response:
         actor, data, proposal = self.parse_for(request, proposal_id, CommentIn)
-        comment = actions.add_comment(proposal, actor=actor, body=data["body"])
+        comment = actions.add_comment(
+            proposal, actor=actor, body=data["body"], anchor=data.get("anchor")
+        )
         return Response(comment_out(comment), status=status.HTTP_201_CREATED)
 
 
@@ -179,6 +182,19 @@ class ProposalAmendApi(ProposalChangeApi):
         comment = data.pop("comment", "")
         amended = actions.amend_proposal(proposal, actor=actor, changes=data, comment=comment)
         return proposal_response(actor, amended.pk)
+
+
+class ProposalRebaseApi(ProposalChangeApi):
+    @proposal_schema(
+        "Rebase a stale proposal onto the current heads: verification rerun, approvals void "
+        "(submitter, reviewer)",
+        operation="rebase",
+        request=RebaseIn,
+    )
+    def post(self, request: Request, proposal_id: int) -> Response:
+        actor, data, proposal = self.parse_for(request, proposal_id, RebaseIn)
+        rebased = actions.rebase_proposal(proposal, actor=actor, comment=data.get("comment", ""))
+        return proposal_response(actor, rebased.pk)
 
 
 class ProposalAssignApi(ProposalChangeApi):

@@ -58,6 +58,7 @@ class ProposalKind(models.TextChoices):
     CLEANUP = "cleanup"
     ADMISSION = "admission"
     QUARANTINE = "quarantine"
+    POLICY = "policy"
 
 
 class ProposalStatus(models.TextChoices):
@@ -97,8 +98,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     ProposalStatus.APPROVED: frozenset({ProposalStatus.COMPENSATED}),
     ProposalStatus.REJECTED: frozenset(),
     ProposalStatus.WITHDRAWN: frozenset(),
-    # A reviewer closes a stale proposal ("Close as stale"): it leaves every queue.
-    ProposalStatus.STALE: frozenset({ProposalStatus.REJECTED}),
+    # A reviewer closes a stale proposal ("Close as stale"): it leaves every queue; or the
+    # submitter or a reviewer rebases it onto the current heads: it is pending again.
+    ProposalStatus.STALE: frozenset({ProposalStatus.REJECTED, ProposalStatus.PENDING}),
     ProposalStatus.COMPENSATED: frozenset(),
 }
 
@@ -246,6 +248,9 @@ class Proposal(models.Model):
     revision = models.PositiveIntegerField(default=1)
     # Identities (actor ids, ``user:<pk>``) of everyone who amended it: they count as "self".
     editors = models.JSONField(default=list, blank=True)
+    # Which set of targets is the proposal's pre-state: 1 as submitted, +1 per rebase (the
+    # targets of earlier bases stay on record; ``ProposalTarget.objects`` reads the current).
+    target_base = models.PositiveSmallIntegerField(default=1)
     # The reviewer it is assigned to (advisory, like claims), who assigned it and when.
     assigned_to = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -364,6 +369,9 @@ class ProposalComment(ProposalContribution):
     # The proposal revision the comment was written on.
     proposal_revision = models.PositiveIntegerField()
     body = models.TextField()
+    # A passage of the proposed text the comment is about, as on ``proposal_revision``:
+    # ``{quote, start, end}`` (character offsets); empty for a comment on the whole proposal.
+    anchor = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["proposal_id", "id"]
@@ -396,8 +404,18 @@ class ProposalAmendment(ProposalContribution):
         return f"#{self.proposal_id} r{self.number} by {self.author_label}"
 
 
+class CurrentTargetManager(models.Manager["ProposalTarget"]):
+    """Targets of their proposal's current base (``Proposal.target_base``): the pre-state
+    approval checks. A rebase writes a new base; the earlier ones stay on record
+    (``ProposalTarget.every_base``)."""
+
+    def get_queryset(self) -> models.QuerySet[ProposalTarget]:
+        return super().get_queryset().filter(base=models.F("proposal__target_base"))
+
+
 class ProposalTarget(AppendOnlyModel):
-    """One affected entry with its exact pre-state at submission. Written once."""
+    """One affected entry with its exact pre-state at submission (or at a rebase: ``base``).
+    Written once."""
 
     proposal = models.ForeignKey(
         Proposal, on_delete=models.PROTECT, related_name="targets", db_index=False
@@ -410,12 +428,22 @@ class ProposalTarget(AppendOnlyModel):
     version_number = models.PositiveIntegerField()
     state = models.CharField(max_length=16, choices=HeadState.choices)
     content_hash = models.CharField(max_length=64)
+    # The proposal's target base this row belongs to (1 as submitted, +1 per rebase).
+    base = models.PositiveSmallIntegerField(default=1)
+
+    objects = CurrentTargetManager()
+    every_base = models.Manager()
 
     class Meta:
         ordering = ["proposal_id", "position"]
+        base_manager_name = "every_base"
         constraints = [
-            models.UniqueConstraint(fields=["proposal", "entry"], name="uniq_target_entry"),
-            models.UniqueConstraint(fields=["proposal", "position"], name="uniq_target_position"),
+            models.UniqueConstraint(
+                fields=["proposal", "base", "entry"], name="uniq_target_base_entry"
+            ),
+            models.UniqueConstraint(
+                fields=["proposal", "base", "position"], name="uniq_target_base_position"
+            ),
             models.CheckConstraint(
                 condition=Q(role__in=TargetRole.values), name="proposal_target_role_valid"
             ),

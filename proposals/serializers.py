@@ -82,8 +82,18 @@ class ProposalListQuery(StrictSerializer):
     limit = serializers.IntegerField(required=False, min_value=1)
 
 
+class AnchorIn(StrictSerializer):
+    """A passage of the proposed text: ``quote`` (found in the text), or ``start`` / ``end``
+    character offsets (with ``quote`` too, it must be the text between them)."""
+
+    quote = serializers.CharField(required=False, trim_whitespace=False, max_length=2000)
+    start = serializers.IntegerField(required=False, min_value=0)
+    end = serializers.IntegerField(required=False, min_value=1)
+
+
 class CommentIn(StrictSerializer):
     body = serializers.CharField(trim_whitespace=False)
+    anchor = AnchorIn(required=False)
 
 
 class AmendIn(StrictSerializer):
@@ -94,6 +104,10 @@ class AmendIn(StrictSerializer):
     evidence = serializers.ListField(child=serializers.DictField(), required=False)
     successor = serializers.DictField(required=False)
     reason = serializers.CharField(required=False, trim_whitespace=False)
+    comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class RebaseIn(StrictSerializer):
     comment = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
 
 
@@ -207,6 +221,7 @@ def comment_out(c: ProposalComment) -> dict[str, Any]:
         "reason": None,
         "body": c.body,
         "revision": c.proposal_revision,
+        "anchor": c.anchor or None,
         "created_at": c.created_at,
     }
 

@@ -18,6 +18,7 @@ urlpatterns = [
             "amend": api.ProposalAmendApi,
             "assign": api.ProposalAssignApi,
             "withdraw": api.ProposalWithdrawApi,
+            "rebase": api.ProposalRebaseApi,
         },
     ),
 ]

@@ -6,7 +6,7 @@ The entry page (``/memories/{slug}/entries/{entry_id}/``) posts Pin, Forget and 
 
 from django.urls import path
 
-from . import entry_views
+from . import entry_views, policy_views
 
 urlpatterns = [
     path(
@@ -23,5 +23,10 @@ urlpatterns = [
         "review/entries/<slug:slug>/<str:entry_id>/reactivate/",
         entry_views.entry_reactivate,
         name="review-entry-reactivate",
+    ),
+    path(
+        "review/memories/<slug:slug>/jobs/<slug:job>/schedule/",
+        policy_views.job_schedule,
+        name="review-job-schedule",
     ),
 ]

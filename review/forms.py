@@ -86,6 +86,12 @@ class CommentForm(forms.Form):
         max_length=int(settings.STEWARD_MAX_REASON_CHARS),
         widget=forms.Textarea(attrs={"rows": 3}),
     )
+    quote = forms.CharField(
+        label="About this passage of the proposed text",
+        strip=False,
+        required=False,
+        max_length=2000,
+    )
 
 
 class AmendForm(forms.Form):

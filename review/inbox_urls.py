@@ -35,6 +35,7 @@ urlpatterns = [
             "request-changes": proposal_views.proposal_request_changes,
             "comment": proposal_views.proposal_comment,
             "amend": proposal_views.proposal_amend,
+            "rebase": proposal_views.proposal_rebase,
         },
     ),
     *actions(

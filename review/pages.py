@@ -23,6 +23,7 @@ from memory.actors import Actor
 from memory.models import Evidence, Relation, RelationKind
 from proposals.evidence import parse_time, union
 from proposals.kinds import ResultPane, kind_of
+from proposals.kinds.policy import moved_keys
 from proposals.models import (
     Proposal,
     ProposalAmendment,
@@ -324,6 +325,8 @@ class ThreadItem:
     # An amendment: the word diffs of the proposed text and of the rationale (when changed).
     text_diff: list[compare.DiffSegment] = field(default_factory=list)
     rationale_diff: list[compare.DiffSegment] = field(default_factory=list)
+    # A comment anchored to a passage of the proposed text: ``{quote, start, end}``.
+    anchor: dict[str, Any] = field(default_factory=dict)
 
     @property
     def verdict_status(self) -> str:
@@ -381,6 +384,7 @@ def thread(proposal: Proposal) -> list[ThreadItem]:
             created_at=c.created_at,
             revision=c.proposal_revision,
             body=c.body,
+            anchor=c.anchor or {},
         )
         for c in proposal.comments.all()
     ]
@@ -414,6 +418,10 @@ class ProposalPage(ProposalFlags):
     editable_text: str | None = None
     #: Open ``conflicts_with`` observations between two of the proposal's entries.
     conflicts: list[Relation] = field(default_factory=list)
+    #: A policy change: each key it sets, before and after (``{key, before, after}``).
+    policy_rows: list[dict[str, Any]] = field(default_factory=list)
+    #: A pending policy change: the keys that changed since it was filed (approval is 409).
+    policy_moved: list[str] = field(default_factory=list)
 
     @property
     def changes_requested(self) -> bool:
@@ -522,6 +530,7 @@ def proposal_page(
     claim = getattr(proposal, "claim", None)
     operation = getattr(proposal, "operation", None)
     pending = proposal.status == ProposalStatus.PENDING
+    spec = kind_of(proposal.kind)
     return ProposalPage(
         proposal=proposal,
         targets=targets,
@@ -534,7 +543,7 @@ def proposal_page(
         proposal_evidence=evidence_from_json(proposal.evidence),
         preview=(
             recall_preview(proposal.memory, proposal, targets, actor=actor)
-            if pending and with_preview
+            if pending and with_preview and not spec.changes_policy
             else None
         ),
         decisions=decisions,
@@ -554,4 +563,10 @@ def proposal_page(
             proposed_text(proposal.kind, proposal.payload) if proposal.is_open else None
         ),
         conflicts=input_conflicts(proposal, targets),
+        policy_rows=spec.policy_rows(proposal),
+        policy_moved=(
+            moved_keys(proposal.memory.policy or {}, proposal.payload or {})
+            if spec.changes_policy and proposal.is_open
+            else []
+        ),
     )

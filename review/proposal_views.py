@@ -31,6 +31,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from lib.errors import DomainError
 from memory.actors import Actor
+from proposals.actions import rebase_proposal
 from proposals.actions.discussion import add_comment, amend_proposal
 from proposals.exceptions import IllegalTransition
 from proposals.kinds import kind_of
@@ -120,6 +121,8 @@ def _page_context(
         "can_reject_waiting": reviewer and page.changes_requested and not page.is_self,
         # A stale proposal is closed by a reviewer ("Close as stale"), a rejection.
         "can_close_stale": reviewer and page.is_stale and not page.is_self,
+        # ...or rebased onto the current heads, by any reviewer (the submitter included).
+        "can_rebase": reviewer and page.is_stale,
         "can_comment": reviewer,
         "can_amend": reviewer and page.editable_text is not None,
         "approved_already": approved_already,
@@ -134,6 +137,7 @@ def _page_context(
         "reject_values": web.values(reject_form),
         "changes_values": web.values(changes_form),
         "comment_value": _data(comment_form, "body"),
+        "comment_quote": _data(comment_form, "quote"),
         "amend_text": _data(amend_form, "text", page.editable_text or ""),
         "amend_note": _data(amend_form, "note"),
         "reasons": RejectionReason.choices,
@@ -426,11 +430,17 @@ def proposal_comment(
     form = CommentForm(request.POST)
     if form.is_valid():
         try:
-            add_comment(proposal, actor=actor, body=form.cleaned_data["body"])
+            quote = form.cleaned_data["quote"]
+            add_comment(
+                proposal,
+                actor=actor,
+                body=form.cleaned_data["body"],
+                anchor={"quote": quote} if quote else None,
+            )
         except (NotFound, Forbidden) as exc:
             return web.refuse(request, exc.message, status=exc.http_status)
         except DomainError as exc:
-            _form_errors(form, exc, {"body": "body"})
+            _form_errors(form, exc, {"body": "body", "anchor": "quote", "anchor.quote": "quote"})
         else:
             if web.is_htmx(request):
                 return _thread(request, actor, pk, status=200)
@@ -494,5 +504,37 @@ def proposal_amend(request: HttpRequest, actor: Actor, pk: int, proposal: Propos
         request,
         f"Amended proposal #{pk}: revision {amended.revision} is pending. "
         "You edited it, so another reviewer decides it.",
+    )
+    return HttpResponseRedirect(web.proposal_url(pk))
+
+
+@proposal_form
+def proposal_rebase(
+    request: HttpRequest, actor: Actor, pk: int, proposal: Proposal
+) -> HttpResponse:
+    """Rebase a stale proposal onto the current heads (``proposals.actions.rebase_proposal``):
+    a new revision, verified again, pending; the rebasing reviewer counts as self unless they
+    submitted it. A plain form (the whole page changes): success redirects back with a
+    message; a refusal (an input moved on, another open proposal) shows the page with the
+    reason under its status (409)."""
+    try:
+        rebased = rebase_proposal(proposal, actor=actor)
+    except (NotFound, Forbidden) as exc:
+        return web.refuse(request, exc.message, status=exc.http_status)
+    except DomainError as exc:
+        return _render_page(
+            request,
+            actor,
+            pk,
+            "review/proposal.html",
+            status=exc.http_status,
+            notice=exc.message,
+            notice_kind="conflict",
+        )
+    claims.release_claim(actor=actor, proposal_id=pk)
+    messages.success(
+        request,
+        f"Rebased proposal #{pk} onto the current heads: revision {rebased.revision} is pending "
+        "and was verified again; approvals of earlier revisions no longer count.",
     )
     return HttpResponseRedirect(web.proposal_url(pk))

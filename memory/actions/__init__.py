@@ -29,7 +29,15 @@ from .evidence import (
     evidence_json,
     resolve_evidence,
 )
-from .memories import POLICY_KEYS, clean_policy, create_memory, update_memory_policy
+from .memories import (
+    POLICY_KEYS,
+    check_policy_text,
+    clean_policy,
+    create_memory,
+    may_patch_policy,
+    update_memory_policy,
+    write_policy,
+)
 from .quarantine import quarantine_entry, release_entry, state_before_quarantine
 from .relations import record_conflict
 from .revalidation import confirm_entry, require_confirmer, require_reverification
@@ -55,6 +63,7 @@ __all__ = [
     "add_entry",
     "batch_out",
     "check_evidence_count",
+    "check_policy_text",
     "clean_evidence",
     "clean_policy",
     "confirm_entry",
@@ -70,6 +79,7 @@ __all__ = [
     "head_of",
     "label_of",
     "lock_memory",
+    "may_patch_policy",
     "pin_entry",
     "quarantine_entry",
     "reactivate_entry",
@@ -84,5 +94,6 @@ __all__ = [
     "revise_entry",
     "state_before_quarantine",
     "update_memory_policy",
+    "write_policy",
     "write_revision",
 ]

@@ -295,6 +295,13 @@ def create_memory(
     return memory
 
 
+def may_patch_policy(actor: Actor) -> bool:
+    """Operators change a policy directly (``PATCH``): staff and reviewer keys without a
+    Memory scope. Everyone else — a reviewer key scoped to the Memory, a reviewer in the
+    browser — files a ``policy`` proposal that a second reviewer approves."""
+    return actor.is_staff or (actor.is_reviewer and actor.memory_ids is None)
+
+
 @transaction.atomic(durable=True)
 def update_memory_policy(
     memory: Memory,
@@ -303,28 +310,55 @@ def update_memory_policy(
     policy: Mapping[str, object],
     expected: Mapping[str, object] | None = None,
 ) -> Memory:
-    """Merge ``policy`` keys into the Memory's policy (reviewers). With ``expected`` (the policy
-    the change was prepared against), 409 ``policy_changed`` when the policy is another by
-    now. Keys that already hold the given values change nothing and record nothing."""
+    """Merge ``policy`` keys into the Memory's policy (operators: :func:`may_patch_policy`,
+    else 403 ``forbidden``). With ``expected`` (the policy the change was prepared against),
+    409 ``policy_changed`` when the policy is another by now. Keys that already hold the given
+    values change nothing and record nothing. Locks: the Memory row."""
     if not actor.is_reviewer:
         raise Forbidden("Only reviewers may change a Memory's policy.")
+    if not may_patch_policy(actor):
+        raise Forbidden(
+            "A reviewer key scoped to a Memory changes its policy through a policy proposal "
+            "(POST /api/v1/proposals with kind 'policy'), which another reviewer approves."
+        )
     cleaned = clean_policy(policy)
     memory = lock_memory(memory.pk)
-    before = memory.policy
-    if expected is not None and before != expected:
+    if expected is not None and memory.policy != expected:
         raise PolicyChanged()
-    if {**before, **cleaned} == before:
+    return write_policy(memory, actor=actor, changes=cleaned, sent=policy)
+
+
+def write_policy(
+    memory: Memory,
+    *,
+    actor: Actor,
+    changes: Mapping[str, Any],
+    sent: Mapping[str, object] | None = None,
+    proposal_id: int | None = None,
+) -> Memory:
+    """Merge ``changes`` (a cleaned policy change) into the policy of ``memory`` and audit it
+    as ``memory.policy_changed`` (naming the proposal that approved it, if any).
+
+    Precondition: the caller holds the Memory lock (``memory`` is the locked row) inside a
+    transaction: ``PATCH`` and the approval of a ``policy`` proposal. A change that leaves
+    every key as it is writes nothing."""
+    before = memory.policy
+    merged = {**before, **changes}
+    if merged == before:
         return memory
     # As sent and as cleaned: cleaning folds a no-break space inside a token into a space.
-    check_policy_text(policy, refused_kinds({**before, **cleaned}))
-    check_policy_text(cleaned, refused_kinds({**before, **cleaned}))
-    memory.policy = {**before, **cleaned}
+    refuse = refused_kinds(merged)
+    if sent is not None:
+        check_policy_text(sent, refuse)
+    check_policy_text(changes, refuse)
+    memory.policy = merged
     memory.save(update_fields=["policy"])
     audit.record(
         "memory.policy_changed",
         actor=actor,
         memory=memory,
         label=memory.name,
+        proposal_id=proposal_id,
         payload={"before": before, "after": memory.policy},
     )
     return memory

@@ -3,6 +3,7 @@
 - ``intake``: :func:`submit_proposal` (and :func:`submit_in_transaction` for callers inside a
   memory write), :func:`purge_idempotency_keys`;
 - ``discussion``: :func:`add_comment`, :func:`amend_proposal`, :func:`assign_proposal`;
+- ``rebase``: :func:`rebase_proposal` (a stale proposal pointed at the current heads);
 - ``status``: :func:`withdraw_proposal`, :func:`mark_stale` and the staleness hook
   :func:`mark_stale_for_heads`;
 - ``system``: :func:`file_duplicate_consolidation` (the near-duplicate check's proposal),
@@ -12,6 +13,7 @@
 
 from .discussion import add_comment, amend_proposal, assign_proposal
 from .intake import SubmitResult, purge_idempotency_keys, submit_in_transaction, submit_proposal
+from .rebase import rebase_proposal
 from .status import mark_stale, mark_stale_for_heads, withdraw_proposal
 from .system import (
     file_admission,
@@ -32,6 +34,7 @@ __all__ = [
     "mark_stale_for_heads",
     "purge_idempotency_keys",
     "quarantine_request",
+    "rebase_proposal",
     "submit_in_transaction",
     "submit_proposal",
     "withdraw_proposal",

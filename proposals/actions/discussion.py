@@ -66,13 +66,60 @@ def refuse_if_closed(proposal: Proposal) -> None:
         )
 
 
+def resolve_anchor(proposal: Proposal, anchor: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Where in the proposal's proposed text (as it is now) a comment's ``anchor`` points:
+    ``{quote, start, end}``. ``start`` and ``end`` (character offsets) name the passage and
+    ``quote``, when given too, must be its text; a ``quote`` alone is found in the text (its
+    first occurrence). 400 ``invalid`` naming ``anchor`` when the kind has no proposed text or
+    the passage is not in it. No anchor (None): ``{}``."""
+    if anchor is None:
+        return {}
+    text = kind_of(proposal.kind).proposed_text(proposal.payload or {})
+    if text is None:
+        raise ValidationFailed(
+            "This proposal has no proposed text to anchor a comment to.",
+            details={"anchor": [f"A {proposal.kind} proposal has no proposed text."]},
+        )
+    quote = anchor.get("quote")
+    start, end = anchor.get("start"), anchor.get("end")
+    if start is None and end is None:
+        if not quote:
+            raise ValidationFailed(details={"anchor": ["Give a quote, or start and end."]})
+        start = text.find(quote)
+        if start < 0:
+            raise ValidationFailed(
+                "The quoted passage is not in the proposed text.",
+                details={
+                    "anchor.quote": [
+                        f"Not in the proposed text of revision {proposal.revision}; quote it "
+                        "exactly."
+                    ]
+                },
+            )
+        end = start + len(quote)
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+        raise ValidationFailed(
+            details={"anchor": [f"start < end, within the text's {len(text)} characters."]}
+        )
+    if quote is not None and text[start:end] != quote:
+        raise ValidationFailed(details={"anchor.quote": ["Is not the text between start and end."]})
+    return {"quote": text[start:end], "start": start, "end": end}
+
+
 @transaction.atomic(durable=True)
-def add_comment(proposal: Proposal, *, actor: Actor, body: str) -> ProposalComment:
-    """One comment on ``proposal`` (visible to ``actor``: the caller resolved it).
+def add_comment(
+    proposal: Proposal,
+    *,
+    actor: Actor,
+    body: str,
+    anchor: Mapping[str, Any] | None = None,
+) -> ProposalComment:
+    """One comment on ``proposal`` (visible to ``actor``: the caller resolved it), optionally
+    anchored to a passage of its proposed text (:func:`resolve_anchor`).
 
     403 ``forbidden`` for auditors and agents other than the submitter; 400 ``invalid`` for an
-    empty or over-long body; 422 ``secret_detected``. Any status: a decided proposal can still
-    be discussed. No lock: a comment changes no state.
+    empty or over-long body or an anchor outside the proposed text; 422 ``secret_detected``.
+    Any status: a decided proposal can still be discussed. No lock: a comment changes no state.
     """
     if not may_comment(actor, proposal):
         raise Forbidden("Only reviewers and the submitter may comment on a proposal.")
@@ -85,6 +132,7 @@ def add_comment(proposal: Proposal, *, actor: Actor, body: str) -> ProposalComme
         proposal_revision=proposal.revision,
         **actor.columns("author"),
         body=text,
+        anchor=resolve_anchor(proposal, anchor),
         created_at=timezone.now(),
     )
     record_proposal_event(

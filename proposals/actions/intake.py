@@ -299,7 +299,7 @@ def submit_in_transaction(
     """The intake itself, for callers already inside a transaction (the system's near-duplicate
     check during an add, which holds the Memory lock). :func:`submit_proposal` is the entry
     point for everyone else."""
-    require_submitter(actor)
+    require_submitter(actor, submission.kind)
     require_may_file(actor, submission.kind)
     key = clean_idempotency_key(idempotency_key)
     request_hash = submission.request_hash
@@ -319,7 +319,7 @@ def submit_in_transaction(
         if replay is not None:
             return replay
     recheck_heads_locked(kind, resolved)
-    akey = affected_key(r.entry.pk for r in resolved)
+    akey = kind_of(kind).scope_key(payload) or affected_key(r.entry.pk for r in resolved)
     _refuse_duplicate(memory, kind, akey)
 
     proposal = _insert(memory, kind, akey, draft, resolved, payload, verification, actor=actor)
@@ -486,8 +486,9 @@ def _refuse_duplicate(memory: Memory, kind: str, akey: str) -> None:
         .first()
     )
     if first is not None:
+        what = "the same policy keys" if kind_of(kind).changes_policy else "exactly these entries"
         raise DuplicateProposal(
-            f"Proposal {first.pk} ({kind}) is already open for exactly these entries.",
+            f"Proposal {first.pk} ({kind}) is already open for {what}.",
             details={"proposal": first.pk, "status": first.status},
         )
 

@@ -8,7 +8,7 @@ and undone" in one place (see :class:`~proposals.kinds.base.ProposalKindSpec`). 
 
 from __future__ import annotations
 
-from . import admission, cleanup, consolidation, promotion, quarantine, supersession
+from . import admission, cleanup, consolidation, policy, promotion, quarantine, supersession
 from .base import (
     ApprovalPlan,
     ByRole,
@@ -33,6 +33,7 @@ KINDS: dict[str, ProposalKindSpec] = {
         cleanup.KIND,
         admission.KIND,
         quarantine.KIND,
+        policy.KIND,
     )
 }
 

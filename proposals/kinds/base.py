@@ -83,6 +83,7 @@ class Draft:
     successor_new: dict[str, Any] | None = None
     successor_evidence: list[ResolvedEvidence] | None = None
     reason: str = ""
+    policy: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -272,6 +273,12 @@ class ProposalKindSpec:
     server_filed: ClassVar[bool] = False
     #: The kind's own fields an amendment may replace (rationale and evidence always may).
     amendable_fields: ClassVar[tuple[str, ...]] = ()
+    #: Reviewers file this kind (and agents do not): a change to the Memory itself, not to
+    #: entries an agent wrote.
+    reviewer_filed: ClassVar[bool] = False
+    #: Approval changes the Memory's policy (:meth:`apply_policy`) instead of writing a
+    #: revision of entries: no operation, nothing to compensate.
+    changes_policy: ClassVar[bool] = False
 
     # Intake
 
@@ -299,6 +306,19 @@ class ProposalKindSpec:
 
     def clean(self, parsed: dict[str, Any], draft: Draft) -> None:
         """Kind fields of the draft (bodies cleaned, evidence resolved). Default: none."""
+
+    def scope_key(self, payload: Mapping[str, Any]) -> str | None:
+        """What the one-open-proposal rule compares, for a kind that affects no entry (a
+        policy change: the keys it sets). Default: None (the set of affected entries)."""
+        return None
+
+    def apply_policy(self, memory: Memory, proposal: Proposal, *, actor: Any) -> None:
+        """Approval's effect for a kind that :attr:`changes_policy`, under the Memory lock."""
+        raise NotImplementedError
+
+    def policy_rows(self, proposal: Proposal) -> list[dict[str, Any]]:
+        """The keys a policy change sets, before and after, for the page. Default: none."""
+        return []
 
     def verify(self, memory: Memory, draft: Draft, found: Found, report: Report) -> Payload:
         """Kind rules and checks on the report; returns the normalized payload."""

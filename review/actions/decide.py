@@ -207,7 +207,13 @@ def _approve(
         )
         return DecisionResult(proposal, decision, approvals=approvals, required=required)
 
-    operation, revision = _apply(memory, proposal, targets, heads, actor=actor)
+    spec = kind_of(proposal.kind)
+    operation: MaintenanceOperation | None = None
+    revision: Revision | None = None
+    if spec.changes_policy:
+        spec.apply_policy(memory, proposal, actor=actor)  # 409 policy_changed: nothing written
+    else:
+        operation, revision = _apply(memory, proposal, targets, heads, actor=actor)
     fields = proposal.transition_to(ProposalStatus.APPROVED, at=now)
     _record_decider(proposal, actor, now, note)
     proposal.save(update_fields=[*fields, *DECIDER_FIELDS])
@@ -216,7 +222,7 @@ def _approve(
         proposal,
         actor=actor,
         revision=revision,
-        operation_id=operation.pk,
+        operation_id=operation.pk if operation is not None else None,
         entry_ids=[t.entry.uid for t in targets],
         payload={"approvals": approvals, "required": required, "acknowledged": acknowledge},
     )

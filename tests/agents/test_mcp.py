@@ -130,6 +130,7 @@ def test_remember_revise_recall_history_round_trip(mcp, api, agent):
     created, revised, stale, current, history = mcp.as_(agent).run(session)
     assert created["created"] is True and created["version"] == 1
     assert revised["entry_id"] == created["entry_id"] and revised["version"] == 2
+    assert revised["revised"] is True and "created" not in revised
     assert refused(stale)["code"] == "version_conflict"
     [hit] = [h for h in current["hits"] if h["entry_id"] == created["entry_id"]]
     assert hit["version"] == 2 and hit["body"] == "The deploy target is eu-3"

@@ -8,9 +8,11 @@ from html import unescape
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from memory import actions
 from memory.models import AuditEvent, Memory
+from proposals.models import Proposal
 
 QUERY = "alpha beta rotation policy"
 
@@ -179,26 +181,38 @@ def _replayed_form(client, url: str, policy: str) -> dict[str, str]:
     return {name: unescape(value) for name, value in fields.items()}
 
 
-def test_a_reviewer_enables_the_candidate_replayed(client, reviewer, replay_memory):
+def test_a_reviewer_enabling_the_candidate_files_a_policy_proposal(
+    client, reviewer, other_reviewer, replay_memory
+):
     memory, _ = replay_memory
     client.login(username="rita", password="pw-rita-123")
     url = f"/memories/{memory.slug}/replay/"
     form = _replayed_form(client, url, '{"quality_ranking": true}')
     assert form == {"policy": '{"quality_ranking": true}', "current": "{}"}
     r = client.post(f"{url}enable/", form, follow=True)
-    assert r.redirect_chain == [(url, 302)]
-    assert "Policy enabled: quality_ranking." in r.content.decode()
+    proposal = Proposal.objects.get(kind="policy")
+    assert r.redirect_chain == [(f"/review/proposals/{proposal.pk}/", 302)]
+    assert f"Proposal #{proposal.pk} files the change (quality_ranking)" in r.content.decode()
+    assert proposal.payload == {"policy": {"quality_ranking": True}, "before": {}}
+    assert proposal.submitted_by_label == "rita"
+    # Nothing changes until another reviewer approves.
+    memory.refresh_from_db()
+    assert memory.policy == {}
+    assert not AuditEvent.objects.filter(action="memory.policy_changed").exists()
+    # The same candidate again: the open proposal is named, nothing new is filed.
+    again = client.post(f"{url}enable/", _replayed_form(client, url, '{"quality_ranking": true}'))
+    assert again.status_code == 409
+    assert f"Proposal {proposal.pk} (policy) is already open" in unescape(again.content.decode())
+    assert Proposal.objects.filter(kind="policy").count() == 1
+    ravi = Client()
+    ravi.login(username="ravi", password="pw-ravi-123")
+    done = ravi.post(f"/review/proposals/{proposal.pk}/approve/", {"revision": 1})
+    assert done.status_code == 302, done.content
     memory.refresh_from_db()
     assert memory.policy == {"quality_ranking": True}
     event = AuditEvent.objects.filter(action="memory.policy_changed").get()
     assert event.payload == {"before": {}, "after": {"quality_ranking": True}}
-    assert event.actor_label == "rita"
-    # The same candidate again holds nothing new: nothing written, and the page says so.
-    again = client.post(f"{url}enable/", _replayed_form(client, url, '{"quality_ranking": true}'))
-    assert again.status_code == 302
-    assert AuditEvent.objects.filter(action="memory.policy_changed").count() == 1
-    page = client.get(url).content.decode()
-    assert "already holds these values (quality_ranking); nothing changed" in page
+    assert event.actor_label == "ravi" and event.proposal_id == proposal.pk
 
 
 def test_enabling_after_someone_else_changed_the_policy_is_refused(

@@ -110,6 +110,7 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "POST /api/v1/proposals/bulk": (401, 403, 403, 403, 403, R, R),
     "POST /api/v1/proposals/{}/comments": (401, 404, 404, 403, R, R, R),
     "POST /api/v1/proposals/{}/amend": (401, 404, 404, 403, R, R, R),
+    "POST /api/v1/proposals/{}/rebase": (401, 404, 404, 403, R, R, R),
     "POST /api/v1/proposals/{}/assign": (401, 404, 404, 403, 403, R, R),
     "GET /api/v1/operations/{}": (401, 404, 404, R, R, R, R),
     "POST /api/v1/operations/{}/compensate": (401, 404, 404, 403, 403, R, R),
@@ -154,6 +155,7 @@ PAGES: dict[str, tuple[Any, ...]] = {
     # Form targets: POST only (who may POST is tested in tests/audit and tests/review_ui).
     "operations/<int:pk>/compensate/": POST_ONLY,
     "memories/<slug:slug>/replay/enable/": POST_ONLY,
+    "review/memories/<slug:slug>/jobs/<slug:job>/schedule/": POST_ONLY,
     "review/claim/": POST_ONLY,
     "review/claim/release/": POST_ONLY,
     "review/entries/<slug:slug>/<str:entry_id>/quarantine/": POST_ONLY,
@@ -166,6 +168,7 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "review/proposals/<int:pk>/request-changes/": POST_ONLY,
     "review/proposals/<int:pk>/comment/": POST_ONLY,
     "review/proposals/<int:pk>/amend/": POST_ONLY,
+    "review/proposals/<int:pk>/rebase/": POST_ONLY,
     "review/proposals/<int:pk>/assign/": POST_ONLY,
     "review/bulk/": POST_ONLY,
     # A saved inbox view (the reviewer's own) opens only for its owner: anyone else gets 404.

@@ -104,6 +104,8 @@ def test_revise_keeps_id_bumps_version_unions_evidence_and_adds_one_revision(a):
     out = r.json()
     assert out["entry_id"] == first["entry_id"]
     assert out["version"] == 2
+    # A revise writes a version of an existing entry: it never says an entry was created.
+    assert out["revised"] is True and "created" not in out
     entry = a.get(f"{E}/{first['entry_id']}").json()
     assert [(e["source"], e["ref"]) for e in entry["evidence"]] == [
         ("repo", ".github/ci.yml"),
@@ -133,7 +135,7 @@ def test_revise_with_the_same_body_and_evidence_is_a_noop(a):
     first = add_via_api(a, "Logs are kept 30 days")
     r = a.post(f"{E}/{first['entry_id']}/revise", {"body": "Logs are kept 30 days "})
     assert r.status_code == 200, r.text
-    assert r.json()["created"] is False
+    assert r.json()["revised"] is False and "created" not in r.json()
     assert Revision.objects.count() == 1
 
 

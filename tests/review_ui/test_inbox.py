@@ -112,6 +112,7 @@ def test_counts_per_kind_follow_the_other_filters(rita, memory, agent):
         "Cleanup": "1",
         "Admission": "0",
         "Quarantine": "0",
+        "Policy": "0",
     }
 
 

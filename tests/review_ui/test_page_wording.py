@@ -59,7 +59,7 @@ def test_a_stale_proposal_says_stale_once_fails_the_head_check_and_offers_a_next
     assert "Every referenced version is its entry&#x27;s head" not in html
     assert f"No longer true: {target} changed since it was proposed" in html
     assert '<span class="badge check fail">fail</span>' in html
-    assert "<h3>Next step</h3>" in html and "proposes it again" in html
+    assert "<h3>Next step</h3>" in html and "If the change is still wanted, rebase it" in html
     assert "Close as stale" in html
 
 
