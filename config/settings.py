@@ -120,7 +120,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # (IMMEDIATE) and waits for a busy writer instead of failing at once.
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
-        "timeout": 20,
+        # Seconds a statement waits for the write lock before "database is locked" (503).
+        "timeout": float(os.environ.get("SQLITE_BUSY_TIMEOUT", "20")),
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
 elif "postgresql" in DATABASES["default"]["ENGINE"] and not env_bool("STEWARD_PG_JIT", False):
@@ -246,6 +247,9 @@ STEWARD_THROTTLE_RATES = {
 # Trusted proxies in front of us that append to X-Forwarded-For; 0 = the socket address alone, so a
 # client cannot pick its own throttle bucket with a forged header (lib.throttling.client_address).
 STEWARD_PROXY_COUNT = int(os.environ.get("PROXY_COUNT", "0"))
+# A database that cannot be reached answers 503 service_unavailable with this Retry-After
+# (seconds; lib.unavailable).
+STEWARD_UNAVAILABLE_RETRY_AFTER = int(os.environ.get("UNAVAILABLE_RETRY_AFTER", "5"))
 # JSON bodies nesting deeper than this are refused with 400 ``invalid`` (lib.parsers).
 STEWARD_MAX_JSON_DEPTH = 32
 # Success bodies of every operation, per app (lib.schema).
