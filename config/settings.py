@@ -9,7 +9,8 @@
   ``DEFAULT_FROM_EMAIL``.
 - ``HTTPS=true`` behind TLS: HSTS, secure cookies and the SSL redirect (each also switchable on its
   own: ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SESSION_COOKIE_SECURE``, …).
-- ``CACHE_URL`` (``redis://…``): a shared cache, so throttling counts across processes.
+- ``CACHE_URL`` (``redis://…``): the cache for throttle counters; unset, a table in the database
+  (shared by every process either way).
 - ``THROTTLE_KEY_RATE`` / ``THROTTLE_ANON_RATE``: API rates (``600/min`` and ``20/min``).
 - ``THROTTLE_PASSWORD_RESET_RATE``: password reset requests per client address and per email
   address (``5/hour``).
@@ -193,15 +194,23 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # --- Cache ----------------------------------------------------------------------------------
-# Throttle counters live here: set CACHE_URL to a Redis URL when more than one process serves.
-CACHES = {
+# Throttle counters live here, so they must be shared by every process that serves: without
+# CACHE_URL, a table in the database (Django's database cache, created by memory migration 0025);
+# with CACHE_URL=redis://…, Redis (cheaper per request, docs/reliability.md).
+CACHES: dict[str, dict[str, object]] = {
     "default": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": os.environ["CACHE_URL"],
         }
         if os.environ.get("CACHE_URL")
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "steward_cache",
+            # Culling drops counters at random once the table is full: keep it far away (one row
+            # per key, per client address and per password-reset bucket, each expiring).
+            "OPTIONS": {"MAX_ENTRIES": 200_000, "CULL_FREQUENCY": 4},
+        }
     )
 }
 

@@ -55,6 +55,8 @@ def test_a_database_nobody_serves_is_503_everywhere_never_500():
                 timeout=30,
             )
         )
+        # No key at all: the client address's throttle counter is in the database too.
+        assert_unavailable(requests.get(f"{base}/api/v1/proposals", timeout=30))
         mcp = requests.post(
             f"{base}/mcp",
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},

@@ -290,7 +290,9 @@ def test_amending_a_new_successors_text_keeps_its_kind_and_evidence(ag, rv):
     assert successor["body"] == reworded and successor["evidence"] == []
 
 
-def test_a_reviewer_who_requested_changes_may_reject_directly_bulk_included(ag, rv, consolidation, lossy):
+def test_a_reviewer_who_requested_changes_may_reject_directly_bulk_included(
+    ag, rv, consolidation, lossy
+):
     # Same reviewer, same proposal revision: the request for changes and the rejection are two
     # verdicts of one person (one verdict of each kind per revision), never a constraint clash.
     pid = lossy["proposal"]["id"]
