@@ -19,6 +19,7 @@ import math
 from typing import Any, cast
 
 from django.conf import settings
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.db import BaseDatabaseCache
 from django.db import connections, router, transaction
 from django.http import HttpRequest
@@ -49,12 +50,14 @@ class _SettingsRateThrottle(SimpleRateThrottle):
         lock on that key — PostgreSQL an advisory transaction lock, SQLite the write lock its
         ``BEGIN IMMEDIATE`` takes — so requests of one key racing through several processes
         are counted one after the other, not each over the same old count."""
-        if not isinstance(self.cache, BaseDatabaseCache) or self.get_rate() is None:
+        # ``self.cache`` is Django's proxy of the default cache: look at the backend behind it.
+        backend = caches[DEFAULT_CACHE_ALIAS]
+        if not isinstance(backend, BaseDatabaseCache) or self.get_rate() is None:
             return bool(super().allow_request(request, view))
         key = self.get_cache_key(request, view)
         if key is None:
             return True
-        alias = router.db_for_write(self.cache.cache_model_class)
+        alias = router.db_for_write(backend.cache_model_class)
         with transaction.atomic(using=alias):
             connection = connections[alias]
             if connection.vendor == "postgresql":
