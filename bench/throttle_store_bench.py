@@ -3,9 +3,10 @@
 (the default without ``CACHE_URL``) and in Redis (``CACHE_URL``), and the 200s one key gets at a
 stated limit over both workers.
 
-    .venv/bin/python bench/throttle_store_bench.py [--database-url postgres://…] [--redis URL]
+    .venv/bin/python bench/throttle_store_bench.py [--database-url postgres://…/steward_bench] [--redis URL]
 
-SQLite by default (a fresh file under /tmp). Prints one JSON line.
+SQLite by default (a fresh file under /tmp); with ``--database-url`` that PostgreSQL database
+is dropped and created afresh. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=300)
     args = parser.parse_args()
     fresh = Path(tempfile.gettempdir()) / "steward_throttle_bench.sqlite3"
+    if args.database_url:  # a fresh database of that name (history tables refuse a flush)
+        import psycopg
+
+        admin_url, name = args.database_url.rsplit("/", 1)
+        with psycopg.connect(f"{admin_url}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{name}"')
     setup_django(database_url=args.database_url, fresh_sqlite=fresh, broker=False)
     import requests
     from django.core.management import call_command
@@ -38,8 +46,6 @@ def main() -> int:
     from memory.keys import issue_api_key
     from tests.servers import gunicorn, shared_database_url
 
-    if args.database_url:
-        call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
     staff_with_memories("bench-admin", ("bench", "Bench"))
     url = shared_database_url()
