@@ -29,6 +29,7 @@ import anyio
 import mcp_types as types
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import DatabaseError
 from django.http import Http404
 from mcp.server import Server, ServerRequestContext
 from mcp.server._otel import OpenTelemetryMiddleware
@@ -38,8 +39,10 @@ from mcp.shared.exceptions import MCPError
 from rest_framework.exceptions import APIException
 from rest_framework.renderers import JSONRenderer
 
+from lib import unavailable
 from lib.correlation import correlation_scope
-from lib.errors import DomainError, api_exception_handler
+from lib.errors import DomainError, api_exception_handler, error_body
+from lib.unavailable import database_unavailable
 from memory.actors import Actor
 
 from .tools import BY_NAME, TOOLS, ToolSpec
@@ -128,6 +131,13 @@ def run_tool(spec: ToolSpec, caller: Caller, arguments: Mapping[str, Any] | None
             response = api_exception_handler(exc, {})
             assert response is not None
             return _result(response.data, is_error=True)
+        except DatabaseError as exc:
+            if not database_unavailable(exc):
+                raise
+            # The REST body of a 503: the agent may retry the call shortly.
+            body = error_body("service_unavailable", unavailable.MESSAGE)
+            body["error"]["details"] = {"retry_after": unavailable.retry_after()}
+            return _result(body, is_error=True)
     return _result(body, is_error=False)
 
 

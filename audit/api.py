@@ -31,6 +31,7 @@ from rest_framework.response import Response
 from lib.api import ActorApiView
 from lib.errors import Forbidden, ValidationFailed
 from lib.pagination import keyset_page
+from lib.schema import limit_parameter
 from lib.wording import one_of
 from memory.actors import Actor
 from memory.audit import ACTIONS
@@ -164,7 +165,7 @@ class AuditEventListApi(ActorApiView):
         parameters=[
             *_FILTER_PARAMETERS,
             OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int),
+            limit_parameter(),
         ],
         responses={200: OpenApiTypes.OBJECT},
     )

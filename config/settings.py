@@ -9,7 +9,8 @@
   ``DEFAULT_FROM_EMAIL``.
 - ``HTTPS=true`` behind TLS: HSTS, secure cookies and the SSL redirect (each also switchable on its
   own: ``SECURE_SSL_REDIRECT``, ``SECURE_HSTS_SECONDS``, ``SESSION_COOKIE_SECURE``, …).
-- ``CACHE_URL`` (``redis://…``): a shared cache, so throttling counts across processes.
+- ``CACHE_URL`` (``redis://…``): the cache for throttle counters; unset, a table in the database
+  (shared by every process either way).
 - ``THROTTLE_KEY_RATE`` / ``THROTTLE_ANON_RATE``: API rates (``600/min`` and ``20/min``).
 - ``THROTTLE_PASSWORD_RESET_RATE``: password reset requests per client address and per email
   address (``5/hour``).
@@ -121,7 +122,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # (IMMEDIATE) and waits for a busy writer instead of failing at once.
     DATABASES["default"]["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
-        "timeout": 20,
+        # Seconds a statement waits for the write lock before "database is locked" (503).
+        "timeout": float(os.environ.get("SQLITE_BUSY_TIMEOUT", "20")),
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
 elif "postgresql" in DATABASES["default"]["ENGINE"] and not env_bool("STEWARD_PG_JIT", False):
@@ -193,15 +195,23 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # --- Cache ----------------------------------------------------------------------------------
-# Throttle counters live here: set CACHE_URL to a Redis URL when more than one process serves.
-CACHES = {
+# Throttle counters live here, so they must be shared by every process that serves: without
+# CACHE_URL, a table in the database (Django's database cache, created by memory migration 0025);
+# with CACHE_URL=redis://…, Redis (cheaper per request, docs/reliability.md).
+CACHES: dict[str, dict[str, object]] = {
     "default": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": os.environ["CACHE_URL"],
         }
         if os.environ.get("CACHE_URL")
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "steward_cache",
+            # Culling drops counters at random once the table is full: keep it far away (one row
+            # per key, per client address and per password-reset bucket, each expiring).
+            "OPTIONS": {"MAX_ENTRIES": 200_000, "CULL_FREQUENCY": 4},
+        }
     )
 }
 
@@ -247,6 +257,9 @@ STEWARD_THROTTLE_RATES = {
 # Trusted proxies in front of us that append to X-Forwarded-For; 0 = the socket address alone, so a
 # client cannot pick its own throttle bucket with a forged header (lib.throttling.client_address).
 STEWARD_PROXY_COUNT = int(os.environ.get("PROXY_COUNT", "0"))
+# A database that cannot be reached answers 503 service_unavailable with this Retry-After
+# (seconds; lib.unavailable).
+STEWARD_UNAVAILABLE_RETRY_AFTER = int(os.environ.get("UNAVAILABLE_RETRY_AFTER", "5"))
 # JSON bodies nesting deeper than this are refused with 400 ``invalid`` (lib.parsers).
 STEWARD_MAX_JSON_DEPTH = 32
 # Success bodies of every operation, per app (lib.schema).

@@ -16,6 +16,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_default_handler
 
+from . import unavailable
+from .unavailable import database_unavailable
+
 
 class DomainError(Exception):
     """Base of every domain error: a refusal the caller can act on, with a stable code."""
@@ -106,6 +109,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """DRF exception handler producing the documented envelope for every error."""
     if isinstance(exc, DomainError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.http_status)
+    if database_unavailable(exc):
+        return Response(
+            error_body("service_unavailable", unavailable.MESSAGE),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(unavailable.retry_after())},
+        )
     if isinstance(exc, RequestDataTooBig):
         return Response(
             error_body("too_large", "The request body is over the size limit."),
@@ -133,3 +142,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
 
 def json_error(code: str, message: str, status_code: int) -> JsonResponse:
     return JsonResponse(error_body(code, message), status=status_code)
+
+
+def service_unavailable_json() -> JsonResponse:
+    """503 ``service_unavailable`` in the envelope, with ``Retry-After`` (lib.unavailable)."""
+    response = json_error("service_unavailable", unavailable.MESSAGE, 503)
+    response["Retry-After"] = str(unavailable.retry_after())
+    return response

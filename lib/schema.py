@@ -3,8 +3,10 @@
 :class:`StewardAutoSchema` is drf-spectacular's ``AutoSchema`` with three changes:
 
 - every operation documents the errors it can answer, each with the one ``Error`` component
-  (``{"error": {"code", "message", "details"}}``, API.md "Errors"): 400/401/403/406/429 for
-  every operation, 404 when the path names an object, 409/413/415/422 when it takes a body;
+  (``{"error": {"code", "message", "details"}}``, API.md "Errors"): 400/401/403/404/406/422/
+  429/503 for every operation, 409/413/415 when it takes a body;
+- a request body read by a :class:`lib.api.StrictSerializer` is ``additionalProperties: false``
+  (the server refuses an unknown field with 400), nested strict objects too;
 - descriptions come from the view's own docstrings only (never a base class's);
 - a GET on a collection gets the operation id ``…_list`` and on an object ``…_retrieve``, so
   ``/entries`` and ``/entries/{entry_id}`` no longer collide.
@@ -25,7 +27,10 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.drainage import warn
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+
+from .api import StrictSerializer
 
 ERRORS = {
     400: "Malformed JSON, an unknown field or query parameter, or an invalid value (`invalid`).",
@@ -38,10 +43,12 @@ ERRORS = {
     415: "The body is not `application/json` (`unsupported_media_type`).",
     422: "Well-formed but refused: a secret or personal data, lost details not acknowledged, …",
     429: "Throttled (`throttled`); `Retry-After` says when to try again.",
+    503: "The database cannot be reached just now (`service_unavailable`); retry after "
+    "`Retry-After` seconds.",
 }
 # 404: a path or a filter may name an unknown object; 422: a read may be refused too (a
 # ``since_revision`` above the head).
-ALWAYS = (400, 401, 403, 404, 406, 422, 429)
+ALWAYS = (400, 401, 403, 404, 406, 422, 429, 503)
 WITH_BODY = (409, 413, 415)
 
 
@@ -65,6 +72,15 @@ def contracts() -> dict[tuple[str, str], dict[Any, Any]]:
     for module in getattr(settings, "STEWARD_OPENAPI_RESPONSES", []):
         table.update(import_module(module).RESPONSES)
     return table
+
+
+def limit_parameter(maximum: int | None = None) -> OpenApiParameter:
+    """The ``limit`` query parameter of a list with the bounds the server enforces (keyset pages:
+    ``lib.pagination.page_limit``, 1..``STEWARD_MAX_PAGE_SIZE``)."""
+    top = maximum if maximum is not None else settings.STEWARD_MAX_PAGE_SIZE
+    return OpenApiParameter(
+        "limit", {"type": "integer", "minimum": 1, "maximum": top}, description="Page size"
+    )
 
 
 class StewardAutoSchema(AutoSchema):
@@ -98,6 +114,15 @@ class StewardAutoSchema(AutoSchema):
             return None
         return super()._get_serializer()
 
+    def _map_serializer(
+        self, serializer: Any, direction: Any, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        # A strict input (lib.api.StrictSerializer) refuses any field it does not name: say so.
+        schema: dict[str, Any] = super()._map_serializer(serializer, direction, bypass_extensions)
+        if direction == "request" and isinstance(serializer, StrictSerializer):
+            schema["additionalProperties"] = False
+        return schema
+
     def contract(self) -> dict[Any, Any] | None:
         return contracts().get((type(self.view).__name__, self.method.lower()))
 
@@ -124,11 +149,11 @@ class StewardAutoSchema(AutoSchema):
                 "description": ERRORS[status],
                 "content": {"application/json": {"schema": component.ref}},
             }
-            if status == 429:
+            if status in (429, 503):
                 body["headers"] = {
                     "Retry-After": {
                         "schema": {"type": "integer"},
-                        "description": "Seconds until the throttle lets a request through.",
+                        "description": "Seconds until a request may be tried again.",
                     }
                 }
             responses.setdefault(str(status), body)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+
 from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template import loader
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found as html_page_not_found
 from django.views.defaults import server_error as html_server_error
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
-from .errors import json_error
+from . import unavailable
+from .errors import json_error, service_unavailable_json
+from .unavailable import database_unavailable
 
 
 @csrf_exempt  # any method on an unknown API path is a JSON 404, never Django's CSRF page
@@ -46,6 +51,18 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``. A database that cannot be reached is not a server fault the client can
+    do nothing about: 503 with ``Retry-After`` (the envelope under /api/ and /mcp, a page that
+    says to wait elsewhere; rendered without the request, so nothing reads the database)."""
+    if database_unavailable(sys.exc_info()[1]):
+        if request.path.startswith(("/api/", "/mcp")):
+            return service_unavailable_json()
+        response = HttpResponse(
+            loader.get_template("503.html").render({"retry_after": unavailable.retry_after()}),
+            status=503,
+        )
+        response["Retry-After"] = str(unavailable.retry_after())
+        return response
     if request.path.startswith("/api/"):
         return json_error("server_error", "An unexpected error occurred.", 500)
     return html_server_error(request)

@@ -268,11 +268,38 @@ def check_no_personal_data(
         )
 
 
+#: Bidirectional embedding, override and isolate controls (LRE, RLE, PDF, LRO, RLO; LRI, RLI,
+#: FSI, PDI): they reorder how the text around them is displayed, so ``"Team \u202eevil"``
+#: shows as something else in the pages and in exports ("Trojan Source"). The implicit marks
+#: (LRM U+200E, RLM U+200F, ALM U+061C) only set the direction of neutral characters and are
+#: written in ordinary right-to-left text: they stay.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def check_no_bidi_controls(field: str, text: str) -> None:
+    """400 ``invalid`` naming the field and the first bidirectional control (by code point and
+    name): refused rather than stripped, so what is stored is what the caller sent."""
+    found = BIDI_CONTROLS.search(text)
+    if found is not None:
+        char = found.group()
+        raise ValidationFailed(
+            f"The {field} contains a bidirectional control character.",
+            details={
+                field: [
+                    f"Contains U+{ord(char):04X} ({unicodedata.name(char)}), which changes how "
+                    "the text around it is displayed; remove it."
+                ]
+            },
+        )
+
+
 def check_stored_text(field: str, text: str, refuse: Iterable[str] | None = None) -> None:
-    """Everything a stored text must pass: no secret, no refused personal data."""
+    """Everything a stored text must pass: no secret, no refused personal data (a secret behind
+    a bidi control is reported as the secret), no bidirectional control."""
     joins = _joins(text)
     check_no_secrets(field, text, joins)
     check_no_personal_data(field, text, refuse, joins)
+    check_no_bidi_controls(field, text)
 
 
 def clean_body(body: Any, *, field: str = "body", refuse: Iterable[str] | None = None) -> str:

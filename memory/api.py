@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from lib.api import parse, parse_query
 from lib.errors import NotFound, ValidationFailed
 from lib.pagination import keyset_page
+from lib.schema import limit_parameter
 
 from . import actions
 from .actors import Actor
@@ -177,7 +178,7 @@ class EntryListCreateApi(MemoryApiView):
             OpenApiParameter("tier", str),
             OpenApiParameter("validity", str),
             OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int),
+            limit_parameter(),
         ],
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -429,7 +430,10 @@ class RevisionListApi(MemoryApiView):
     @extend_schema(
         tags=TAG_REV,
         summary="Revisions after since_revision (exclusive), ascending",
-        parameters=[OpenApiParameter("since_revision", int), OpenApiParameter("limit", int)],
+        parameters=[
+            OpenApiParameter("since_revision", {"type": "integer", "minimum": 0}),
+            limit_parameter(500),
+        ],
     )
     def get(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug)

@@ -22,6 +22,7 @@ from rest_framework.response import Response
 
 from lib.api import StrictSerializer, parse, parse_query
 from lib.pagination import keyset_page
+from lib.schema import limit_parameter
 
 from . import actions, inventory, maintenance, tasks
 from .api_base import MemoryApiView
@@ -119,7 +120,7 @@ class MaintenanceRunListApi(MemoryApiView):
         parameters=[
             OpenApiParameter("job", str, enum=list(JOB_NAMES)),
             OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int),
+            limit_parameter(),
         ],
     )
     def get(self, request: Request, slug: str) -> Response:

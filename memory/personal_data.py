@@ -146,9 +146,11 @@ ID_LABELS: tuple[str, ...] = (
     "personal identity number",
     "personal id number",
     "personal number",
-    # NL, BE
+    # NL, BE (a bare BSN is not looked for: docs/reliability.md says why)
     "bsn",
     "burgerservicenummer",
+    "citizen service number",
+    "citizen service no",
     "sofinummer",
     "sofi-nummer",
     "sofi nummer",

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from lib.api import ActorApiView, parse, parse_query
 from lib.pagination import keyset_page
+from lib.schema import limit_parameter
 from memory.actions import get_memory
 
 from . import actions
@@ -96,7 +97,7 @@ class ProposalListSubmitApi(ActorApiView):
             OpenApiParameter("has_lost_details", bool),
             OpenApiParameter("assigned", str, description="'me': assigned to the caller"),
             OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int),
+            limit_parameter(),
         ],
     )
     def get(self, request: Request) -> Response:

@@ -76,7 +76,7 @@ class ProposalListQuery(StrictSerializer):
     )
     q = serializers.CharField(required=False, max_length=200)
     entry = serializers.CharField(required=False, max_length=128)
-    has_lost_details = serializers.BooleanField(required=False, allow_null=True, default=None)
+    has_lost_details = serializers.BooleanField(required=False)
     assigned = serializers.ChoiceField(choices=["me"], required=False)
     cursor = serializers.CharField(required=False)
     limit = serializers.IntegerField(required=False, min_value=1)

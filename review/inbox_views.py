@@ -212,7 +212,7 @@ def assign_view(request: HttpRequest, actor: Actor, pk: int) -> HttpResponse:
         assign_proposal(proposal, actor=actor, reviewer=reviewer or None)
         notice = f"Assigned to {reviewer}." if reviewer else "Assignment cleared."
     except DomainError as exc:
-        problems = [p for v in (exc.details or {}).values() for p in v if isinstance(v, list)]
+        problems = [p for v in (exc.details or {}).values() if isinstance(v, list) for p in v]
         notice = " ".join(map(str, problems)) or exc.message
         if int(getattr(exc, "http_status", 400) or 400) == 403:
             return web.refuse(request, exc.message, status=403)

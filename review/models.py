@@ -52,11 +52,12 @@ class Decision(AppendOnlyModel):
 
     class Meta:
         constraints = [
-            # One verdict per person per proposal revision (N distinct approvals means N
-            # people; an amendment opens a new revision to decide).
+            # One verdict of each kind per person per proposal revision (N distinct approvals
+            # means N people; an amendment opens a new revision to decide). A reviewer who asked
+            # for changes (or approved, of N required) may still reject that revision.
             models.UniqueConstraint(
-                fields=["proposal", "proposal_revision", "actor_id"],
-                name="one_decision_per_actor_and_revision",
+                fields=["proposal", "proposal_revision", "actor_id", "verdict"],
+                name="one_verdict_per_actor_and_revision",
             ),
             models.CheckConstraint(
                 condition=~models.Q(verdict="reject") | ~models.Q(reason=""),

@@ -249,6 +249,28 @@ def _flush_lifts_erase_guard():
 
 
 @pytest.fixture(autouse=True)
+def _throttle_counters_in_process_memory(settings) -> None:
+    # Production keeps throttle counters in the database (shared by every process); that costs
+    # each API request a few queries of its own, which the suite's query budgets are not about.
+    # The throttling tests put them back in the database (tests/hardening/test_throttling.py),
+    # and the real-process tests run the production settings (test_shared_throttling.py).
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+@pytest.fixture
+def production_cache(settings):
+    """The production cache (without CACHE_URL: the database's), emptied before and after."""
+    from django.core.cache import cache
+
+    from config import settings as production
+
+    settings.CACHES = production.CACHES
+    cache.clear()
+    yield cache
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _generous_throttle_rates(settings) -> None:
     # The suite makes thousands of API calls from one address; production rates are under test
     # only in tests/hardening/test_throttling.py, which lowers them again.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_openapi_schema_lists_the_entry_endpoints(api, agent):
     r = api.as_(agent).get("/api/v1/schema/?format=json")
@@ -30,6 +32,7 @@ def test_docs_page_loads_no_third_party_assets(api, agent):
     assert "cdn." not in html and "unpkg" not in html
 
 
+@pytest.mark.django_db  # the throttle counters are in the database (the default cache)
 def test_the_api_docs_follow_a_new_users_journey_and_start_with_getting_started(client):
     schema = client.get("/api/v1/schema/?format=json").json()
     names = [t["name"] for t in schema["tags"]]

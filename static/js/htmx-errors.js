@@ -145,6 +145,12 @@
       text.textContent = "Too many requests just now, so this was not done." + kept +
         (wait > 0 ? " Wait " + wait + " second" + (wait === 1 ? "" : "s") + ", then press Retry." : " Wait a moment, then press Retry.");
       actions.appendChild(retry);
+    } else if (status === 503) {
+      var pause = parseInt((xhr && xhr.getResponseHeader("Retry-After")) || "", 10);
+      text.textContent = "The service cannot reach its database just now, so this may not have been done." + kept +
+        (pause > 0 ? " Wait " + pause + " second" + (pause === 1 ? "" : "s") + ", then press Retry." : " Wait a moment, then press Retry.");
+      actions.appendChild(retry);
+      actions.appendChild(link("Reload the page", window.location.href));
     } else if (status >= 500) {
       var id = xhr && xhr.getResponseHeader("X-Request-ID");
       text.textContent = "The server failed (error " + status + "), so this may not have been done." + kept +

@@ -375,3 +375,37 @@ def test_a_saved_view_name_and_search_are_scanned(reviewer, client):
         r = client.post("/review/views/", data)
         assert r.status_code == 422, r.status_code
     assert not SavedView.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Her number is 212 67 4482",  # an SSN in groups of spaces, no label
+        "SSN 212 67 4482",
+        "BSN 111222333",  # a BSN after its label (a bare one: see below)
+        "citizen service number 111222333",
+        "burgerservicenummer: 1112.22.333",
+        "٢١٢-٦٧-٤٤٨٢ is on the form",  # Arabic-Indic digits of a valid SSN
+        "SSN ٠٧٨-٠٥-١١٢٠",
+        "Jane's SSN is 078-05-1120",  # never issued, but shaped and labelled as one
+    ],
+)
+def test_the_personal_data_the_probe_found_stored_is_refused_over_http(api, agent, text):
+    r = api.as_(agent).post(E, {"body": text, "kind": "fact"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "personal_data_detected"
+    assert Entry.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A bare 9-digit number is not taken for a BSN by its check digit alone: about one in
+        # eleven 9-digit numbers passes it (2 of the 704 controls would have been refused).
+        "Kafka offset 722874133 on partition 9 is the replay start",
+        "Order 111222333 shipped",
+    ],
+)
+def test_a_bare_nine_digit_number_is_not_a_bsn(api, agent, text):
+    r = api.as_(agent).post(E, {"body": text, "kind": "fact"})
+    assert r.status_code == 201, r.text

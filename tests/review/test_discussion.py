@@ -288,3 +288,30 @@ def test_amending_a_new_successors_text_keeps_its_kind_and_evidence(ag, rv):
     assert r.status_code == 200, r.text
     successor = detail(rv, p["id"])["payload"]["successor"]
     assert successor["body"] == reworded and successor["evidence"] == []
+
+
+def test_a_reviewer_who_requested_changes_may_reject_directly_bulk_included(
+    ag, rv, consolidation, lossy
+):
+    # Same reviewer, same proposal revision: the request for changes and the rejection are two
+    # verdicts of one person (one verdict of each kind per revision), never a constraint clash.
+    pid = lossy["proposal"]["id"]
+    assert rv.post(f"{P}/{pid}/request-changes", {"comment": "Keep 02:00"}).status_code == 200
+    r = rv.post(f"{P}/{pid}/reject", {"reason": "loses_detail", "comment": "Not amended"})
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "rejected"
+    assert [d.verdict for d in Decision.objects.filter(proposal_id=pid)] == [
+        "request_changes",
+        "reject",
+    ]
+    # Through the bulk endpoint: each id decided on its own, none fails the call.
+    other = consolidation["proposal"]["id"]
+    assert rv.post(f"{P}/{other}/request-changes", {"comment": "Why?"}).status_code == 200
+    bulk = rv.post(
+        f"{P}/bulk", {"action": "reject", "ids": [other], "reason": "wrong", "comment": "No"}
+    )
+    assert bulk.status_code == 200, bulk.text
+    assert bulk.json()["results"] == [{"id": other, "status": "rejected"}]
+    # Still one verdict of a kind per person and revision: a second rejection is refused.
+    again = rv.post(f"{P}/{pid}/reject", {"reason": "wrong", "comment": "Again"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_decided"

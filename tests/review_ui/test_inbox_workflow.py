@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from memory import actions as memory_actions
 from memory.actors import Actor
 from proposals.actions.discussion import assign_proposal
+from proposals.actions.status import withdraw_proposal
 from proposals.models import Proposal, ProposalStatus
 from review import actions, claims
 from review.models import Decision
@@ -368,3 +369,14 @@ def test_bulk_approve_on_a_phone_shows_each_outcome_and_updates_counts(
 
     page.set_viewport_size({"width": 1280, "height": 900})
     assert page.evaluate(NO_OVERFLOW)
+
+
+def test_assigning_a_withdrawn_proposal_says_it_is_closed(rita, ravi, memory, agent):
+    p = consolidate(memory, agent.actor)
+    withdraw_proposal(p, actor=agent.actor)
+    r = rita.post(f"/review/proposals/{p.pk}/assign/", {"reviewer": "ravi"}, **HTMX)
+    assert r.status_code == 409
+    assert "can no longer be changed" in r.content.decode()
+    r = rita.post(f"/review/proposals/{p.pk}/assign/", {"reviewer": "ravi", "next": "/review/"})
+    assert r.status_code == 302
+    assert fresh(p).assigned_to is None
