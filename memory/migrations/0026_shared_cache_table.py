@@ -21,5 +21,5 @@ def drop(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0024_audit_seal")]
+    dependencies = [("memory", "0025_governance_fields")]
     operations = [migrations.RunPython(create, drop)]
