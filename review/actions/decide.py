@@ -227,7 +227,8 @@ def _approve(
         payload={"approvals": approvals, "required": required, "acknowledged": acknowledge},
     )
     notifications.decision_made(proposal, actor=actor)
-    exposed.notify_after_commit(operation, memory=memory)
+    if operation is not None:  # a policy change retires no version
+        exposed.notify_after_commit(operation, memory=memory)
     return DecisionResult(proposal, decision, operation, revision, approvals, required)
 
 
