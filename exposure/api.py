@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from lib.api import StrictSerializer, parse_query
 from lib.pagination import keyset_page
+from lib.schema import limit_parameter
 from memory.actions import get_memory
 from memory.api_base import MemoryApiView
 
@@ -42,12 +43,12 @@ class ExposureListApi(MemoryApiView):
         ),
         parameters=[
             OpenApiParameter("entry", str),
-            OpenApiParameter("version", int),
+            OpenApiParameter("version", {"type": "integer", "minimum": 1}),
             OpenApiParameter("run", str),
             OpenApiParameter("key", str),
             OpenApiParameter("since", str, description="ISO 8601 date-time."),
             OpenApiParameter("cursor", str),
-            OpenApiParameter("limit", int),
+            limit_parameter(),
         ],
     )
     def get(self, request: Request, slug: str) -> Response:

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from lib.api import StrictSerializer, parse, parse_query
 from lib.errors import ValidationFailed
 from lib.pagination import decode_cursor, encode_cursor, page_limit
+from lib.schema import limit_parameter
 
 from . import actions
 from .api import write_result_out
@@ -87,7 +88,7 @@ class DueListApi(MemoryApiView):
             "Most recalled first (`recall_count`, folded from recall events), then by entry; "
             "cursor pages. Being due never deactivates an entry."
         ),
-        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
+        parameters=[OpenApiParameter("cursor", str), limit_parameter()],
     )
     def get(self, request: Request, slug: str) -> Response:
         actor, memory = self.scope(request, slug)

@@ -249,12 +249,12 @@ def rankers(memory: Memory, by_pk: dict[int, Turn]) -> dict[str, Callable[[str],
         out["hybrid"] = lambda q: [
             h.entry_pk for h in search(memory, actor=WRITER, query=q, limit=LIMIT).hits
         ]
-    if reranker_available():
-        reranker = CrossEncoderReranker()
-        out["reranked"] = lambda q: [
-            h.entry_pk
-            for h in search(memory, actor=WRITER, query=q, limit=LIMIT, reranker=reranker).hits
-        ]
+        if reranker_available():  # the hybrid pipeline with the reranker
+            reranker = CrossEncoderReranker()
+            out["reranked"] = lambda q: [
+                h.entry_pk
+                for h in search(memory, actor=WRITER, query=q, limit=LIMIT, reranker=reranker).hits
+            ]
     return out
 
 
