@@ -6,7 +6,7 @@ Vectors are a derived projection, never authoritative, and rebuildable at any ti
   (partitioned by Memory, exact KNN). PostgreSQL: a ``vector(384)`` column of pgvector with an
   HNSW index (cosine), when the extension is installed. Otherwise — an SQLite build that cannot
   load extensions, a PostgreSQL without pgvector — a bounded, batched numpy scan over the cached
-  embeddings (:class:`~memory.embeddings.EntryEmbedding`); ``manage.py check`` warns about it and
+  embeddings (:class:`~memory.models.EntryEmbedding`); ``manage.py check`` warns about it and
   the ranking trace says how many vectors the scan compared and whether it stopped at its bound.
 - **When they are made.** After a revision that created versions commits
   (``memory.effects.versions_written``, wired to the ``memory.index_vectors`` Celery task, which
@@ -41,14 +41,8 @@ from django.db import DatabaseError, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, OuterRef
 
-from .embeddings import (
-    EmbeddingProvider,
-    EntryEmbedding,
-    IndexedVector,
-    get_provider,
-    pack,
-)
-from .models import WITHHELD_STATES, EntryVersion, HeadState
+from .embeddings import EmbeddingProvider, get_provider, pack
+from .models import WITHHELD_STATES, EntryEmbedding, EntryVersion, HeadState, IndexedVector
 from .search.common import ACTIVE, CANDIDATES, CURRENT, HEADS, HISTORY, Candidate, setting
 from .search.filters import RecallFilters
 

@@ -10,7 +10,8 @@ from fractions import Fraction
 import pytest
 
 from memory import actions, vectors
-from memory.embeddings import EntryEmbedding, _provider, get_provider
+from memory.embeddings import _provider, get_provider
+from memory.models import EntryEmbedding
 from memory.search import search
 from tests.factories import remember
 
