@@ -3,8 +3,9 @@ counts what validity removed from them by reading :data:`CHANNELS`.
 
 A channel turns one request's :class:`ChannelQuery` into candidates of one Memory, best first,
 with the view's scope, the reader's clearance and the request's filters applied inside its own
-query (before fusion: DESIGN §5, invariant 7). Adding a channel is a class with a ``name`` and
-``candidates`` and one line in :data:`CHANNELS`; fusion and the trace follow.
+query (before fusion: DESIGN §5, invariant 7). Adding a channel is a function
+``find(memory_pk, query, scope)`` and one line in :data:`CHANNELS`; fusion and the trace
+follow.
 
 The channels run in the listed order: the lexical one first, so the query embedding started by
 the pipeline (``embed_query_soon``) is computed while its database query runs.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from .common import Candidate
 from .filters import RecallFilters
@@ -42,75 +43,53 @@ class ChannelQuery:
         return self.embedding
 
 
-class Channel(Protocol):
+@dataclass(frozen=True)
+class Scope:
+    """Where a channel looks: the view's scope, how many candidates at most, the reader's
+    clearance and the request's filters."""
+
+    view: str
+    limit: int
+    sensitivities: Sequence[str]
+    filters: RecallFilters | None = None
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A recall channel: its name (in fusion and the trace) and how it finds candidates."""
+
     name: str
-
-    def candidates(
-        self,
-        memory_pk: int,
-        query: ChannelQuery,
-        *,
-        view: str,
-        limit: int,
-        sensitivities: Sequence[str],
-        filters: RecallFilters | None,
-    ) -> list[Candidate]: ...
+    find: Callable[[int, ChannelQuery, Scope], list[Candidate]]
 
 
-class Lexical:
+def _lexical(memory_pk: int, query: ChannelQuery, scope: Scope) -> list[Candidate]:
     """Full-text matches ranked by term rarity (``memory.search.lexical``)."""
-
-    name = "lexical"
-
-    def candidates(
-        self,
-        memory_pk: int,
-        query: ChannelQuery,
-        *,
-        view: str,
-        limit: int,
-        sensitivities: Sequence[str],
-        filters: RecallFilters | None,
-    ) -> list[Candidate]:
-        return lexical_channel(
-            memory_pk,
-            query.terms,
-            view=view,
-            limit=limit,
-            sensitivities=sensitivities,
-            filters=filters,
-        )
+    return lexical_channel(
+        memory_pk,
+        query.terms,
+        view=scope.view,
+        limit=scope.limit,
+        sensitivities=scope.sensitivities,
+        filters=scope.filters,
+    )
 
 
-class Vector:
+def _vector(memory_pk: int, query: ChannelQuery, scope: Scope) -> list[Candidate]:
     """Nearest versions by cosine in the vector index (``memory.search.vector``); empty without
     an embedding provider."""
-
-    name = "vector"
-
-    def candidates(
-        self,
-        memory_pk: int,
-        query: ChannelQuery,
-        *,
-        view: str,
-        limit: int,
-        sensitivities: Sequence[str],
-        filters: RecallFilters | None,
-    ) -> list[Candidate]:
-        return vector_channel(
-            memory_pk,
-            query.vector(),
-            view=view,
-            limit=limit,
-            sensitivities=sensitivities,
-            scans=query.scans,
-            filters=filters,
-        )
+    return vector_channel(
+        memory_pk,
+        query.vector(),
+        view=scope.view,
+        limit=scope.limit,
+        sensitivities=scope.sensitivities,
+        scans=query.scans,
+        filters=scope.filters,
+    )
 
 
 #: Every channel, in the order they run.
-CHANNELS: tuple[Channel, ...] = (Lexical(), Vector())
+CHANNELS: tuple[Channel, ...] = (Channel("lexical", _lexical), Channel("vector", _vector))
 CHANNEL_NAMES: tuple[str, ...] = tuple(c.name for c in CHANNELS)
 
 
@@ -124,14 +103,5 @@ def run(
     filters: RecallFilters | None = None,
 ) -> dict[str, list[Candidate]]:
     """Each channel's candidates, by channel name, in :data:`CHANNELS`' order."""
-    return {
-        c.name: c.candidates(
-            memory_pk,
-            query,
-            view=view,
-            limit=limit,
-            sensitivities=sensitivities,
-            filters=filters,
-        )
-        for c in CHANNELS
-    }
+    scope = Scope(view, limit, sensitivities, filters)
+    return {c.name: c.find(memory_pk, query, scope) for c in CHANNELS}
