@@ -54,8 +54,14 @@ from seed_common import (  # noqa: E402
 
 from memory import db_stats, lifecycle, vectors  # noqa: E402
 from memory.actors import Actor  # noqa: E402
-from memory.embeddings import IndexedVector, require_provider  # noqa: E402
-from memory.models import Entry, Memory, Relation, Revision  # noqa: E402
+from memory.embeddings import require_provider  # noqa: E402
+from memory.models import (  # noqa: E402
+    Entry,
+    IndexedVector,
+    Memory,
+    Relation,
+    Revision,
+)
 from memory.search import channel_cap, lexical_channel, query_terms, search  # noqa: E402
 
 #: The index a bulk load drops and builds once at the end: the GIN index of the lexical

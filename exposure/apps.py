@@ -1,4 +1,5 @@
-"""App config of the exposure ledger: listens to ``memory.effects.served``."""
+"""App config of the exposure ledger: listens to ``memory.effects.served`` and attaches its
+Celery task to the ledger's hand-off."""
 
 from django.apps import AppConfig
 
@@ -11,6 +12,7 @@ class ExposureConfig(AppConfig):
     def ready(self) -> None:
         from memory import effects
 
-        from . import ledger, tasks  # noqa: F401 - tasks registers the Celery tasks
+        from . import ledger, tasks
 
-        effects.on_served(ledger.record)
+        ledger.queue.use_task(tasks.write_exposures.delay)
+        effects.served.connect(ledger.record)

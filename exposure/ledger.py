@@ -3,9 +3,9 @@
 The request path never writes. :func:`record` — registered on ``memory.effects.served`` — turns
 what one recall served into at most :data:`MAX_PER_READ` events (memory, entry, version, key,
 run, surface, time) and either publishes them to the broker (``exposure.write``, a Celery task)
-or, in the embedded mode (no broker), appends them to a bounded in-process buffer that a timer
-thread writes :data:`WRITE_DELAY` seconds later — the same shape as the recall events
-(``memory.recall_events``). :func:`write` inserts them in batches of :data:`WRITE_BATCH` rows.
+or, in the embedded mode (no broker), writes them :data:`WRITE_DELAY` seconds later in a timer
+thread — the same hand-off as the recall events (``lib.deferred``). :func:`write` inserts them
+in batches of :data:`WRITE_BATCH` rows.
 
 Policy ``exposure: {enabled, retention_days}`` — on, 30 days, unless the Memory says otherwise.
 :func:`purge` (``exposure.purge``, hourly in beat) deletes rows older than each Memory's
@@ -15,23 +15,18 @@ so one run never holds a long transaction and the table stays bounded at the ret
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
-from django.db import close_old_connections
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from lib.deferred import Deferred
+from memory.actors import Actor
 from memory.models import Entry, Memory
 
 from .models import Exposure
-
-log = logging.getLogger(__name__)
 
 #: Rows one read may produce (a search returns at most 50 hits, a pack at most 8 items).
 MAX_PER_READ = 64
@@ -50,10 +45,6 @@ DEFAULT_RETENTION_DAYS = 30
 #: (memory pk, entry pk or public entry id, version, key, run id, via, ISO time)
 Event = tuple[int, int | str, int, str, str, str, str]
 
-_buffer: deque[Event] = deque(maxlen=BUFFER_MAX)
-_lock = threading.Lock()
-_timer: threading.Timer | None = None
-
 
 def settings_of(memory: Memory) -> dict[str, Any]:
     raw = (memory.policy or {}).get("exposure") or {}
@@ -68,13 +59,9 @@ def retention_days(memory: Memory) -> int:
     return int(settings_of(memory).get("retention_days", DEFAULT_RETENTION_DAYS))
 
 
-def _embedded() -> bool:
-    return bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", True))
-
-
 def record(
     memory: Memory,
-    actor: Any,
+    actor: Actor,
     *,
     run_id: str,
     via: str,
@@ -89,63 +76,23 @@ def record(
         (memory.pk, ref, int(version), actor.id, run_id, via, now)
         for ref, version in dict.fromkeys(items)
     ][:MAX_PER_READ]
-    if _embedded():
-        _buffer_events(events)
-    else:
-        from .tasks import write_exposures
-
-        write_exposures.delay([list(e) for e in events])
-    return len(events)
-
-
-def _buffer_events(events: Sequence[Event]) -> None:
-    global _timer
-    with _lock:
-        _buffer.extend(events)
-        if _timer is None:
-            _timer = threading.Timer(WRITE_DELAY, _write_buffer_in_thread)
-            _timer.daemon = True
-            _timer.start()
-
-
-def _write_buffer_in_thread() -> None:
-    try:
-        flush()
-    except Exception:
-        log.exception("exposures not written")
-    finally:
-        close_old_connections()
+    return queue.submit(events)
 
 
 def flush() -> int:
     """Write everything waiting in the embedded buffer now. Returns the rows written."""
-    global _timer
-    with _lock:
-        events = list(_buffer)
-        _buffer.clear()
-        if _timer is not None:
-            _timer.cancel()
-        _timer = None
-    return write(events)
+    return queue.flush()
 
 
 def discard() -> int:
     """Drop what waits in the embedded buffer and stop its timer (the test suite, between
     tests: a timer left running would write into the next test's database). Returns how many
     events were dropped."""
-    global _timer
-    with _lock:
-        n = len(_buffer)
-        _buffer.clear()
-        if _timer is not None:
-            _timer.cancel()
-        _timer = None
-    return n
+    return queue.discard()
 
 
 def pending() -> int:
-    with _lock:
-        return len(_buffer)
+    return queue.pending()
 
 
 def write(events: Iterable[Sequence[Any]]) -> int:
@@ -203,3 +150,10 @@ def purge(*, now: datetime | None = None) -> int:
             if len(ids) < PURGE_BATCH:
                 break
     return deleted
+
+
+#: The hand-off: the ``exposure.write`` task (attached in ``ExposureConfig.ready``) or the
+#: embedded buffer written :data:`WRITE_DELAY` seconds after the read.
+queue: Deferred[Event] = Deferred(
+    "exposures", lambda events: write(events), delay=WRITE_DELAY, maxlen=BUFFER_MAX
+)

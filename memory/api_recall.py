@@ -24,7 +24,7 @@ from lib.api import StrictSerializer, parse
 from lib.errors import Forbidden, ValidationFailed
 from lib.wording import listed
 
-from . import effects, recall_events
+from . import effects
 from .actors import STAFF, Actor
 from .api_base import MemoryApiView
 from .context_pack import (
@@ -263,8 +263,8 @@ def search_out(
     """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
     ranking trace when ``trace`` (the caller decides who may see it). ``filters``: the
     validated ``FiltersIn``; ``strict_fresh``: leave out entries due for re-checking. What it
-    served is announced (``effects.served``) for the exposure ledger, as served to ``run_id``
-    through ``via``."""
+    served is announced (``effects.served``: the recall events and the exposure ledger), as served
+    to ``run_id`` through ``via``."""
     result = search(
         memory,
         actor=actor,
@@ -276,8 +276,6 @@ def search_out(
         filters=recall_filters(filters, strict_fresh=strict_fresh),
     )
     hits = [hit_out(h) for h in result.hits]
-    # Queued for the fold (no write here), when the policy enables recall events.
-    recall_events.record(memory, [h.entry_pk for h in result.hits], actor_id=actor.id)
     effects.served(
         memory, actor, run_id=run_id, via=via, items=[(h.entry_pk, h.version) for h in result.hits]
     )
@@ -308,7 +306,6 @@ def context_pack_out(
         filters=recall_filters(filters, strict_fresh=strict_fresh),
         **options,
     )
-    recall_events.record(memory, [i.entry_id for i in pack.items], actor_id=actor.id)
     effects.served(
         memory, actor, run_id=run_id, via=via, items=[(i.entry_id, i.version) for i in pack.items]
     )

@@ -1,5 +1,7 @@
-"""App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``) and
-lifts the SQLite schema guard of append-only tables while migrations run."""
+"""App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``),
+connects memory's own listeners to its effects (``memory.effects``: vectors after a write, the
+promotion pass after a session end, recall events after a read) and lifts the SQLite schema guard
+of append-only tables while migrations run."""
 
 from django.apps import AppConfig
 
@@ -9,7 +11,7 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory"
 
     def ready(self) -> None:
-        from . import checks, maintenance, tasks  # noqa: F401 - checks registers itself
+        from . import checks, effects, maintenance, recall_events, tasks  # noqa: F401 - checks
 
         maintenance.register_job("l1", maintenance._run_decay, tasks.l1_decay_scan)
         maintenance.register_job(
@@ -20,6 +22,10 @@ class MemoryConfig(AppConfig):
         maintenance.register_job(
             "revalidation", maintenance.run_revalidation, tasks.revalidation, gated=False
         )
+        effects.versions_written.connect(tasks.queue_vectors)
+        effects.session_ended.connect(maintenance.after_session_end)
+        effects.served.connect(recall_events.served)
+        recall_events.queue.use_task(tasks.fold_recall_events.delay)
         # Migrations may drop and remake append-only tables on SQLite (lib.append_only).
         from django.db.models.signals import post_migrate, pre_migrate
 

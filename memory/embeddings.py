@@ -11,9 +11,9 @@ names a provider class by dotted path:
 Vectors are a *derived projection* keyed by (provider, content hash): two versions with the same
 content share one vector, nothing about them is authoritative, and ``rebuild_projection``
 recomputes the missing ones (``--check`` reports them). Ordinary search never writes: a version
-without a vector is simply not a vector candidate until the projection is rebuilt — or until
-:func:`ensure_vectors` runs after a write (it is called by the rebuild command and may be called
-by a Celery task; the revision writer does not depend on it).
+without a vector is simply not a vector candidate until its vector is made (after the write,
+``memory.vectors``) or the projection is rebuilt. The stored vectors are
+:class:`~memory.models.EntryEmbedding` and :class:`~memory.models.IndexedVector`.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ import threading
 import unicodedata
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Protocol
 
 from django.conf import settings
-from django.db import models
 from django.utils.module_loading import import_string
 
 from .text import words
@@ -47,41 +46,6 @@ class EmbeddingProvider(Protocol):
     scripts: frozenset[str] | None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
-
-
-class EntryEmbedding(models.Model):
-    """One derived vector: the embedding of a version's body under one provider."""
-
-    provider = models.CharField(max_length=64)
-    content_hash = models.CharField(max_length=64)
-    dimensions = models.PositiveSmallIntegerField()
-    # float32, little-endian, unit length.
-    vector = models.BinaryField()
-
-    class Meta:
-        app_label = "memory"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["provider", "content_hash"], name="uniq_embedding_per_content"
-            )
-        ]
-
-
-class IndexedVector(models.Model):
-    """A version whose vector the index holds, and the provider that made it."""
-
-    version = models.OneToOneField(
-        "memory.EntryVersion",
-        primary_key=True,
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        related_name="+",
-    )
-    memory_id = models.BigIntegerField(db_index=True)
-    provider = models.CharField(max_length=64)
-
-    class Meta:
-        app_label = "memory"
 
 
 def normalize(vec: Sequence[float]) -> list[float]:
@@ -229,19 +193,6 @@ def require_provider() -> EmbeddingProvider:
     if provider is None:
         raise RuntimeError("No embedding provider is configured (STEWARD_EMBEDDINGS).")
     return provider
-
-
-def ensure_vectors(
-    provider: EmbeddingProvider, items: Iterable[tuple[str, str]], *, batch: int = 64
-) -> int:
-    """Cache vectors for the (content_hash, body) pairs, ``batch`` at a time (see
-    :func:`memory.vectors.vectors_for`); returns how many pairs were asked for."""
-    from .vectors import vectors_for
-
-    pending = list(dict(items).items())
-    for start in range(0, len(pending), batch):
-        vectors_for(provider, pending[start : start + batch])
-    return len(pending)
 
 
 #: The least share of a text's letters written in the provider's scripts for its vectors to be

@@ -1,4 +1,4 @@
-"""Explicit hook points through which apps that depend on ``memory`` react atomically.
+"""Explicit hook points through which apps that depend on ``memory`` react *inside* a write.
 
 ``memory`` imports neither ``proposals`` nor ``review``. Where a memory write must let them react
 inside the same transaction, it calls the hooks registered here; ``proposals`` registers its
@@ -8,19 +8,10 @@ called synchronously by the revision writer and the add action.
 - ``heads_changed(memory, revision, entry_pks)``: after a revision has changed the existing
   heads of ``entry_pks`` (pending proposals touching them become stale); heads the revision
   created are not listed, nothing can refer to them yet.
-- ``entry_admitted(memory, actor, result, dedupe, near_duplicate_of)``: after an add has
-  committed, with the near-duplicate findings in ``result`` (a duplicate files a consolidation
-  proposal; injection findings on a direct write file a quarantine proposal). Each listener
-  writes in a transaction of its own; a failure there never undoes the write.
 - ``candidate_written(memory, actor, entry, version, …) -> proposal pk``: files the
   ``admission`` proposal of a candidate — right after the add committed, in its own
   transaction; inside the transaction (and lock) of a release or compensation that made an
   entry a candidate again.
-
-- ``entries_fell_due(memory, items)``: after a real ``revalidation`` run, the entries whose
-  review date passed since the run before, each ``{entry_id, version, owner, review_at}`` with an
-  owner (``review`` notifies the owners). Called outside any transaction; a failing listener is
-  logged and never fails the run.
 
 Read-only providers (queried by L1 maintenance and the inventory, no writes):
 
@@ -42,12 +33,10 @@ log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 HeadsChanged = Callable[[Any, Any, list[int]], None]
-EntryAdmitted = Callable[..., None]
 
 CandidateWritten = Callable[..., int | None]
 
 _heads_changed: list[HeadsChanged] = []
-_entry_admitted: list[EntryAdmitted] = []
 _candidate_written: list[CandidateWritten] = []
 PendingEntries = Callable[[Any, list[int]], set[int]]
 PendingByKind = Callable[[Any, Any], dict[str, int]]
@@ -55,8 +44,6 @@ _pending_entries: list[PendingEntries] = []
 _pending_by_kind: list[PendingByKind] = []
 RejectedByKind = Callable[[Any, Any], dict[str, dict[str, int]]]
 _rejected_by_kind: list[RejectedByKind] = []
-FellDue = Callable[[Any, list[dict[str, Any]]], None]
-_fell_due: list[FellDue] = []
 
 
 def _register(listeners: list[F], fn: F) -> F:
@@ -68,10 +55,6 @@ def _register(listeners: list[F], fn: F) -> F:
 
 def on_heads_changed(fn: HeadsChanged) -> HeadsChanged:
     return _register(_heads_changed, fn)
-
-
-def on_entry_admitted(fn: EntryAdmitted) -> EntryAdmitted:
-    return _register(_entry_admitted, fn)
 
 
 def on_candidate_written(fn: CandidateWritten) -> CandidateWritten:
@@ -89,29 +72,6 @@ def candidate_written(**kwargs: Any) -> int | None:
 def heads_changed(memory: Any, revision: Any, entry_pks: list[int]) -> None:
     for fn in _heads_changed:
         fn(memory, revision, entry_pks)
-
-
-def entry_admitted(**kwargs: Any) -> None:
-    """Called after the add committed, outside any transaction. Each listener opens its own
-    transaction for what it files, so one with nothing to file costs no round trip, and one that
-    fails (logged) leaves the write and the other listeners untouched."""
-    for fn in _entry_admitted:
-        try:
-            fn(**kwargs)
-        except Exception:
-            log.exception("entry_admitted listener %s failed", getattr(fn, "__name__", fn))
-
-
-def on_entries_fell_due(fn: FellDue) -> FellDue:
-    return _register(_fell_due, fn)
-
-
-def entries_fell_due(memory: Any, items: list[dict[str, Any]]) -> None:
-    for fn in _fell_due:
-        try:
-            fn(memory, items)
-        except Exception:
-            log.exception("entries_fell_due listener %s failed", getattr(fn, "__name__", fn))
 
 
 def on_entries_with_pending_proposals(fn: PendingEntries) -> PendingEntries:

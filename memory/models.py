@@ -534,9 +534,42 @@ class AuditSeal(AppendOnlyModel):
     chain = models.CharField(max_length=64, blank=True, default="")
 
 
-# The derived vector projection is defined beside its providers; imported here so the app
-# registry (and migrations) know it.
-from .embeddings import EntryEmbedding, IndexedVector  # noqa: E402, F401
+# The derived vector projection (made by ``memory.vectors`` with ``memory.embeddings``).
+
+
+class EntryEmbedding(models.Model):
+    """One derived vector: the embedding of a version's body under one provider."""
+
+    provider = models.CharField(max_length=64)
+    content_hash = models.CharField(max_length=64)
+    dimensions = models.PositiveSmallIntegerField()
+    # float32, little-endian, unit length.
+    vector = models.BinaryField()
+
+    class Meta:
+        app_label = "memory"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "content_hash"], name="uniq_embedding_per_content"
+            )
+        ]
+
+
+class IndexedVector(models.Model):
+    """A version whose vector the index holds, and the provider that made it."""
+
+    version = models.OneToOneField(
+        "memory.EntryVersion",
+        primary_key=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    memory_id = models.BigIntegerField(db_index=True)
+    provider = models.CharField(max_length=64)
+
+    class Meta:
+        app_label = "memory"
 
 
 class MaintenanceRunQuerySet(models.QuerySet["MaintenanceRun"]):

@@ -2,11 +2,12 @@
 ``recall_count`` / ``last_recalled_at`` of the lifecycle projection, for the retention score only
 (never ranking).
 
-Off unless the Memory's policy has ``recall_events: true``. The request path never writes: a
-read hands at most :data:`MAX_PER_READ` (memory, entry, actor, time) events to :func:`record`,
-which either publishes them to the broker (``memory.fold_recall_events``, a Celery task) or, in
-the embedded mode (no broker), appends them to a bounded in-process buffer that a timer thread
-folds :data:`FOLD_DELAY` seconds later — so the counts move without a worker.
+Off unless the Memory's policy has ``recall_events: true``. The request path never writes: what
+a read served is announced on ``memory.effects.served``; :func:`served` (registered there) hands
+at most :data:`MAX_PER_READ` (memory, entry, actor, time) events to :data:`queue`
+(``lib.deferred``), which either publishes them to the broker (``memory.fold_recall_events``,
+a Celery task) or, in the embedded mode (no broker), folds them :data:`FOLD_DELAY` seconds later
+in a timer thread — so the counts move without a worker.
 
 :func:`fold` is the write: events are throttled per entry × actor (one counted recall per pair
 per :data:`THROTTLE_SECONDS`, through the cache), grouped per entry, and applied with one
@@ -16,23 +17,20 @@ concurrent folds add up on both backends), in batches of :data:`FOLD_BATCH` even
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from .models import Entry, LifecycleProjection, Memory
+from lib.deferred import Deferred
 
-log = logging.getLogger(__name__)
+from .actors import Actor
+from .models import Entry, LifecycleProjection, Memory
 
 #: Events one read may enqueue (a search returns at most its limit, a pack its items).
 MAX_PER_READ = 32
@@ -47,17 +45,9 @@ FOLD_BATCH = 500
 
 Event = tuple[int, int | str, str, str]  # (memory_id, entry pk or entry_id, actor_id, ISO time)
 
-_buffer: deque[Event] = deque(maxlen=BUFFER_MAX)
-_lock = threading.Lock()
-_timer: threading.Timer | None = None
-
 
 def enabled(memory: Memory) -> bool:
     return bool((memory.policy or {}).get("recall_events", False))
-
-
-def _embedded() -> bool:
-    return bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", True))
 
 
 def record(memory: Memory, entry_pks: Iterable[int | str], *, actor_id: str) -> int:
@@ -67,49 +57,28 @@ def record(memory: Memory, entry_pks: Iterable[int | str], *, actor_id: str) -> 
         return 0
     now = timezone.now().isoformat()
     events = [(memory.pk, pk, actor_id, now) for pk in dict.fromkeys(entry_pks)][:MAX_PER_READ]
-    if not events:
-        return 0
-    if _embedded():
-        _buffer_events(events)
-    else:
-        from .tasks import fold_recall_events
-
-        fold_recall_events.delay([list(e) for e in events])
-    return len(events)
+    return queue.submit(events)
 
 
-def _buffer_events(events: Sequence[Event]) -> None:
-    global _timer
-    with _lock:
-        _buffer.extend(events)
-        if _timer is None:
-            _timer = threading.Timer(FOLD_DELAY, _fold_buffer_in_thread)
-            _timer.daemon = True
-            _timer.start()
-
-
-def _fold_buffer_in_thread() -> None:
-    try:
-        flush()
-    except Exception:
-        log.exception("recall events not folded")
-    finally:
-        close_old_connections()
+def served(
+    memory: Memory,
+    actor: Actor,
+    *,
+    run_id: str,
+    via: str,
+    items: Sequence[tuple[int | str, int]],
+) -> int:
+    """``memory.effects.served`` listener: the entries one recall served, for the fold."""
+    return record(memory, [ref for ref, _ in items], actor_id=actor.id)
 
 
 def flush() -> int:
     """Fold everything waiting in the embedded buffer now. Returns the recalls counted."""
-    global _timer
-    with _lock:
-        events = list(_buffer)
-        _buffer.clear()
-        _timer = None
-    return fold(events)
+    return queue.flush()
 
 
 def pending() -> int:
-    with _lock:
-        return len(_buffer)
+    return queue.pending()
 
 
 def fold(events: Iterable[Sequence[Any]]) -> int:
@@ -156,3 +125,10 @@ def fold(events: Iterable[Sequence[Any]]) -> int:
                 ).update(recall_count=F("recall_count") + n)
                 counted += n * len(pks)
     return counted
+
+
+#: The hand-off: the ``memory.fold_recall_events`` task (attached in ``MemoryConfig.ready``) or
+#: the embedded buffer folded :data:`FOLD_DELAY` seconds after the read.
+queue: Deferred[Event] = Deferred(
+    "recall events", lambda events: fold(events), delay=FOLD_DELAY, maxlen=BUFFER_MAX
+)

@@ -19,6 +19,7 @@ that checks it and either queues it or has it run in-process.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -219,6 +220,21 @@ def schedule_maintenance() -> list[list[Any]]:
             maintenance.check_job(job).task.delay(memory.pk, dry_run=False)
             queued.append([memory.slug, job])
     return queued
+
+
+def queue_vectors(version_pks: Sequence[int]) -> None:
+    """``memory.effects.versions_written`` listener (after the revision committed): have the
+    vectors of the new versions made. A failure to queue never undoes the write: the backfill
+    makes what is missing."""
+    from .embeddings import get_provider
+
+    if get_provider() is None or not version_pks:
+        return
+    pks = [int(pk) for pk in version_pks]
+    try:
+        index_vectors.delay(pks)
+    except Exception:
+        log.exception("indexing vectors of versions %s failed", pks)
 
 
 @shared_task(name="memory.index_vectors", acks_late=True, reject_on_worker_lost=True)

@@ -6,10 +6,11 @@ Vectors are a derived projection, never authoritative, and rebuildable at any ti
   (partitioned by Memory, exact KNN). PostgreSQL: a ``vector(384)`` column of pgvector with an
   HNSW index (cosine), when the extension is installed. Otherwise — an SQLite build that cannot
   load extensions, a PostgreSQL without pgvector — a bounded, batched numpy scan over the cached
-  embeddings (:class:`~memory.embeddings.EntryEmbedding`); ``manage.py check`` warns about it and
+  embeddings (:class:`~memory.models.EntryEmbedding`); ``manage.py check`` warns about it and
   the ranking trace says how many vectors the scan compared and whether it stopped at its bound.
 - **When they are made.** After a revision that created versions commits
-  (:func:`schedule_versions`, a Celery task that runs in-process when no broker is configured),
+  (``memory.effects.versions_written``, wired to the ``memory.index_vectors`` Celery task, which
+  runs in-process when no broker is configured),
   never under the Memory lock. ``manage.py rebuild_projection --vectors`` backfills the missing
   ones in bounded batches with a progress bar. Embeddings are cached by (provider, content hash):
   the admission check has usually embedded the body already, so indexing it costs no inference.
@@ -40,14 +41,8 @@ from django.db import DatabaseError, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, OuterRef
 
-from .embeddings import (
-    EmbeddingProvider,
-    EntryEmbedding,
-    IndexedVector,
-    get_provider,
-    pack,
-)
-from .models import WITHHELD_STATES, EntryVersion, HeadState
+from .embeddings import EmbeddingProvider, get_provider, pack
+from .models import WITHHELD_STATES, EntryEmbedding, EntryVersion, HeadState, IndexedVector
 from .search.common import ACTIVE, CANDIDATES, CURRENT, HEADS, HISTORY, Candidate, setting
 from .search.filters import RecallFilters
 
@@ -279,25 +274,6 @@ def _store(provider: EmbeddingProvider, rows: Sequence[tuple[int, int, np.ndarra
 
 def _pg_literal(vec: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vec.tolist()) + "]"
-
-
-def schedule_versions(version_pks: Sequence[int]) -> None:
-    """After the current transaction commits, have the vectors of ``version_pks`` made (a
-    Celery task; in-process without a broker). A failure there never undoes the write: the
-    backfill makes what is missing."""
-    if get_provider() is None or not version_pks:
-        return
-    pks = [int(pk) for pk in version_pks]
-
-    def enqueue() -> None:
-        from .tasks import index_vectors
-
-        try:
-            index_vectors.delay(pks)
-        except Exception:
-            log.exception("indexing vectors of versions %s failed", pks)
-
-    transaction.on_commit(enqueue)
 
 
 def missing_versions(provider: EmbeddingProvider) -> models.QuerySet[Any]:

@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from .actors import Actor
 from .models import Entry, Sensitivity, sensitivities_up_to
 
-if TYPE_CHECKING:
-    from .search import Hit
+
+class Redactable(Protocol):
+    """What a search hit says about other entries (``memory.search.Hit`` is one)."""
+
+    body: str
+    validity_reason: str
+    successor_entry: str | None
+
+
+H = TypeVar("H", bound=Redactable)
 
 ENTRY_UID = re.compile(r"\be_[0-9a-f]{16}\b")
 HIDDEN = "(hidden)"
@@ -90,7 +98,7 @@ def scrub(
     return _replace(data, hidden) if hidden else data
 
 
-def redact_hits(hits: Sequence[Hit], *, memory_pk: int, actor: Actor) -> list[Hit]:
+def redact_hits(hits: Sequence[H], *, memory_pk: int, actor: Actor) -> list[H]:
     """The hits with every other entry the actor may not see removed from what they say: the
     body, the validity reason (``(hidden)`` in place of the id) and the successor (null)."""
     found: set[str] = set()

@@ -73,13 +73,14 @@ class ProposalsConfig(AppConfig):
     verbose_name = "Proposals"
 
     def ready(self) -> None:
+        from memory import effects as memory_effects
         from memory import hooks
 
         from . import actions
 
         hooks.on_heads_changed(actions.mark_stale_for_heads)
-        hooks.on_entry_admitted(actions.file_duplicate_consolidation)
-        hooks.on_entry_admitted(actions.file_injection_quarantine)
+        memory_effects.entry_admitted.connect(actions.file_duplicate_consolidation)
+        memory_effects.entry_admitted.connect(actions.file_injection_quarantine)
         hooks.on_candidate_written(actions.file_admission)
         hooks.on_entries_with_pending_proposals(entries_with_pending_proposals)
         hooks.on_pending_proposals_by_kind(pending_proposals_by_kind)

@@ -10,13 +10,12 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from memory import effects
-        from memory import hooks as memory_hooks
         from proposals import hooks
 
         from . import checks, exposed, notifications  # noqa: F401 - checks registers itself
 
-        effects.on_retired(exposed.revision_retired)
+        effects.retired.connect(exposed.revision_retired)
         hooks.on_submitted(notifications.proposal_submitted)
         hooks.on_commented(notifications.comment_posted)
         hooks.on_amended(notifications.proposal_amended)
-        memory_hooks.on_entries_fell_due(notifications.entries_fell_due)
+        effects.entries_fell_due.connect(notifications.entries_fell_due)

@@ -14,6 +14,7 @@ that existed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -174,7 +175,7 @@ def queue_exposure_notice(operation_pk: int, *, compensated: bool = False) -> No
 
 
 def revision_retired(
-    memory: Memory, *, revision: int, kind: str, versions: list[tuple[str, int]], at: Any
+    memory: Memory, *, revision: int, kind: str, versions: Sequence[tuple[str, int]], at: datetime
 ) -> None:
     """``memory.effects.retired`` listener: a direct forget or quarantine (a revision, not an
     operation) took these versions out of recall; when the Memory has a ``webhook_url``, send

@@ -39,6 +39,7 @@ from memory.actors import Actor
 from memory.models import Memory
 from proposals.kinds import KINDS as PROPOSAL_KINDS
 from proposals.kinds import kind_of
+from proposals.kinds.base import ProposalKindSpec
 from proposals.models import (
     Proposal,
     ProposalQuerySet,
@@ -349,6 +350,11 @@ class ProposalFlags:
     def is_open(self) -> bool:
         """Pending or waiting for an amendment: it may still be assigned."""
         return self.proposal.is_open
+
+    @property
+    def spec(self) -> ProposalKindSpec:
+        """The proposal's kind: what the page and the row say of it."""
+        return kind_of(self.proposal.kind)
 
 
 @dataclass

@@ -195,7 +195,7 @@ def _after_admission(
     """The listeners of an admitted entry (the system's consolidation intake, the quarantine
     proposal of injection findings), after the write committed; each writes in its own
     transaction, so a failure there never undoes the write."""
-    hooks.entry_admitted(
+    effects.entry_admitted(
         memory=memory,
         actor=actor,
         result=result,
@@ -414,7 +414,7 @@ def forget_entry(
         action="entry.forgotten",
         payload={"version": head.version.number, "reason": why},
     )
-    effects.retired_after_commit(
+    effects.retired.after_commit(
         memory,
         revision=revision.number,
         kind="forget",

@@ -64,7 +64,7 @@ def quarantine_entry(memory: Memory, *, actor: Actor, entry_uid: str, reason: st
         action="entry.quarantined",
         payload={"version": head.version.number, "reason": why, "was": was},
     )
-    effects.retired_after_commit(
+    effects.retired.after_commit(
         memory,
         revision=revision.number,
         kind="quarantine",

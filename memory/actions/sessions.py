@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from .. import audit
+from .. import audit, effects
 from ..actors import Actor
 from ..admission import clean_id
 from ..models import (
@@ -73,8 +73,5 @@ def end_session(memory: Memory, *, actor: Actor, session_id: str) -> SessionEndR
         entry_ids=retired,
         payload={"session_id": session, "retired": len(retired)},
     )
-    from .. import maintenance
-
-    memory_pk = memory.pk
-    transaction.on_commit(lambda: maintenance.after_session_end(memory_pk))
+    effects.session_ended.after_commit(memory.pk)
     return SessionEndResult(revision, retired)

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from lib.correlation import current_correlation_id
 
-from .. import hooks, lifecycle, vectors
+from .. import effects, hooks, lifecycle
 from ..actors import Actor
 from ..lexical_index import indexed_with_context, previous_turn_body, record_versions
 from ..models import (
@@ -335,7 +335,7 @@ def _create_versions(
     EntryVersion.objects.bulk_create(versions)
     # Their vectors are made after the revision commits, never under the Memory lock: one
     # task for the whole revision, which embeds them in batches.
-    vectors.schedule_versions([v.pk for v in versions])
+    effects.versions_written.after_commit([v.pk for v in versions])
     rows: list[Evidence] = []
     for (change, _), version in zip(items, versions, strict=True):
         assert change.new_body is not None

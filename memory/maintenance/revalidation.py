@@ -1,7 +1,7 @@
 """The revalidation job (``memory.revalidation``): counts the facts due for re-checking and tells
 each owner when one of theirs fell due. It files nothing, writes no revision and never
 deactivates anything: its only records are the run row (the daily count) and, on a real run,
-the owners' notifications (``memory.hooks.entries_fell_due``, wired by ``review``).
+the owners' notifications (``memory.effects.entries_fell_due``, wired by ``review``).
 
 "Fell due" means the review date passed since the last real run of the job on the Memory (ever,
 on the first run), so an owner hears once per entry per review date, however often it runs.
@@ -13,7 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from .. import hooks
+from .. import effects
 from ..actors import Actor
 from ..models import Head, HeadState, MaintenanceRun, Memory
 from .runs import record_run, require_maintainer
@@ -58,7 +58,7 @@ def run_revalidation(memory: Memory, *, actor: Actor, dry_run: bool = True) -> M
         owned = [item for item in items if item["owner"]]
         notified = len(owned)
         if owned:
-            hooks.entries_fell_due(memory, owned)
+            effects.entries_fell_due(memory, owned)
     return record_run(
         memory,
         actor=actor,

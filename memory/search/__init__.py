@@ -41,6 +41,8 @@ Ordinary search never writes. The :class:`RankingTrace` holds ids, ranks, rule c
 counts — never body text — and is handed only to reviewers, auditors and staff.
 """
 
+from .channels import CHANNEL_NAMES as CHANNELS
+from .channels import Channel, ChannelQuery
 from .common import (
     ACTIVE,
     CURRENT,
@@ -56,7 +58,7 @@ from .common import (
     setting,
 )
 from .filters import FILTER_KEYS, RecallFilters
-from .fusion import CHANNELS, RRF_CONSTANT, Fused, coarse_pool_size, rrf_fuse
+from .fusion import RRF_CONSTANT, Fused, coarse_pool_size, rrf_fuse
 from .hits import REPLACED, Hit, Reranker, check_membership, configured_reranker
 from .lexical import lexical_candidates, lexical_channel
 from .pipeline import VIEWS, search
@@ -75,6 +77,8 @@ __all__ = [
     "RRF_CONSTANT",
     "VIEWS",
     "Candidate",
+    "Channel",
+    "ChannelQuery",
     "Fused",
     "Hit",
     "RankingTrace",

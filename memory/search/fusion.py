@@ -11,7 +11,6 @@ from .common import Candidate, setting
 # --- Fusion ---------------------------------------------------------------------------------
 
 RRF_CONSTANT = 60
-CHANNELS = ("lexical", "vector")
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -26,17 +26,18 @@ from ..ranking import (
     quality_votes,
 )
 from ..visibility import redact_hits
+from . import channels
 from .abbreviations import spelled_words
+from .channels import ChannelQuery
 from .common import CANDIDATES, CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
 from .filters import RecallFilters
 from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
-from .lexical import lexical_channel
 from .trace import SearchResult, build_trace, validity_counts
-from .vector import QueryVector, embed_query_soon, vector_channel
+from .vector import QueryVector, embed_query_soon
 
 if TYPE_CHECKING:
-    from ..vectors import VectorScan
+    pass
 
 # --- The pipeline ---------------------------------------------------------------------------
 
@@ -80,18 +81,17 @@ def search(
     # lexical channel's query runs.
     glossary = (memory.policy or {}).get("glossary")
     embedded = embed_query_soon(query, glossary)
-    scans: list[VectorScan] = []
-    ranked = run_channels(
+    asked = ChannelQuery(terms, embedded)
+    ranked = channels.run(
         memory.pk,
-        embedded,
-        terms,
-        view=view,
-        cap=cap,
-        clearance=clearance,
-        scans=scans,
+        asked,
+        view=SCOPES[view],
+        limit=cap,
+        sensitivities=clearance,
         filters=filters,
     )
     qv = embedded()
+    scans = asked.scans
     pool = rrf_fuse(ranked)[: coarse_pool_size(limit, reranker=reranker is not None)]
     baseline = load_hits(pool, now)
     for i, hit in enumerate(baseline, start=1):
@@ -143,38 +143,24 @@ def check_request(*, view: str, intent: str | None, limit: int) -> None:
 
 def run_channels(
     memory_pk: int,
-    query: str | QueryVector | Callable[[], QueryVector | None] | None,
+    query: str | QueryVector | None,
     terms: Sequence[str],
     *,
     view: str,
     cap: int,
     clearance: Sequence[str],
-    scans: list[VectorScan] | None = None,
     filters: RecallFilters | None = None,
 ) -> dict[str, list[Candidate]]:
-    """Each channel's candidates for the view, clearance and ``filters`` applied inside the
-    channel query.
-    ``query`` for the vector channel: the text, its embedding when the caller has it, or a
-    function that returns the embedding being computed meanwhile (called only after the
-    lexical channel's query)."""
-    scope = SCOPES[view]
-    lexical = lexical_channel(
-        memory_pk, terms, view=scope, limit=cap, sensitivities=clearance, filters=filters
+    """Each channel's candidates for a search ``view`` (``memory.search.channels``), for callers
+    outside the pipeline that compare against it (the evaluation's plain RRF)."""
+    return channels.run(
+        memory_pk,
+        ChannelQuery(terms, query),
+        view=SCOPES[view],
+        limit=cap,
+        sensitivities=clearance,
+        filters=filters,
     )
-    if callable(query):
-        query = query()
-    return {
-        "lexical": lexical,
-        "vector": vector_channel(
-            memory_pk,
-            query,
-            view=scope,
-            limit=cap,
-            sensitivities=clearance,
-            scans=scans,
-            filters=filters,
-        ),
-    }
 
 
 def _order(

@@ -10,11 +10,12 @@ from ..models import (
     LifecycleProjection,
     Validity,
 )
+from . import channels
+from .channels import ChannelQuery
 from .common import HEADS, Candidate, query_floor
 from .filters import RecallFilters
 from .hits import Hit
-from .lexical import lexical_channel
-from .vector import QueryVector, vector_channel
+from .vector import QueryVector
 
 
 @dataclass
@@ -67,13 +68,15 @@ def validity_counts(
     """How many admitted candidates the current view's validity filter removed, by validity
     (the channels run again over every head version, same floor, cap and request filters)."""
     kept = {c.entry_pk for cands in ranked.values() for c in cands}
-    unfiltered = lexical_channel(
-        memory_pk, terms, view=HEADS, limit=cap, sensitivities=clearance, filters=filters
+    unfiltered = channels.run(
+        memory_pk,
+        ChannelQuery(terms, query),
+        view=HEADS,
+        limit=cap,
+        sensitivities=clearance,
+        filters=filters,
     )
-    unfiltered += vector_channel(
-        memory_pk, query, view=HEADS, limit=cap, sensitivities=clearance, filters=filters
-    )
-    dropped = {c.entry_pk for c in unfiltered} - kept
+    dropped = {c.entry_pk for cands in unfiltered.values() for c in cands} - kept
     counts = {Validity.INACTIVE.value: 0, Validity.SUPERSEDED.value: 0}
     if dropped:
         for validity in LifecycleProjection.objects.filter(entry_id__in=dropped).values_list(

@@ -55,6 +55,8 @@ class Admission(base.ProposalKindSpec):
         "withholds it again as a candidate but cannot take back what agents read."
     )
     diff_inputs = False
+    changes_title = "The candidate this admission lets into recall"
+    outcome = "joins recall on approval"
     server_filed = True
     governs = True
 

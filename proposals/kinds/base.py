@@ -280,6 +280,19 @@ class ProposalKindSpec:
     #: revision of entries: no operation, nothing to compensate.
     changes_policy: ClassVar[bool] = False
 
+    # What the inbox and the proposal page say of this kind (no template branches on names)
+
+    #: The heading of the proposal page's changes section (a policy change names its Memory).
+    changes_title: ClassVar[str] = "Inputs → result"
+    #: Whether that section shows the legend of the result's diff marks.
+    diff_legend: ClassVar[bool] = True
+    #: What an inbox row shows after the arrow when the kind writes no result text.
+    outcome: ClassVar[str] = ""
+    #: The heading of the governance section, and what follows "The scan found no
+    #: instruction-like text" there.
+    governance_title: ClassVar[str] = "Admission review"
+    clean_scan_note: ClassVar[str] = ""
+
     # Intake
 
     def accepts(self, role: str, state: str) -> bool:

@@ -26,6 +26,9 @@ class CleanupIn(ProposalCommonIn):
 
 class Cleanup(base.EntryListKind):
     name = ProposalKind.CLEANUP
+    changes_title = "Entries this cleanup forgets"
+    diff_legend = False
+    outcome = "forgotten (cleanup:v1)"
     revision_kind = RevisionKind.CLEANUP
     serializer = CleanupIn
     role_labels = {

@@ -97,6 +97,8 @@ class Policy(base.ProposalKindSpec):
     input_roles = ()
     role_labels = {}
     diff_inputs = False
+    changes_title = "What this changes in the policy of"
+    diff_legend = False
     reviewer_filed = True
     changes_policy = True
     text_label = "Policy change"

@@ -34,6 +34,9 @@ class QuarantineIn(ProposalCommonIn):
 
 class Quarantine(base.EntryListKind):
     name = ProposalKind.QUARANTINE
+    changes_title = "Entries this quarantine withholds from recall"
+    governance_title = "Why quarantine"
+    clean_scan_note = "; the reason must carry the case"
     revision_kind = RevisionKind.QUARANTINE
     serializer = QuarantineIn
     amendable_fields = ("reason",)

@@ -29,7 +29,7 @@ def a(api, agent):
 
 
 def test_a_search_is_ledgered_after_the_response_not_on_it(a, agent, monkeypatch):
-    monkeypatch.setattr(ledger, "WRITE_DELAY", 60.0)  # the timer must not race the assertion
+    monkeypatch.setattr(ledger.queue, "delay", 60.0)  # the timer must not race the assertion
     eid = add_via_api(a, "The deploy target is Frankfurt")["entry_id"]
     r = a.post(S, {"query": "deploy target", "run_id": "run-42"})
     assert r.status_code == 200, r.text
@@ -43,7 +43,7 @@ def test_a_search_is_ledgered_after_the_response_not_on_it(a, agent, monkeypatch
 def test_the_embedded_timer_writes_shortly_after(a, monkeypatch):
     import time
 
-    monkeypatch.setattr(ledger, "WRITE_DELAY", 0.2)
+    monkeypatch.setattr(ledger.queue, "delay", 0.2)
     add_via_api(a, "The deploy target is Frankfurt")
     assert a.post(S, {"query": "Frankfurt"}).status_code == 200
     deadline = time.monotonic() + 10

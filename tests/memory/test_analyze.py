@@ -106,7 +106,8 @@ def test_reanalyzing_versions_analyzes_the_version_table(memory, agent):
 
 @postgres_only
 def test_the_vector_backfill_analyzes_the_vector_tables(memory, agent, settings):
-    from memory.embeddings import EntryEmbedding, _provider
+    from memory.embeddings import _provider
+    from memory.models import EntryEmbedding
 
     _provider.cache_clear()
     settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}

@@ -258,7 +258,8 @@ def test_reindex_keeps_search_working(memory, me):
 
 
 def test_vectors_are_a_derived_projection_rebuilt_by_the_command(memory, me, settings):
-    from memory.embeddings import EntryEmbedding, _provider
+    from memory.embeddings import _provider
+    from memory.models import EntryEmbedding
 
     _provider.cache_clear()
     settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.HashingProvider"}

@@ -10,7 +10,8 @@ from fractions import Fraction
 import pytest
 
 from memory import actions, vectors
-from memory.embeddings import EntryEmbedding, _provider, get_provider
+from memory.embeddings import _provider, get_provider
+from memory.models import EntryEmbedding
 from memory.search import search
 from tests.factories import remember
 
@@ -153,7 +154,7 @@ class GatedProvider(FixedProvider):
 def test_the_query_is_embedded_while_the_lexical_channel_runs(memory, me, settings, monkeypatch):
     """The search does not wait for its query's embedding before the full-text query: here
     the provider can only embed the query once the lexical channel has begun."""
-    from memory.search import pipeline
+    from memory.search import channels
 
     _provider.cache_clear()
     settings.STEWARD_EMBEDDINGS = {"PROVIDER": "tests.memory.test_search_vector.GatedProvider"}
@@ -162,13 +163,13 @@ def test_the_query_is_embedded_while_the_lexical_channel_runs(memory, me, settin
     build_vectors()
     started = GatedProvider.lexical_started = threading.Event()
     GatedProvider.query_after_lexical = []
-    real = pipeline.lexical_channel
+    real = channels.lexical_channel
 
     def lexical(*args, **kwargs):
         started.set()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "lexical_channel", lexical)
+    monkeypatch.setattr(channels, "lexical_channel", lexical)
     try:
         hits = search(memory, actor=me, query=Q).hits
     finally:

@@ -14,8 +14,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from memory import vectors
-from memory.embeddings import IndexedVector, require_provider
-from memory.models import EntryVersion
+from memory.embeddings import require_provider
+from memory.models import EntryVersion, IndexedVector
 from memory.search import search
 from tests.conftest import make_key
 from tests.factories import remember

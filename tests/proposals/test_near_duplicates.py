@@ -309,13 +309,14 @@ def test_a_failing_listener_leaves_the_write_and_the_other_listeners(a, monkeypa
     in one neither undoes the write nor stops the consolidation proposal of the next."""
     from django.db import connection
 
-    from memory import hooks
+    from memory import effects
 
     def broken(**kwargs):
         with connection.cursor() as cursor:
             cursor.execute("SELECT * FROM no_such_table")
 
-    monkeypatch.setattr(hooks, "_entry_admitted", [broken, *hooks._entry_admitted])
+    listeners = effects.entry_admitted._listeners
+    monkeypatch.setattr(effects.entry_admitted, "_listeners", [broken, *listeners])
     add_via_api(a, "Use PostgreSQL advisory locks for leader election")
     r = a.post(E, {"body": "Use PostgreSQL advisory locks for leader election.", "kind": "fact"})
     assert r.status_code == 201, r.text

@@ -16,8 +16,8 @@ from django.contrib.auth.models import User
 
 from memory import actions, maintenance, vectors
 from memory.actors import Actor
-from memory.embeddings import EntryEmbedding, require_provider
-from memory.models import Entry, Memory
+from memory.embeddings import require_provider
+from memory.models import Entry, EntryEmbedding, Memory
 from proposals.models import Proposal
 from proposals.passes.promotion import COSINE_THRESHOLD, DEFAULT_THRESHOLD
 from tests.factories import remember

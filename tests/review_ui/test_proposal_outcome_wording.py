@@ -169,6 +169,30 @@ def test_a_cleanup_page_says_its_entries_are_forgotten_never_quarantined(rita, m
     assert "Quarantined" not in html
 
 
+def test_an_inbox_row_says_what_a_kind_without_result_text_does(rita, memory, agent):
+    """The row's outcome after the arrow is the kind's own (``ProposalKindSpec.outcome``)."""
+    ids = [add(memory, agent.actor, f"Scratch note {i} on the build cache") for i in range(2)]
+    p = submit(agent.actor, kind="cleanup", rationale="Low value", entries=[ref(i) for i in ids])
+    r = rita.get("/review/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    row = html[html.index(f'<li id="proposal-{p.pk}"') :].split('<li id="proposal-', 2)[1]
+    assert '<span class="result muted">forgotten (cleanup:v1)</span>' in row
+
+
+def test_each_kind_names_its_changes_section_and_its_governance_section():
+    """The page's headings come from each kind, not from branches on kind names."""
+    from proposals.kinds import KINDS
+
+    titles = {name: spec.changes_title for name, spec in KINDS.items()}
+    assert titles["cleanup"] == "Entries this cleanup forgets"
+    assert titles["policy"] == "What this changes in the policy of"
+    assert titles["consolidation"] == titles["supersession"] == "Inputs → result"
+    assert KINDS["quarantine"].governance_title == "Why quarantine"
+    assert KINDS["admission"].governance_title == "Admission review"
+    assert {n for n, s in KINDS.items() if not s.diff_legend} == {"cleanup", "policy"}
+
+
 def test_a_compensated_cleanup_says_its_forgetting_was_undone(rita, reviewer, memory, agent):
     ids = [add(memory, agent.actor, f"Scratch note {i} on the build cache") for i in range(2)]
     p = submit(agent.actor, kind="cleanup", rationale="Low value", entries=[ref(i) for i in ids])
