@@ -1,7 +1,18 @@
 """App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``) and
-lifts the SQLite schema guard of append-only tables while migrations run."""
+the ``model`` readiness probe of ``/readyz``, and lifts the SQLite schema guard of append-only
+tables while migrations run."""
 
 from django.apps import AppConfig
+
+from lib.health import Probe, register_probe
+
+
+def model_probe() -> Probe:
+    """``/readyz`` waits until the embedding model is loaded (nothing to load without one)."""
+    from .embeddings import provider_loaded
+
+    loaded = provider_loaded()
+    return Probe("loaded" if loaded else "loading", loaded)
 
 
 class MemoryConfig(AppConfig):
@@ -20,6 +31,7 @@ class MemoryConfig(AppConfig):
         maintenance.register_job(
             "revalidation", maintenance.run_revalidation, tasks.revalidation, gated=False
         )
+        register_probe("model", model_probe)
         # Migrations may drop and remake append-only tables on SQLite (lib.append_only).
         from django.db.models.signals import post_migrate, pre_migrate
 

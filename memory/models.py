@@ -16,6 +16,9 @@ from django.db import models
 from django.utils import timezone
 from rest_framework_api_key.models import AbstractAPIKey
 
+from lib.models import AppendOnlyError as AppendOnlyError
+from lib.models import AppendOnlyModel as AppendOnlyModel
+
 from .choices import (  # re-exported: the vocabularies are imported from memory.models
     AUTHORITATIVE_RELATIONS as AUTHORITATIVE_RELATIONS,
 )
@@ -41,29 +44,6 @@ from .choices import (
     Verification,
     sensitivities_up_to,
 )
-
-
-class AppendOnlyError(Exception):
-    """Raised when code tries to update or delete an append-only record."""
-
-
-class AppendOnlyModel(models.Model):
-    """A row that is written once. Python refuses updates and deletes, and so does the
-    database: UPDATE and DELETE on both backends, TRUNCATE on PostgreSQL (triggers installed by
-    migration through ``lib.append_only``; ``tests/test_database_triggers.py`` finds every
-    subclass's table and fails when one lacks them)."""
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError(f"{type(self).__name__} is append-only")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> Any:
-        raise AppendOnlyError(f"{type(self).__name__} is append-only")
-
 
 # --- Scope and keys -------------------------------------------------------------------------
 
