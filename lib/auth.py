@@ -8,11 +8,21 @@ with actors.
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_safe
 from rest_framework import exceptions
 from rest_framework.request import Request
 
 from .identity import Actor
+
+ReadPage = Callable[..., HttpResponse]
 
 
 class KeyUser:
@@ -43,3 +53,23 @@ def actor_from_request(request: HttpRequest | Request) -> Actor:
             request._steward_actor = cached  # type: ignore[union-attr]
         return cached
     raise exceptions.NotAuthenticated()
+
+
+def reader_page(allowed: Callable[[Actor], bool], refusal: str) -> Callable[[ReadPage], ReadPage]:
+    """A read-only page for the actors ``allowed`` admits: login required, GET and HEAD only,
+    403 with ``refusal`` for anyone else; the view is called with the actor after the request,
+    and its response varies on ``HX-Request``."""
+
+    def decorate(view: ReadPage) -> ReadPage:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            actor = actor_from_request(request)
+            if not allowed(actor):
+                raise PermissionDenied(refusal)
+            response = view(request, actor, *args, **kwargs)
+            patch_vary_headers(response, ("HX-Request",))
+            return response
+
+        return login_required(require_safe(wrapper))
+
+    return decorate
