@@ -27,6 +27,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from lib.identity import Actor
 from memory.models import Entry, Memory
 
 from .models import Exposure
@@ -74,7 +75,7 @@ def _embedded() -> bool:
 
 def record(
     memory: Memory,
-    actor: Any,
+    actor: Actor,
     *,
     run_id: str,
     via: str,

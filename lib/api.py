@@ -8,6 +8,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from lib.identity import Actor
+
 from .auth import actor_from_request
 from .errors import ValidationFailed
 from .throttling import ThrottleFirstMixin
@@ -81,5 +83,5 @@ def error_details(errors: Any) -> Any:
 class ActorApiView(ThrottleFirstMixin, APIView):
     """Base for our API views: exposes the acting :class:`Actor`; throttles before permissions."""
 
-    def actor(self, request: Request) -> Any:
+    def actor(self, request: Request) -> Actor:
         return actor_from_request(request)

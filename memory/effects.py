@@ -22,6 +22,8 @@ from typing import Any
 
 from django.db import transaction
 
+from lib.identity import Actor
+
 log = logging.getLogger(__name__)
 
 Served = Callable[..., object]
@@ -39,7 +41,7 @@ def on_served(fn: Served) -> Served:
 
 def served(
     memory: Any,
-    actor: Any,
+    actor: Actor,
     *,
     run_id: str,
     via: str,

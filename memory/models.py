@@ -9,13 +9,13 @@ manifest (current version and state per entry) and is written only by the revisi
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from rest_framework_api_key.models import AbstractAPIKey
 
+from lib.identity import Actor
 from lib.models import AppendOnlyError as AppendOnlyError
 from lib.models import AppendOnlyModel as AppendOnlyModel
 
@@ -49,7 +49,7 @@ from .choices import (
 
 
 class MemoryQuerySet(models.QuerySet["Memory"]):
-    def visible_to(self, actor: Any) -> MemoryQuerySet:
+    def visible_to(self, actor: Actor) -> MemoryQuerySet:
         if actor.memory_ids is None:
             return self
         return self.filter(pk__in=actor.memory_ids)
@@ -138,7 +138,7 @@ class EntryQuerySet(models.QuerySet["Entry"]):
     def for_memory(self, memory: Memory) -> EntryQuerySet:
         return self.filter(memory=memory)
 
-    def visible_to(self, actor: Any) -> EntryQuerySet:
+    def visible_to(self, actor: Actor) -> EntryQuerySet:
         return self.filter(sensitivity__in=sensitivities_up_to(actor.clearance))
 
     def with_detail(self) -> EntryQuerySet:
@@ -523,7 +523,7 @@ class MaintenanceRunQuerySet(models.QuerySet["MaintenanceRun"]):
     def for_memory(self, memory: Memory) -> MaintenanceRunQuerySet:
         return self.filter(memory=memory)
 
-    def visible_to(self, actor: Any) -> MaintenanceRunQuerySet:
+    def visible_to(self, actor: Actor) -> MaintenanceRunQuerySet:
         if actor.memory_ids is None:
             return self
         return self.filter(memory_id__in=actor.memory_ids)
