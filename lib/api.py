@@ -8,10 +8,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from lib.identity import Actor
-
 from .auth import actor_from_request
 from .errors import ValidationFailed
+from .identity import Actor
 from .throttling import ThrottleFirstMixin
 
 

@@ -9,6 +9,7 @@ from lib.health import Probe, register_probe
 
 def model_probe() -> Probe:
     """``/readyz`` waits until the embedding model is loaded (nothing to load without one)."""
+    # memory.embeddings defines models: it cannot be imported while the app registry loads this.
     from .embeddings import provider_loaded
 
     loaded = provider_loaded()
