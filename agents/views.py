@@ -20,9 +20,9 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from lib.api import ActorApiView
-from lib.auth import ApiKeyAuthentication
 from lib.correlation import current_correlation_id
 from lib.errors import Forbidden
+from memory.identity import ApiKeyAuthentication
 
 from .server import Caller, serve
 

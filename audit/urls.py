@@ -1,4 +1,5 @@
-"""Browser routes of the audit trail (mounted at the site root)."""
+"""Browser route of the audit trail (mounted at the site root): the log. The history pages of an
+entry and a revision it links to are review's (``review.history_urls``)."""
 
 from lib.urls import under
 
@@ -6,9 +7,4 @@ from . import views as audit_views
 
 urlpatterns = [
     *under("audit/", ("", audit_views.audit_log, "audit-log")),
-    *under(
-        "memories/<slug:slug>/",
-        ("entries/<str:entry_id>/", audit_views.entry_timeline, "audit-entry-timeline"),
-        ("revisions/<int:number>/", audit_views.revision_detail, "audit-revision"),
-    ),
 ]

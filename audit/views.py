@@ -1,4 +1,5 @@
-"""Browser pages of the audit trail: the global log, the entry timeline and the revision page.
+"""Browser page of the audit trail: the global log (an entry's and a revision's history pages
+are review's: ``review.history_views``).
 
 Read-only pages for reviewers, auditors and staff (anonymous visitors are sent to the login page,
 anyone else gets 403). They accept only GET and HEAD, so no audit page can change anything. One URL
@@ -9,44 +10,25 @@ query string, so every view of the log is a shareable URL and works without Java
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_safe
 
-from lib.auth import actor_from_request
+from lib.auth import reader_page
 from lib.errors import DomainError
+from lib.identity import Actor
 from lib.list_pages import list_template, page_links
 from lib.pagination import keyset_page
-from memory.actors import Actor
 from memory.audit import ACTIONS
+from memory.audit_events import READERS_ONLY
 from memory.models import Memory
 
-from . import events, pages
+from . import events
 from .events import AuditFilter
 
-AuditPage = Callable[..., HttpResponse]
-
-
-def audit_page(view: AuditPage) -> Callable[..., HttpResponse]:
-    """Login required, GET/HEAD only, and the audit readers' roles; passes the actor on."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        actor = actor_from_request(request)
-        if not events.may_read_audit(actor):
-            raise PermissionDenied("Only reviewers, auditors and staff may read the audit trail.")
-        response = view(request, actor, *args, **kwargs)
-        patch_vary_headers(response, ("HX-Request",))
-        return response
-
-    return login_required(require_safe(wrapper))
+#: Login required, GET/HEAD only, and the audit readers' roles; passes the actor on.
+audit_page = reader_page(events.may_read_audit, READERS_ONLY)
 
 
 @audit_page
@@ -82,67 +64,3 @@ def audit_log(request: HttpRequest, actor: Actor) -> HttpResponse:
     }
     template = list_template(request, "audit/log.html", "audit-results")
     return render(request, template, context, status=status)
-
-
-@audit_page
-def entry_timeline(request: HttpRequest, actor: Actor, slug: str, entry_id: str) -> HttpResponse:
-    """``/memories/<slug>/entries/<entry_id>/``: versions with word diffs, lifecycle intervals,
-    relations, evidence snapshots, proposals and decisions, and every audit event about it;
-    for reviewers, the Quarantine or Release form (posted to ``review.entry_views``)."""
-    return render_timeline(request, actor, slug, entry_id)
-
-
-def render_timeline(
-    request: HttpRequest,
-    actor: Actor,
-    slug: str,
-    entry_id: str,
-    *,
-    status: int = 200,
-    govern: dict[str, Any] | None = None,
-) -> HttpResponse:
-    """The entry timeline as ``actor`` may see it (404 page otherwise). ``govern`` is a refused
-    Quarantine / Release form — ``{"error", "reason"}`` — when ``review.entry_views`` shows the
-    page again with what went wrong."""
-    try:
-        page = pages.entry_timeline(actor, pages.get_visible_memory(actor, slug), entry_id)
-    except DomainError as exc:
-        return _not_found(request, exc)
-    context = {
-        "nav": "audit",
-        "t": page,
-        "can_govern": actor.is_reviewer,
-        "govern": govern or {},
-    }
-    return render(request, "audit/timeline.html", context, status=status)
-
-
-@audit_page
-def revision_detail(request: HttpRequest, actor: Actor, slug: str, number: int) -> HttpResponse:
-    """``/memories/<slug>/revisions/<n>/``: who, when, why, and each change before → after."""
-    return _memory_page(
-        request, actor, slug, "audit/revision.html", "p", pages.revision_page, number
-    )
-
-
-def _memory_page(
-    request: HttpRequest,
-    actor: Actor,
-    slug: str,
-    template: str,
-    name: str,
-    build: Callable[[Actor, Memory, Any], Any],
-    key: Any,
-) -> HttpResponse:
-    """A page about one record of a visible Memory; 404 for anything the actor cannot see."""
-    try:
-        page = build(actor, pages.get_visible_memory(actor, slug), key)
-    except DomainError as exc:
-        return _not_found(request, exc)
-    return render(request, template, {"nav": "audit", name: page})
-
-
-def _not_found(request: HttpRequest, exc: DomainError) -> HttpResponse:
-    return render(
-        request, "audit/not_found.html", {"nav": "audit", "message": exc.message}, status=404
-    )

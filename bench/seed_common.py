@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import connection, models
 
+from lib.identity import Actor
 from memory import lifecycle
 from memory.lexical_index import record_versions
 from memory.models import (
@@ -86,7 +87,7 @@ def zipf_words(rng: random.Random, vocab: list[str], k: int) -> list[str]:
 
 def add_revisions(
     memory: Any,
-    actor: Any,
+    actor: Actor,
     after: int,
     count: int,
     start: datetime,

@@ -32,6 +32,7 @@ urlpatterns = [
     path("api/", api_not_found),
     path("", include("agents.urls")),
     path("", include("audit.urls")),
+    path("", include("review.history_urls")),
     path("", include("memory.web_urls")),
     path("", include("evaluation.urls")),
     path("", include("review.inbox_urls")),

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from lib.deferred import Deferred
-from memory.actors import Actor
+from lib.identity import Actor
 from memory.models import Entry, Memory
 
 from .models import Exposure

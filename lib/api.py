@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from .auth import actor_from_request
 from .errors import ValidationFailed
+from .identity import Actor
 from .throttling import ThrottleFirstMixin
 
 
@@ -81,5 +82,5 @@ def error_details(errors: Any) -> Any:
 class ActorApiView(ThrottleFirstMixin, APIView):
     """Base for our API views: exposes the acting :class:`Actor`; throttles before permissions."""
 
-    def actor(self, request: Request) -> Any:
+    def actor(self, request: Request) -> Actor:
         return actor_from_request(request)

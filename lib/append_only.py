@@ -23,6 +23,9 @@ memory_auditevent`` fails with "not authorized" — except while the guard is li
 (:func:`schema_guard_lifted`: migrations, the reindex above, the test suite's flush). A process
 that opens the database file with its own SQLite is not bound by it; ``verify_integrity``'s
 content hashes and audit chain find what such a process changed.
+
+The models themselves subclass :class:`lib.models.AppendOnlyModel`, which refuses updates and
+deletes in Python too.
 """
 
 from __future__ import annotations
@@ -149,10 +152,12 @@ def restore_schema_guard(**kwargs: Any) -> None:
 
 @cache
 def append_only_table_names() -> frozenset[str]:
-    """Every append-only model's table (subclasses of ``memory.models.AppendOnlyModel``)."""
+    """Every append-only model's table (subclasses of :class:`lib.models.AppendOnlyModel`)."""
     from django.apps import apps
 
-    from memory.models import AppendOnlyModel
+    # Not at the top: the SQLite backend imports this module while Django creates the first
+    # connection, before a model class can be defined.
+    from .models import AppendOnlyModel
 
     return frozenset(
         m._meta.db_table

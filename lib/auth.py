@@ -1,45 +1,28 @@
-"""``Authorization: Bearer <key>`` authentication against hashed API keys.
+"""The actor behind a request.
 
-Keys are djangorestframework-api-key keys (``prefix.secret``; only a hash is stored). A valid
-key authenticates as an :class:`memory.actors.Actor`; browser sessions are turned into actors
-by :func:`actor_from_request` as well, so views only ever deal with actors.
+A valid API key authenticates as an :class:`lib.identity.Actor` (the key authentication,
+``memory.identity.ApiKeyAuthentication``, puts a :class:`KeyUser` on the request); browser
+sessions are turned into actors by :func:`actor_from_request` as well, so views only ever deal
+with actors.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework import authentication, exceptions
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_safe
+from rest_framework import exceptions
 from rest_framework.request import Request
 
+from .identity import Actor
 
-class ApiKeyAuthentication(authentication.BaseAuthentication):
-    keyword = "Bearer"
-
-    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
-        from memory.actors import Actor
-        from memory.models import ApiKey
-
-        header = authentication.get_authorization_header(request).decode("latin-1")
-        if not header:
-            return None
-        parts = header.split()
-        # The scheme is case-insensitive (RFC 9110 §11.1): "bearer <key>" is the same request.
-        if not parts or parts[0].lower() != self.keyword.lower():
-            return None
-        if len(parts) != 2:
-            raise exceptions.AuthenticationFailed("Malformed Authorization header.")
-        prefix, _, _ = parts[1].partition(".")
-        key = ApiKey.objects.get_usable_keys().select_related("owner").filter(prefix=prefix).first()
-        if key is None or not key.is_valid(parts[1]):
-            raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
-        memory_ids = frozenset(key.memories.values_list("pk", flat=True))
-        actor = Actor.for_key(key, memory_ids or None)
-        return (KeyUser(actor), key)
-
-    def authenticate_header(self, request: Request) -> str:
-        return self.keyword
+ReadPage = Callable[..., HttpResponse]
 
 
 class KeyUser:
@@ -50,7 +33,7 @@ class KeyUser:
     is_staff = False
     is_active = True
 
-    def __init__(self, actor: Any):
+    def __init__(self, actor: Actor):
         self.actor = actor
         self.pk = None
 
@@ -58,25 +41,35 @@ class KeyUser:
         return self.actor.label
 
 
-def actor_from_request(request: Any) -> Any:
+def actor_from_request(request: HttpRequest | Request) -> Actor:
     """The actor behind a request: the key's, or the logged-in user's."""
-    from memory.actors import Actor
-
     user = request.user
     if isinstance(user, KeyUser):
         return user.actor
     if user is not None and user.is_authenticated:
-        cached = getattr(request, "_steward_actor", None)
+        cached: Actor | None = getattr(request, "_steward_actor", None)
         if cached is None:
             cached = Actor.for_user(user)
-            request._steward_actor = cached
+            request._steward_actor = cached  # type: ignore[union-attr]
         return cached
     raise exceptions.NotAuthenticated()
 
 
-class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
-    target_class = "lib.auth.ApiKeyAuthentication"
-    name = "ApiKey"
+def reader_page(allowed: Callable[[Actor], bool], refusal: str) -> Callable[[ReadPage], ReadPage]:
+    """A read-only page for the actors ``allowed`` admits: login required, GET and HEAD only,
+    403 with ``refusal`` for anyone else; the view is called with the actor after the request,
+    and its response varies on ``HX-Request``."""
 
-    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "http", "scheme": "bearer", "description": "An API key from issue_api_key."}
+    def decorate(view: ReadPage) -> ReadPage:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            actor = actor_from_request(request)
+            if not allowed(actor):
+                raise PermissionDenied(refusal)
+            response = view(request, actor, *args, **kwargs)
+            patch_vary_headers(response, ("HX-Request",))
+            return response
+
+        return login_required(require_safe(wrapper))
+
+    return decorate

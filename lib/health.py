@@ -3,23 +3,42 @@
 - ``GET /healthz`` — the process answers: always 200 ``{"status": "ok"}``. Touches nothing else,
   so a slow database never gets a healthy process restarted.
 - ``GET /readyz`` — the process can serve: 200 ``{"status": "ready", "checks": {...}}`` once the
-  database answers a query and the embedding model is loaded (``memory.embeddings``; with no
-  provider configured there is nothing to load); else 503 ``{"status": "not_ready", ...}`` naming
-  the check that failed, so traffic waits for a process still loading its model.
+  database answers a query and every registered readiness probe is ready; else 503
+  ``{"status": "not_ready", ...}`` naming the check that failed, so traffic waits for a process
+  still loading its model.
+
+The apps register their probes at start-up (:func:`register_probe`, from ``AppConfig.ready()``):
+``memory`` registers ``model``, ready once the embedding model is loaded (with no provider
+configured there is nothing to load). This module names no app.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import NamedTuple
 
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from memory.embeddings import provider_loaded
-
 log = logging.getLogger(__name__)
+
+
+class Probe(NamedTuple):
+    """One readiness check: what ``/readyz`` reports under its name, and whether it is ready."""
+
+    state: str
+    ready: bool
+
+
+_PROBES: dict[str, Callable[[], Probe]] = {}
+
+
+def register_probe(name: str, probe: Callable[[], Probe]) -> None:
+    """Add a readiness check named ``name`` (registering a name again replaces it)."""
+    _PROBES[name] = probe
 
 
 @never_cache
@@ -42,8 +61,10 @@ def _database() -> str:
 @never_cache
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
-    checks = {"database": _database(), "model": "loaded" if provider_loaded() else "loading"}
-    ready = checks["database"] == "ok" and checks["model"] == "loaded"
+    database = _database()
+    probes = {name: probe() for name, probe in _PROBES.items()}
+    checks = {"database": database, **{name: p.state for name, p in probes.items()}}
+    ready = database == "ok" and all(p.ready for p in probes.values())
     return JsonResponse(
         {"status": "ready" if ready else "not_ready", "checks": checks},
         status=200 if ready else 503,

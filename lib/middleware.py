@@ -1,8 +1,5 @@
 """Request guards that run before any view, for the API and the pages alike.
 
-:class:`StoredTextScopeMiddleware` makes each request one scope of the admission scan (a secret
-split across two fields of one request is found).
-
 :class:`RefuseNulMiddleware` refuses a NUL character in the path (404 ``not_found``) or in the
 query string (400 ``invalid``): PostgreSQL refuses NUL in every text value, so without this guard a
 lookup such as ``/entries/e_%00`` fails inside the database driver with a 500.
@@ -39,17 +36,3 @@ class RefuseNulMiddleware:
                 return json_error("invalid", message, 400)
             return HttpResponseBadRequest(message, content_type="text/plain")
         return self.get_response(request)
-
-
-class StoredTextScopeMiddleware:
-    """One request is one scope of the admission scan (``memory.admission.request_scope``): a
-    secret split across two of its fields is found where the fields meet."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        from memory.admission import request_scope
-
-        with request_scope():
-            return self.get_response(request)

@@ -17,10 +17,11 @@ are full of commit hashes, UUIDs and ordinary prose, which those would flag. Per
 ``memory.personal_data``; which kinds are refused is the Memory's policy, for *every* field of a
 write about that Memory (``refuse=`` or :func:`memory_policy`), not only its body.
 
-Within one request (:func:`request_scope`, opened by ``lib.middleware.StoredTextScopeMiddleware``)
-a secret split across two fields — ``AKIAIOSF`` in the body, ``ODNN7EXAMPLE`` in a quote — is
-found too: the token-like edges of every field are joined with those of the request's other
-fields and scanned again. A secret split across *requests* is not (docs/reliability.md).
+Within one request (:func:`request_scope`, opened by
+``memory.middleware.StoredTextScopeMiddleware``) a secret split across two fields —
+``AKIAIOSF`` in the body, ``ODNN7EXAMPLE`` in a quote — is found too: the token-like edges of
+every field are joined with those of the request's other fields and scanned again. A secret
+split across *requests* is not (docs/reliability.md).
 """
 
 from __future__ import annotations

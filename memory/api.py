@@ -209,7 +209,7 @@ class EntryListCreateApi(MemoryApiView):
         return Response(entry_added_out(result), status=201 if result.created else 200)
 
 
-def _entry_detail(actor: Any, memory: Memory, uid: str) -> Entry:
+def _entry_detail(actor: Actor, memory: Memory, uid: str) -> Entry:
     entry = Entry.objects.for_memory(memory).visible_to(actor).with_detail().filter(uid=uid).first()
     if entry is None:
         raise NotFound(f"No entry '{uid}' in memory '{memory.slug}'.")
@@ -336,7 +336,7 @@ def versions_of(entry: Entry) -> list[EntryVersion]:
     )
 
 
-def entry_versions_out(actor: Any, memory: Memory, entry_uid: str) -> dict[str, Any]:
+def entry_versions_out(actor: Actor, memory: Memory, entry_uid: str) -> dict[str, Any]:
     """The body of "entry history" (``GET …/entries/{id}/versions`` and the MCP
     ``entry_history`` tool): the entry's state and every version, oldest first."""
     entry = actions.get_entry(actor, memory, entry_uid)

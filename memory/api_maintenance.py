@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lib.api import StrictSerializer, parse, parse_query
+from lib.identity import Actor
 from lib.pagination import keyset_page
 from lib.schema import limit_parameter
 
@@ -48,7 +49,7 @@ def _item_uids(item: dict[str, Any]) -> set[str]:
     return {item["entry_id"], *item.get("entries", [])}
 
 
-def run_out(run: MaintenanceRun, actor: Any) -> dict[str, Any]:
+def run_out(run: MaintenanceRun, actor: Actor) -> dict[str, Any]:
     """The run as the actor may see it: items naming any entry above its clearance are left
     out (counted in ``items_hidden``); at most one query."""
     uids: set[str] = set()

@@ -1,11 +1,21 @@
-"""The controlled vocabularies of the Memory: entry kinds, tiers, sensitivities and clearance
-order, source authority and verification, head states, revision and relation kinds, validity,
-evidence strength, pin categories and API roles. ``memory.models`` re-exports every name.
+"""The controlled vocabularies of the Memory: entry kinds, tiers, source authority and
+verification, head states, revision and relation kinds, validity, evidence strength and pin
+categories. ``memory.models`` re-exports every name.
+
+Who acts and what they may see — actor types, API roles, the sensitivity scale that clearance is
+measured on — belongs to identity (:mod:`lib.identity`); it is re-exported here, so the Memory's
+fields and readers keep importing one vocabulary module.
 """
 
 from __future__ import annotations
 
 from django.db import models
+
+from lib.identity import SENSITIVITY_ORDER as SENSITIVITY_ORDER
+from lib.identity import ActorType as ActorType
+from lib.identity import ApiRole as ApiRole
+from lib.identity import Sensitivity as Sensitivity
+from lib.identity import sensitivities_up_to as sensitivities_up_to
 
 
 class Kind(models.TextChoices):
@@ -20,27 +30,6 @@ class Tier(models.TextChoices):
     SESSION = "session"
     SHORT = "short"
     LONG = "long"
-
-
-class Sensitivity(models.TextChoices):
-    PUBLIC = "public"
-    INTERNAL = "internal"
-    CONFIDENTIAL = "confidential"
-    RESTRICTED = "restricted"
-
-
-SENSITIVITY_ORDER = {
-    Sensitivity.PUBLIC: 0,
-    Sensitivity.INTERNAL: 1,
-    Sensitivity.CONFIDENTIAL: 2,
-    Sensitivity.RESTRICTED: 3,
-}
-
-
-def sensitivities_up_to(clearance: str) -> list[str]:
-    """Sensitivities visible to a clearance (at or below it)."""
-    limit = SENSITIVITY_ORDER[Sensitivity(clearance)]
-    return [str(s) for s, rank in SENSITIVITY_ORDER.items() if rank <= limit]
 
 
 class Authority(models.TextChoices):
@@ -90,12 +79,6 @@ class RevisionKind(models.TextChoices):
     REVERIFY = "reverify"
 
 
-class ActorType(models.TextChoices):
-    HUMAN = "human"
-    AGENT = "agent"
-    SYSTEM = "system"
-
-
 class RelationKind(models.TextChoices):
     DUPLICATE_OF = "duplicate_of"
     NEAR_DUPLICATE_OF = "near_duplicate_of"
@@ -128,9 +111,3 @@ class PinCategory(models.TextChoices):
     SAFETY_POLICY = "safety_policy"
     LEGAL_CONSTRAINT = "legal_constraint"
     DURABLE_DECISION = "durable_decision"
-
-
-class ApiRole(models.TextChoices):
-    AGENT = "agent"
-    REVIEWER = "reviewer"
-    AUDITOR = "auditor"

@@ -42,8 +42,9 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec
 
 from django.db import transaction
 
+from lib.identity import Actor
+
 if TYPE_CHECKING:
-    from .actors import Actor
     from .injection import Finding
     from .models import Memory
 

@@ -9,12 +9,15 @@ manifest (current version and state per entry) and is written only by the revisi
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from rest_framework_api_key.models import AbstractAPIKey
+
+from lib.identity import Actor
+from lib.models import AppendOnlyError as AppendOnlyError
+from lib.models import AppendOnlyModel as AppendOnlyModel
 
 from .choices import (  # re-exported: the vocabularies are imported from memory.models
     AUTHORITATIVE_RELATIONS as AUTHORITATIVE_RELATIONS,
@@ -42,34 +45,11 @@ from .choices import (
     sensitivities_up_to,
 )
 
-
-class AppendOnlyError(Exception):
-    """Raised when code tries to update or delete an append-only record."""
-
-
-class AppendOnlyModel(models.Model):
-    """A row that is written once. Python refuses updates and deletes, and so does the
-    database: UPDATE and DELETE on both backends, TRUNCATE on PostgreSQL (triggers installed by
-    migration through ``lib.append_only``; ``tests/test_database_triggers.py`` finds every
-    subclass's table and fails when one lacks them)."""
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise AppendOnlyError(f"{type(self).__name__} is append-only")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> Any:
-        raise AppendOnlyError(f"{type(self).__name__} is append-only")
-
-
 # --- Scope and keys -------------------------------------------------------------------------
 
 
 class MemoryQuerySet(models.QuerySet["Memory"]):
-    def visible_to(self, actor: Any) -> MemoryQuerySet:
+    def visible_to(self, actor: Actor) -> MemoryQuerySet:
         if actor.memory_ids is None:
             return self
         return self.filter(pk__in=actor.memory_ids)
@@ -158,7 +138,7 @@ class EntryQuerySet(models.QuerySet["Entry"]):
     def for_memory(self, memory: Memory) -> EntryQuerySet:
         return self.filter(memory=memory)
 
-    def visible_to(self, actor: Any) -> EntryQuerySet:
+    def visible_to(self, actor: Actor) -> EntryQuerySet:
         return self.filter(sensitivity__in=sensitivities_up_to(actor.clearance))
 
     def with_detail(self) -> EntryQuerySet:
@@ -576,7 +556,7 @@ class MaintenanceRunQuerySet(models.QuerySet["MaintenanceRun"]):
     def for_memory(self, memory: Memory) -> MaintenanceRunQuerySet:
         return self.filter(memory=memory)
 
-    def visible_to(self, actor: Any) -> MaintenanceRunQuerySet:
+    def visible_to(self, actor: Actor) -> MaintenanceRunQuerySet:
         if actor.memory_ids is None:
             return self
         return self.filter(memory_id__in=actor.memory_ids)

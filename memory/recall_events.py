@@ -28,8 +28,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from lib.deferred import Deferred
+from lib.identity import Actor
 
-from .actors import Actor
 from .models import Entry, LifecycleProjection, Memory
 
 #: Events one read may enqueue (a search returns at most its limit, a pack its items).

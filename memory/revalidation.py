@@ -27,6 +27,8 @@ from typing import Any
 
 from django.db.models import F, Q, QuerySet
 
+from lib.identity import Actor
+
 from .models import Head, HeadState, Kind, Tier, sensitivities_up_to
 
 #: The policy key.
@@ -94,7 +96,7 @@ def is_due(review_at: datetime | None, now: datetime) -> bool:
 # --- The "needs re-checking" list ----------------------------------------------------------
 
 
-def due_heads(memory: Any, *, actor: Any, now: datetime) -> QuerySet[Head]:
+def due_heads(memory: Any, *, actor: Actor, now: datetime) -> QuerySet[Head]:
     """The active heads of ``memory`` within the actor's clearance whose review date has
     passed at ``now``, most recalled first (then by entry), with their entry, version and
     projection (one query per page)."""

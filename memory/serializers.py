@@ -9,6 +9,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from lib.api import StrictSerializer
+from lib.identity import Actor
 
 from .models import (
     ApiRole,
@@ -291,7 +292,7 @@ def version_out(
 REDACTED_REASON = "(redacted: this revision touches entries above your clearance)"
 
 
-def revision_out(rev: Revision, actor: Any = None) -> dict[str, Any]:
+def revision_out(rev: Revision, actor: Actor | None = None) -> dict[str, Any]:
     """A revision as ``actor`` may see it: changes to entries above its clearance are left out,
     and then the free-text reason (which may describe them) is redacted too."""
     visible = sensitivities_up_to(actor.clearance) if actor is not None else None

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from lib.api import ActorApiView, parse, parse_query
+from lib.identity import Actor
 from lib.pagination import keyset_page
 from lib.schema import limit_parameter
 from memory.actions import get_memory
@@ -61,7 +62,7 @@ def proposal_schema(
     return extend_schema(tags=TAGS, summary=summary, responses=responses, **more)
 
 
-def proposal_response(actor: Any, proposal_id: int) -> Response:
+def proposal_response(actor: Actor, proposal_id: int) -> Response:
     """The proposal as the caller sees it now (read again after a change)."""
     return Response(proposal_json(actor, get_proposal(actor, proposal_id)))
 

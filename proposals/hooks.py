@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lib.identity import Actor
+
 Submitted = Callable[..., None]
 _submitted: list[Submitted] = []
 
@@ -21,7 +23,7 @@ def on_submitted(fn: Submitted) -> Submitted:
     return fn
 
 
-def submitted(proposal: Any, *, actor: Any) -> None:
+def submitted(proposal: Any, *, actor: Actor) -> None:
     for fn in _submitted:
         fn(proposal, actor=actor)
 
@@ -38,7 +40,7 @@ def on_commented(fn: Commented) -> Commented:
     return fn
 
 
-def commented(proposal: Any, comment: Any, *, actor: Any) -> None:
+def commented(proposal: Any, comment: Any, *, actor: Actor) -> None:
     for fn in _commented:
         fn(proposal, comment, actor=actor)
 
@@ -49,6 +51,6 @@ def on_amended(fn: Amended) -> Amended:
     return fn
 
 
-def amended(proposal: Any, *, actor: Any) -> None:
+def amended(proposal: Any, *, actor: Actor) -> None:
     for fn in _amended:
         fn(proposal, actor=actor)

@@ -18,10 +18,9 @@ entry text such as ``<script>`` can only ever appear as text.
 
 Concatenating the segments' text always gives the original text back.
 
-For the audit pages (:func:`word_diff`) whitespace runs are tokens too and case counts: the
-result is a list of :class:`DiffSegment` ``(op, text)`` with ``op`` in ``equal``, ``delete``,
-``insert``; the ``equal`` and ``delete`` segments give the old text back, ``equal`` and
-``insert`` the new one.
+The version-to-version word diff (:func:`word_diff`, :class:`DiffSegment`: the proposal page's
+text changes and the history pages' diffs) lives in ``lib.word_diff`` with the token units both
+share; it is handed on here.
 """
 
 from __future__ import annotations
@@ -32,21 +31,17 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from lib.word_diff import DELETE as DELETE
+from lib.word_diff import EQUAL as EQUAL
+from lib.word_diff import INSERT as INSERT
+from lib.word_diff import UNIT, WORD
+from lib.word_diff import DiffSegment as DiffSegment
+from lib.word_diff import changed as changed
+from lib.word_diff import tokens as tokens
+from lib.word_diff import word_diff as word_diff
 from proposals.verify import detail_pattern
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_RUN = rf"[^\W{_CJK}]+"
-# Runs joined inside one token by ".", ":", "/", "@", "#", "-" or "://" — a version (2.4.1), an
-# address (10.0.0.12), a host (db-main-1.helios.dev), a time (14:00), a path (/api/docs/,
-# scripts/deploy.sh), a URL, an e-mail address: one unit, so "2.3.0 → 2.4.1" is one change and
-# not a diff of its digits. A "." or ":" not followed by a word character (a sentence's end) is
-# punctuation of its own.
-_UNIT = rf"(?:~?/)?{_RUN}(?:(?:://|[.:/@#-]){_RUN})+/?|~?/{_RUN}/?"
-_WORD = rf"[{_CJK}]|{_RUN}"
-_TOKEN = re.compile(rf"{_UNIT}|{_WORD}|[^\w\s]", re.UNICODE)
-# The audit pages' version-to-version diff splits on the same units: "eu-2 → eu-3" is one value
-# replaced there too.
-_TOKEN_OR_SPACE = re.compile(rf"{_UNIT}|{_WORD}|\s+|[^\w\s]", re.UNICODE)
+_TOKEN = re.compile(rf"{UNIT}|{WORD}|[^\w\s]", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -207,50 +202,3 @@ def inline_diff(old: str, new: str) -> list[Segment]:
             text = text + " "
         out[i] = Segment(text, removed=True)
     return out
-
-
-# --- The audit pages' word diff -----------------------------------------------------------------
-
-EQUAL = "equal"
-DELETE = "delete"
-INSERT = "insert"
-
-
-@dataclass(frozen=True)
-class DiffSegment:
-    op: str
-    text: str
-
-
-def tokens(text: str) -> list[str]:
-    """The word and whitespace tokens of ``text``; joined they give ``text`` back exactly."""
-    return _TOKEN_OR_SPACE.findall(text)
-
-
-def word_diff(old: str, new: str) -> list[DiffSegment]:
-    """Segments turning ``old`` into ``new``, word by word (adjacent same-op runs merged)."""
-    a, b = tokens(old), tokens(new)
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    out: list[DiffSegment] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            _push(out, EQUAL, "".join(a[i1:i2]))
-            continue
-        if tag in ("delete", "replace"):
-            _push(out, DELETE, "".join(a[i1:i2]))
-        if tag in ("insert", "replace"):
-            _push(out, INSERT, "".join(b[j1:j2]))
-    return out
-
-
-def _push(out: list[DiffSegment], op: str, text: str) -> None:
-    if not text:
-        return
-    if out and out[-1].op == op:
-        out[-1] = DiffSegment(op, out[-1].text + text)
-    else:
-        out.append(DiffSegment(op, text))
-
-
-def changed(segments: list[DiffSegment]) -> bool:
-    return any(s.op != EQUAL for s in segments)

@@ -24,15 +24,15 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.views.decorators.http import require_POST
 
-from audit.links import entry_url
-from audit.views import render_timeline
 from lib.errors import DomainError, Forbidden, NotFound
+from lib.identity import Actor
 from memory import actions as memory_actions
 from memory.actions import WriteResult
-from memory.actors import Actor
 from memory.models import Memory
 
 from . import web
+from .history_views import render_timeline
+from .links import entry_href
 
 EntryAction = Callable[..., WriteResult]
 
@@ -79,7 +79,7 @@ def _govern(
     if result.proposal_id:
         message += f" It waits for admission proposal #{result.proposal_id}."
     messages.success(request, message)
-    return HttpResponseRedirect(entry_url(slug, entry_id))
+    return HttpResponseRedirect(entry_href(slug, entry_id))
 
 
 @require_POST

@@ -1,4 +1,4 @@
-"""Links from review pages to the audit app's pages of an entry and a revision."""
+"""Links from review pages to the history pages of an entry and a revision (``review.history``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.urls import reverse
 
 
 def entry_href(slug: str, entry_id: str) -> str:
-    """The entry's timeline page (served by the audit app)."""
+    """The entry's page (its timeline)."""
     return reverse("audit-entry-timeline", kwargs={"slug": slug, "entry_id": entry_id})
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from lib.identity import Actor
 from memory.actions import Change, EvidenceInput, NewBody, ResolvedEvidence, resolve_evidence
 from memory.admission import clean_body
 from memory.models import Entry, Head, HeadState, Memory
@@ -325,7 +326,7 @@ class ProposalKindSpec:
         policy change: the keys it sets). Default: None (the set of affected entries)."""
         return None
 
-    def apply_policy(self, memory: Memory, proposal: Proposal, *, actor: Any) -> None:
+    def apply_policy(self, memory: Memory, proposal: Proposal, *, actor: Actor) -> None:
         """Approval's effect for a kind that :attr:`changes_policy`, under the Memory lock."""
         raise NotImplementedError
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from lib.identity import Actor
 from memory.actions import check_policy_text, clean_policy, write_policy
 from memory.exceptions import PolicyChanged
 from memory.models import Memory
@@ -163,7 +164,7 @@ class Policy(base.ProposalKindSpec):
     ) -> base.ApprovalPlan:  # pragma: no cover - approval calls apply_policy
         raise NotImplementedError("A policy change writes no revision.")
 
-    def apply_policy(self, memory: Memory, proposal: Proposal, *, actor: Any) -> None:
+    def apply_policy(self, memory: Memory, proposal: Proposal, *, actor: Actor) -> None:
         """Merge the change into the locked Memory's policy; 409 ``policy_changed`` when a key
         moved since filing (nothing written)."""
         payload = proposal.payload or {}

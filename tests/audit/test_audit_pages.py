@@ -336,7 +336,7 @@ def test_revision_page_costs_a_fixed_number_of_queries(
 def test_timeline_shows_the_newest_events_and_links_to_the_rest(
     history, auditor_browser, monkeypatch
 ):
-    from audit import pages
+    from review import history as pages
 
     monkeypatch.setattr(pages, "TIMELINE_EVENTS", 2)
     html = auditor_browser.get(f"/memories/acme/entries/{history.entry_id}/").content.decode()

@@ -8,8 +8,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from review.compare import DELETE, EQUAL, INSERT, changed, tokens, word_diff
-from review.compare import DiffSegment as Segment
+from lib.word_diff import DELETE, EQUAL, INSERT, changed, tokens, word_diff
+from lib.word_diff import DiffSegment as Segment
 
 texts = st.text(alphabet=st.sampled_from(list("ab c,.\n-_1部署目标éß\u0301\u3000")), max_size=60)
 

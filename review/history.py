@@ -1,7 +1,9 @@
-"""Audit pages' read models: the entry timeline and the revision page.
+"""History pages' read models: the entry page (its timeline) and the revision page.
 
-A fixed number of queries each, however long the history. Events are read through
-``audit.events`` (scope and redaction); proposals and decisions through their own apps.
+Review owns both pages: the entry page hosts the reviewers' forms (``review.entry_views``) and
+both show review's own records (decisions, compensations) beside memory's history; the audit log
+links to them by URL name. A fixed number of queries each, however long the history. Events are
+read through ``memory.audit_events`` (scope and redaction); proposals through their app.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from django.db.models import Prefetch, Q
 
 from exposure.selectors import runs_served
 from lib.errors import NotFound
-from memory.actors import Actor
+from lib.identity import Actor
+from lib.word_diff import DiffSegment as Segment
+from lib.word_diff import word_diff
+from memory.audit_events import AuditEventQuerySet, audit_events, redact
 from memory.models import (
     WITHHELD_STATES,
     AuditEvent,
@@ -32,11 +37,8 @@ from memory.models import (
 )
 from proposals.models import ProposalKind, ProposalStatus
 from proposals.selectors import visible_proposals
-from review.compare import DiffSegment as Segment
-from review.compare import word_diff
-from review.models import Compensation, Decision
 
-from .events import AuditEventQuerySet, audit_events, redact
+from .models import Compensation, Decision
 
 #: Audit events shown on an entry timeline (newest); the log pages through all of them.
 TIMELINE_EVENTS = 200
