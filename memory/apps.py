@@ -1,5 +1,6 @@
-"""App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``) and
-lifts the SQLite schema guard of append-only tables while migrations run."""
+"""App config for the memory core: registers its maintenance jobs (``maintenance.JOBS``: ``l1``,
+``rebuild``, ``revalidation``) and lifts the SQLite schema guard of append-only tables while
+migrations run."""
 
 from django.apps import AppConfig
 
@@ -9,17 +10,11 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory"
 
     def ready(self) -> None:
-        from . import checks, maintenance, tasks  # noqa: F401 - checks registers itself
+        # checks registers itself; tasks makes the jobs' Celery tasks.
+        from . import checks, jobs, maintenance, tasks  # noqa: F401
 
-        maintenance.register_job("l1", maintenance._run_decay, tasks.l1_decay_scan)
-        maintenance.register_job(
-            "rebuild", maintenance.run_projection_rebuild, tasks.rebuild_projection, gated=False
-        )
-        # Files nothing and changes nothing (a count and the owners' notifications): a
-        # reviewer's manual run needs no switch; ``jobs.revalidation.enabled`` is the schedule's.
-        maintenance.register_job(
-            "revalidation", maintenance.run_revalidation, tasks.revalidation, gated=False
-        )
+        for job in maintenance.JOBS:
+            jobs.register_job(job)
         # Migrations may drop and remake append-only tables on SQLite (lib.append_only).
         from django.db.models.signals import post_migrate, pre_migrate
 
