@@ -292,7 +292,7 @@ def jobs(memory: Memory, args: argparse.Namespace) -> list[dict[str, Any]]:
 
     def rebuild(check: bool) -> Callable[[], int]:
         def run() -> int:
-            report = lifecycle.rebuild_projection(
+            report = maintenance.rebuild_projection(
                 memory, actor=SYSTEM, check=check, batch_size=batch
             )
             if check:
@@ -338,7 +338,7 @@ def jobs(memory: Memory, args: argparse.Namespace) -> list[dict[str, Any]]:
                 "run": decay,
             }
         )
-    for job, runner in passes.RUNNERS.items():
+    for job, runner in ((spec.name, spec.runner) for spec in passes.JOBS):
         per_entry = job in NEIGHBOURHOOD_PASSES
         bound = args.neighbourhood_scan if per_entry else args.pass_scan
 
@@ -478,7 +478,7 @@ def main() -> None:
             f"{row['ratio'] or 0:>6.3f} {peak or 0:>9.1f} {bare_peak or 0:>9.1f}",
             flush=True,
         )
-    check = lifecycle.rebuild_projection(memory, actor=SYSTEM, check=True)
+    check = maintenance.rebuild_projection(memory, actor=SYSTEM, check=True)
     assert check.clean, check.differing[:3]
     if args.json:
         Path(args.json).write_text(

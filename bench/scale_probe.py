@@ -427,7 +427,7 @@ def explain(sql: str) -> None:
 
 
 def run_maintenance(memory: Memory) -> None:
-    for job in maintenance.JOB_NAMES:
+    for job in maintenance.job_names():
         tracemalloc.start()
         t0 = time.perf_counter()
         try:

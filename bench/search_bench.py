@@ -52,7 +52,7 @@ from seed_common import (  # noqa: E402
     zipf_words,
 )
 
-from memory import db_stats, lifecycle, vectors  # noqa: E402
+from memory import db_stats, lifecycle, maintenance, vectors  # noqa: E402
 from memory.actors import Actor  # noqa: E402
 from memory.embeddings import require_provider  # noqa: E402
 from memory.models import (  # noqa: E402
@@ -373,7 +373,7 @@ def main() -> None:
         diffs, heads, _ = lifecycle.rebuild_batch(sample, write=False)
         assert not diffs and not heads, "bulk rows differ from what the actions would write"
         if args.verify:
-            report = lifecycle.rebuild_projection(memory, actor=Actor.system(), check=True)
+            report = maintenance.rebuild_projection(memory, actor=Actor.system(), check=True)
             assert report.clean, report.differing[:5]
         entries = Entry.objects.filter(memory=memory).count()
         qvecs: dict[str, list[float]] = {}

@@ -13,8 +13,9 @@ a broker as without one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from django.utils.functional import lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -24,11 +25,12 @@ from lib.api import StrictSerializer, parse, parse_query
 from lib.identity import Actor
 from lib.pagination import keyset_page
 from lib.schema import limit_parameter
+from lib.wording import listed
 
 from . import actions, inventory, maintenance, tasks
 from .api_base import MemoryApiView
 from .exceptions import Forbidden
-from .jobs import JOB_NAMES
+from .jobs import job_names, jobs
 from .models import MaintenanceRun
 from .visibility import hidden_uids
 
@@ -40,9 +42,20 @@ class MaintenanceRunIn(StrictSerializer):
 
 
 class MaintenanceRunListQuery(StrictSerializer):
-    job = serializers.ChoiceField(choices=JOB_NAMES, required=False)
+    job = serializers.ChoiceField(choices=(), required=False)
     cursor = serializers.CharField(required=False)
     limit = serializers.IntegerField(required=False, min_value=1)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        # The registered jobs, read when a request is parsed (every app is ready by then).
+        cast(serializers.ChoiceField, fields["job"]).choices = job_names()
+        return fields
+
+
+def _start_summary() -> str:
+    named = [job.name for job in jobs().values() if job.in_api_summary]
+    return f"Run a maintenance job ({listed(named)}); dry run by default"
 
 
 def _item_uids(item: dict[str, Any]) -> set[str]:
@@ -80,10 +93,8 @@ class MaintenanceStartApi(MemoryApiView):
     @extend_schema(
         tags=TAG,
         request=MaintenanceRunIn,
-        summary=(
-            "Run a maintenance job (l1, rebuild, near_duplicates, contradictions, promotion, "
-            "capacity, injection_scan); dry run by default"
-        ),
+        # Read from the job registry when the schema is generated.
+        summary=lazy(_start_summary, str)(),
     )
     def post(self, request: Request, slug: str, job: str) -> Response:
         actor, memory = self.scope(request, slug)
@@ -119,7 +130,7 @@ class MaintenanceRunListApi(MemoryApiView):
         tags=TAG,
         summary="A Memory's maintenance runs, newest first (cursor pages)",
         parameters=[
-            OpenApiParameter("job", str, enum=list(JOB_NAMES)),
+            OpenApiParameter("job", str, enum=lazy(job_names, list)()),
             OpenApiParameter("cursor", str),
             limit_parameter(),
         ],

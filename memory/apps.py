@@ -1,7 +1,8 @@
-"""App config for the memory core: registers the L1 maintenance jobs (``l1``, ``rebuild``) and
-the ``model`` readiness probe of ``/readyz``, connects memory's own listeners to its effects
-(``memory.effects``: vectors after a write, the promotion pass after a session end, recall events
-after a read) and lifts the SQLite schema guard of append-only tables while migrations run."""
+"""App config for the memory core: registers its maintenance jobs (``maintenance.JOBS``: ``l1``,
+``rebuild``, ``revalidation``) and the ``model`` readiness probe of ``/readyz``, connects memory's
+own listeners to its effects (``memory.effects``: vectors after a write, the promotion pass after
+a session end, recall events after a read) and lifts the SQLite schema guard of append-only
+tables while migrations run."""
 
 from django.apps import AppConfig
 
@@ -22,17 +23,11 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory"
 
     def ready(self) -> None:
-        from . import checks, effects, maintenance, recall_events, tasks  # noqa: F401 - checks
+        # checks registers itself; tasks makes the jobs' Celery tasks.
+        from . import checks, effects, jobs, maintenance, recall_events, tasks  # noqa: F401
 
-        maintenance.register_job("l1", maintenance._run_decay, tasks.l1_decay_scan)
-        maintenance.register_job(
-            "rebuild", maintenance.run_projection_rebuild, tasks.rebuild_projection, gated=False
-        )
-        # Files nothing and changes nothing (a count and the owners' notifications): a
-        # reviewer's manual run needs no switch; ``jobs.revalidation.enabled`` is the schedule's.
-        maintenance.register_job(
-            "revalidation", maintenance.run_revalidation, tasks.revalidation, gated=False
-        )
+        for job in maintenance.JOBS:
+            jobs.register_job(job)
         effects.versions_written.connect(tasks.queue_vectors)
         effects.session_ended.connect(maintenance.after_session_end)
         effects.served.connect(recall_events.served)

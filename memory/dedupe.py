@@ -31,10 +31,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import audit
+from lib.errors import ValidationFailed
+from lib.wording import listed
+
 from .actors import Actor
 from .embeddings import EmbeddingProvider, get_provider, model_reads
-from .models import Entry, Head, HeadState, Memory, Relation, RelationKind, sensitivities_up_to
+from .jobs import Number
+from .models import Entry, Head, HeadState, Memory, RelationKind, sensitivities_up_to
 from .text import tokenize
 
 #: Candidates scored per add: the check is bounded whatever the size of the Memory.
@@ -146,6 +149,40 @@ def policy_threshold(value: Any, method: str, default: float) -> float:
     if value is None or method != configured_method():
         return default
     return float(value)
+
+
+#: What a similarity threshold is, whichever method it is for.
+UNIT = Number(0, 1)
+
+
+def check_threshold(value: object, field: str) -> None:
+    """A similarity threshold as a policy states it (``tau_same``, a job's ``threshold``): a
+    number from 0 to 1 (the configured similarity's), or an object setting it per method,
+    ``{cosine?: 0..1, lexical?: 0..1}``; 400 ``invalid`` naming ``field`` otherwise."""
+    if isinstance(value, dict):
+        for method, number in value.items():
+            if method not in METHODS:
+                raise ValidationFailed(
+                    details={f"{field}.{method}": [f"Unknown method; one of {listed(METHODS)}."]}
+                )
+            if not UNIT.accepts(number):
+                raise ValidationFailed(details={f"{field}.{method}": ["A number from 0 to 1."]})
+    elif not UNIT.accepts(value):
+        raise ValidationFailed(
+            details={field: ["A number from 0 to 1, or {cosine?, lexical?} of such numbers."]}
+        )
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A job setting shaped as a similarity threshold (a ``memory.jobs.Setting``)."""
+
+    def check(self, value: object, field: str) -> None:
+        check_threshold(value, field)
+
+
+#: The shape of a job's similarity-threshold setting (``jobs.near_duplicates.threshold``).
+THRESHOLD = Threshold()
 
 
 def thresholds(memory: Memory, method: str | None = None) -> tuple[float, float]:
@@ -327,51 +364,3 @@ def _candidates(
         exclude_entry_pks=excluded,
     )
     return list(dict.fromkeys([*pks, *(e for e, _, _ in near)])), body_vec
-
-
-def record_admission(
-    memory: Memory, *, actor: Actor, entry: Entry, admission: Admission
-) -> list[dict[str, Any]]:
-    """Record the findings of a freshly added entry: ``duplicate_of`` / ``near_duplicate_of``
-    observations from the new entry to what it resembles; returns
-    ``[{entry_id, score, relation, claimed?}]`` for the add response.
-
-    Precondition: called by ``add_entry`` inside its transaction, holding the Memory lock. A
-    finding whose entry stopped being active since the check is dropped (one query). Writes
-    relations (no revision, heads and projection untouched) and one audit event.
-    """
-    found = admission.findings
-    if found:
-        still = set(
-            Head.objects.filter(
-                entry_id__in=[f.entry.pk for f in found], state=HeadState.ACTIVE
-            ).values_list("entry_id", flat=True)
-        )
-        found = [f for f in found if f.entry.pk in still]
-    if not found:
-        return []
-    Relation.objects.bulk_create(
-        [
-            Relation(
-                memory=memory,
-                kind=f.relation,
-                from_entry=entry,
-                to_entry=f.entry,
-                authoritative=False,
-                score=round_score(f.score),
-                evidence=[{"method": f.method, "claimed": f.claimed}],
-                created_by=actor.id,
-            )
-            for f in found
-        ]
-    )
-    out = [f.as_dict() for f in found]
-    audit.record(
-        "relation.observed",
-        actor=actor,
-        memory=memory,
-        label=f"{entry.uid} resembles {len(found)} entr{'y' if len(found) == 1 else 'ies'}",
-        entry_ids=[entry.uid, *(f.entry.uid for f in found)],
-        payload={"near_duplicates": out, "method": admission.method},
-    )
-    return out

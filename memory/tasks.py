@@ -31,6 +31,7 @@ from lib.correlation import correlation_scope, current_correlation_id
 from . import maintenance
 from .actors import Actor
 from .exceptions import MaintenanceDisabled, MaintenanceRunning
+from .jobs import Job
 from .models import MaintenanceRun, Memory
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,8 @@ def start_job(memory: Memory, *, actor: Actor, job: str, dry_run: bool) -> Start
     here."""
     maintenance.require_maintainer(actor, memory)
     spec = maintenance.check_start(memory, job, dry_run=dry_run)
-    result = spec.task.delay(
+    result = maintenance.queue(
+        spec,
         memory.pk,
         dry_run=dry_run,
         actor=actor_to_primitive(actor),
@@ -180,11 +182,13 @@ def _in_process(task: Any) -> bool:
 TASK_OPTIONS: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True}
 
 
-def job_task(name: str, job: str) -> Any:
-    """One thin, named Celery task that runs ``job`` through :func:`run_task`.
+def job_task(job: Job) -> Any:
+    """The thin Celery task named ``job.task`` that runs ``job`` through :func:`run_task` (made
+    once, when the module declaring the job is loaded by its app; the same task again after).
 
     Arguments stay primitive: ``memory_id, dry_run=True, actor=None, correlation_id=None``.
     """
+    name = job.name
 
     def task(
         self: Any,
@@ -194,16 +198,16 @@ def job_task(name: str, job: str) -> Any:
         correlation_id: str | None = None,
     ) -> int:
         return run_task(
-            self, job, memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
+            self, name, memory_id, dry_run=dry_run, actor=actor, correlation_id=correlation_id
         )
 
-    task.__name__ = task.__qualname__ = name.rsplit(".", 1)[-1]
-    return shared_task(name=name, **TASK_OPTIONS)(task)
+    task.__name__ = task.__qualname__ = job.task.rsplit(".", 1)[-1]
+    return shared_task(name=job.task, **TASK_OPTIONS)(task)
 
 
-l1_decay_scan = job_task("memory.l1_decay_scan", "l1")
-rebuild_projection = job_task("memory.rebuild_projection", "rebuild")
-revalidation = job_task("memory.revalidation", "revalidation")
+l1_decay_scan = job_task(maintenance.decay.JOB)
+rebuild_projection = job_task(maintenance.rebuild.JOB)
+revalidation = job_task(maintenance.revalidation.JOB)
 
 
 @shared_task(name="memory.schedule_maintenance")
@@ -217,7 +221,7 @@ def schedule_maintenance() -> list[list[Any]]:
     queued: list[list[Any]] = []
     for memory in Memory.objects.order_by("pk").iterator(chunk_size=200):
         for job in maintenance.due_jobs(memory, now):
-            maintenance.check_job(job).task.delay(memory.pk, dry_run=False)
+            maintenance.queue(maintenance.check_job(job), memory.pk, dry_run=False)
             queued.append([memory.slug, job])
     return queued
 

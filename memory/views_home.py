@@ -38,6 +38,7 @@ from lib.pagination import keyset_page
 from . import inventory, maintenance, tasks
 from .actors import Actor
 from .api_maintenance import run_out
+from .jobs import DEFAULT_EVERY_HOURS, Job, get_job, job_enabled, job_policy, jobs
 from .models import (
     WITHHELD_STATES,
     Head,
@@ -55,38 +56,14 @@ HISTORY_DAYS = 90
 #: Candidate and quarantined entries listed on the Memory home (the newest; the counts say how
 #: many there are in all).
 WITHHELD_SHOWN = 20
-#: What each job does, for the maintenance page's job list.
-JOB_DESCRIPTIONS = {
-    "near_duplicates": "Finds entries that say the same thing and files consolidation "
-    "proposals for review.",
-    "contradictions": "Finds entries that contradict each other and records the conflict "
-    "for a reviewer.",
-    "promotion": "Finds working notes that keep recurring and files promotion proposals "
-    "(a durable fact, preference, decision or constraint).",
-    "capacity": "Checks the Memory against its capacity and files cleanup proposals for "
-    "what is least worth keeping.",
-    "injection_scan": "Looks for text that reads as instructions to a model and files "
-    "quarantine proposals.",
-    "l1": "The decay scan: retires stale working notes and session entries by the policy's "
-    "rules (writes only when enabled).",
-    "rebuild": "Rebuilds the derived rows (the lifecycle projection) from the revisions and "
-    "reports any difference.",
-    "revalidation": "Counts the facts whose review date has passed and tells each owner when "
-    "one of theirs falls due. Files nothing and never retires anything.",
-}
-#: Jobs a reviewer can start from the pages.
-PAGE_JOBS = (
-    "near_duplicates",
-    "contradictions",
-    "promotion",
-    "capacity",
-    "injection_scan",
-    "l1",
-    "rebuild",
-    "revalidation",
-)
 #: Seconds between two status requests of a queued or running run's page.
 POLL_SECONDS = 2
+
+
+def page_jobs() -> list[Job]:
+    """The jobs a reviewer can start from the pages: those that file proposals for review
+    first (the form's first choice), then the others, each group in the registry's order."""
+    return sorted(jobs().values(), key=lambda job: not job.files_proposals)
 
 
 def active_over_time(
@@ -191,7 +168,7 @@ def memory_home(request: HttpRequest, slug: str) -> HttpResponse:
             "withheld": withheld_entries(actor, memory),
             "withheld_shown": WITHHELD_SHOWN,
             "can_run": actor.is_reviewer,
-            "jobs": PAGE_JOBS,
+            "jobs": [job.name for job in page_jobs()],
             "nav": "memory",
         },
     )
@@ -217,7 +194,7 @@ def maintenance_runs(request: HttpRequest, slug: str) -> HttpResponse:
             "runs": rows,
             "next_cursor": cursor,
             "job": job,
-            "jobs": PAGE_JOBS,
+            "jobs": [job.name for job in page_jobs()],
             "can_run": actor.is_reviewer,
             "nav": "memory",
         },
@@ -261,18 +238,19 @@ def _job_rows(memory: Memory) -> list[dict[str, Any]]:
     }
     policy = memory.policy or {}
     rows = []
-    for job in PAGE_JOBS:
-        settings = maintenance.job_policy(policy, job)
-        if maintenance.job_enabled(policy, job):
-            hours = settings.get("every_hours", 24)
+    for spec in page_jobs():
+        job = spec.name
+        settings = job_policy(policy, job)
+        if job_enabled(policy, job):
+            hours = settings.get("every_hours", DEFAULT_EVERY_HOURS)
             schedule = f"every {hours:g} h" if isinstance(hours, (int, float)) else "daily"
         else:
             schedule = "off — runs only when started here or over the API"
         rows.append(
             {
                 "job": job,
-                "enabled": maintenance.job_enabled(policy, job),
-                "description": JOB_DESCRIPTIONS.get(job, ""),
+                "enabled": job_enabled(policy, job),
+                "description": spec.description,
                 "schedule": schedule,
                 "last_pk": last.get(job, {}).get("last_pk"),
                 "last_at": last.get(job, {}).get("last_at"),
@@ -293,7 +271,7 @@ def maintenance_task(request: HttpRequest, slug: str, job: str, task_id: str) ->
     run's receipts). While not finished its status region asks again every
     :data:`POLL_SECONDS` (htmx); an htmx request gets that region only."""
     _, memory = page_reader(request, slug)
-    if job not in maintenance.jobs():
+    if get_job(job) is None:
         raise Http404(f"No maintenance job {job}.")
     state, run, skipped_because = maintenance.task_state(memory, job, task_id)
     mode = request.GET.get("mode")

@@ -13,7 +13,7 @@ called inside its transactions. Here ``proposals`` registers:
 - ``on_entries_with_pending_proposals`` / ``on_pending_proposals_by_kind`` /
   ``on_rejected_proposals_by_kind`` → read-only providers below, so L1 maintenance leaves
   entries under review alone and the inventory counts pending and rejected proposals;
-- the maintenance passes (``proposals.passes``) as jobs of ``memory.maintenance``.
+- the maintenance passes (``proposals.passes.JOBS``) in the job registry (``memory.jobs``).
 """
 
 from typing import Any
@@ -86,12 +86,10 @@ class ProposalsConfig(AppConfig):
         hooks.on_pending_proposals_by_kind(pending_proposals_by_kind)
         hooks.on_rejected_proposals_by_kind(rejected_proposals_by_kind)
 
-        from memory import maintenance
+        from memory.jobs import register_job
 
-        from . import passes, tasks
+        # tasks makes each pass's Celery task.
+        from . import passes, tasks  # noqa: F401
 
-        for job, run in passes.RUNNERS.items():
-            # A pass only files proposals, which change nothing until a reviewer approves
-            # them: a reviewer's manual run never needs ``jobs.<job>.enabled`` (the beat
-            # schedule's switch).
-            maintenance.register_job(job, run, tasks.TASKS[job], gated=False)
+        for job in passes.JOBS:
+            register_job(job)

@@ -3,8 +3,7 @@
 ``proposals.purge_idempotency_keys`` deletes idempotency records past their expiry (they are
 honoured at least 24 h). Schedule it with beat (e.g. hourly); running it twice is harmless.
 
-The maintenance passes (``proposals.near_duplicates``, ``proposals.contradictions``,
-``proposals.promotion``, ``proposals.capacity``, ``proposals.injection_scan``; arguments
+The maintenance passes (``proposals.<pass>`` for each of ``passes.JOBS``; arguments
 ``memory_id, dry_run=True, actor=None, correlation_id=None``) each run one pass through
 ``memory.maintenance.run_job`` under the (Memory, job) lock and return the run id. acks_late: a
 worker killed mid-run has the run redelivered; the passes are idempotent.
@@ -16,7 +15,7 @@ from celery import shared_task
 
 from memory.tasks import job_task
 
-from . import actions
+from . import actions, passes
 
 
 @shared_task(name="proposals.purge_idempotency_keys")
@@ -24,17 +23,5 @@ def purge_idempotency_keys() -> int:
     return actions.purge_idempotency_keys()
 
 
-near_duplicates = job_task("proposals.near_duplicates", "near_duplicates")
-contradictions = job_task("proposals.contradictions", "contradictions")
-promotion = job_task("proposals.promotion", "promotion")
-capacity = job_task("proposals.capacity", "capacity")
-injection_scan = job_task("proposals.injection_scan", "injection_scan")
-
-
-TASKS = {
-    "near_duplicates": near_duplicates,
-    "contradictions": contradictions,
-    "promotion": promotion,
-    "capacity": capacity,
-    "injection_scan": injection_scan,
-}
+#: One task per pass (``proposals.<pass>``), made from its job.
+TASKS = {job.name: job_task(job) for job in passes.JOBS}

@@ -8,7 +8,7 @@ rows:
 * ``revision_gap`` — revisions are numbered 1..head without a gap and the Memory's head is the
   latest revision;
 * ``head_replay`` / ``projection`` — every head equals the replay of its revision changes and
-  every lifecycle projection row equals a rebuild (``memory.lifecycle.rebuild_projection`` in
+  every lifecycle projection row equals a rebuild (``memory.maintenance.rebuild_projection`` in
   check mode: it writes nothing);
 * ``approval_records`` — every approved (or compensated) proposal has exactly one operation and
   exactly one applying revision, which the operation names; a compensated one has exactly one
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, F, Max, Min, Q
 
 from memory.actors import Actor
-from memory.lifecycle import rebuild_projection
+from memory.maintenance import rebuild_projection
 from memory.models import EntryVersion, Evidence, Memory, Revision, RevisionKind
 from memory.text import content_hash
 from proposals.models import OPEN_STATUSES, Proposal, ProposalStatus, ProposalTarget

@@ -13,7 +13,7 @@ from lib.wording import one_of
 from .. import audit, effects, hooks, injection
 from ..actors import Actor
 from ..admission import clean_body, clean_text
-from ..dedupe import Admission, find_near_duplicates, record_admission
+from ..dedupe import Admission, find_near_duplicates
 from ..exceptions import (
     AdmissionRejected,
     EntryCandidate,
@@ -56,6 +56,7 @@ from .evidence import (
     resolve_evidence,
 )
 from .new_entry import EntryFields, NewEntry, clean_new_entry
+from .relations import record_admission
 from .writer import Change, NewBody, lock_memory, write_revision
 
 log = logging.getLogger(__name__)

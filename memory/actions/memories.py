@@ -14,7 +14,7 @@ from lib.wording import listed
 from .. import audit
 from ..actors import Actor
 from ..admission import check_stored_json, clean_id, clean_text
-from ..dedupe import METHODS
+from ..dedupe import check_threshold
 from ..exceptions import (
     Forbidden,
     MemoryExists,
@@ -22,7 +22,7 @@ from ..exceptions import (
     ValidationFailed,
 )
 from ..governance import AUTHORITY_ORDER, clean_admission_policy
-from ..jobs import JOB_NAMES
+from ..jobs import check_jobs_policy
 from ..models import (
     Memory,
 )
@@ -41,8 +41,8 @@ class Freshness(TypedDict, total=False):
 class Policy(TypedDict, total=False):
     """A Memory's policy as :func:`clean_policy` returns it: every key optional, each checked.
 
-    ``jobs`` maps a job name (``memory.jobs.JOB_NAMES``) to its settings (``enabled``,
-    ``every_hours`` and the :data:`JOB_SETTINGS`); the maps of integers are keyed by tier or
+    ``jobs`` maps a registered job's name (``memory.jobs``) to its settings (``enabled``,
+    ``every_hours`` and the settings the job declares); the maps of integers are keyed by tier or
     kind (``retention_days``, ``half_life_days``) or by proposal kind (``approvals_required``).
     A similarity threshold (``tau_same``, ``tau_similar``, a job's ``threshold``) is a number,
     the threshold of the configured similarity, or ``{cosine?, lexical?}`` setting each method
@@ -73,20 +73,6 @@ class Policy(TypedDict, total=False):
 #: The keys a policy may carry.
 POLICY_KEYS = frozenset(Policy.__optional_keys__)
 
-#: Settings one job may carry under ``policy.jobs.<job>`` (numbers: (low, high)), besides
-#: ``enabled``, ``target_kind`` and ``threshold`` (a similarity threshold, number or per method;
-#: so is near_duplicates' ``min_subject``, which applies per method as its threshold does).
-JOB_SETTINGS: dict[str, tuple[float, float]] = {
-    "every_hours": (0.01, 24 * 365),
-    "min_similarity": (0, 1),
-    "min_subject": (0, 1),
-    "duplicate_density": (0, 100),
-    "max_scan": (1, 10_000_000),
-    "max_proposals": (1, 10_000),
-    "max_entries": (1, 50),
-}
-
-
 # --- Memories and sources -------------------------------------------------------------------
 
 
@@ -103,8 +89,8 @@ def clean_policy(raw: Mapping[str, object] | None) -> Policy:
         raise ValidationFailed(details={"policy": [f"Unknown key(s): {listed(unknown)}."]})
     for key in ("tau_same", "tau_similar"):
         if key in policy:
-            _check_threshold(policy[key], f"policy.{key}")
-    _check_jobs(policy.get("jobs"))
+            check_threshold(policy[key], f"policy.{key}")
+    check_jobs_policy(policy.get("jobs"))
     _check_int_map(policy, "half_life_days", 1, 36_500)
     for key in ("quality_ranking", "l1_enabled", "recall_events"):
         if key in policy and not isinstance(policy[key], bool):
@@ -190,54 +176,6 @@ def _check_exposure(section: Any) -> None:
     if "retention_days" in section and not _int_in(section["retention_days"], 1, 3650):
         raise ValidationFailed(
             details={"policy.exposure.retention_days": ["An integer from 1 to 3650."]}
-        )
-
-
-def _check_jobs(jobs: Any) -> None:
-    """``jobs``: ``{job: {enabled: bool, every_hours?, …job settings}}`` for known jobs."""
-    if jobs is None:
-        return
-    if not isinstance(jobs, dict):
-        raise ValidationFailed(details={"policy.jobs": ["Must be an object."]})
-    for job, cfg in jobs.items():
-        field = f"policy.jobs.{job}"
-        if job not in JOB_NAMES:
-            raise ValidationFailed(details={field: [f"Unknown job; one of {listed(JOB_NAMES)}."]})
-        if not isinstance(cfg, dict):
-            raise ValidationFailed(details={field: ["Must be an object."]})
-        for key, value in cfg.items():
-            if key == "threshold" or (key, job) == ("min_subject", "near_duplicates"):
-                _check_threshold(value, f"{field}.{key}")
-                continue
-            if key == "enabled":
-                ok = isinstance(value, bool)
-            elif key == "target_kind":
-                ok = value in ("fact", "preference", "decision", "constraint")
-            elif key in JOB_SETTINGS:
-                low, high = JOB_SETTINGS[key]
-                ok = _num_in(value, low, high)
-            else:
-                ok = False
-            if not ok:
-                raise ValidationFailed(
-                    details={f"{field}.{key}": ["Not a valid setting for this job."]}
-                )
-
-
-def _check_threshold(value: Any, field: str) -> None:
-    """A similarity threshold: a number from 0 to 1 (the configured similarity's), or an object
-    setting it per method, ``{cosine?: 0..1, lexical?: 0..1}``."""
-    if isinstance(value, dict):
-        for method, number in value.items():
-            if method not in METHODS:
-                raise ValidationFailed(
-                    details={f"{field}.{method}": [f"Unknown method; one of {listed(METHODS)}."]}
-                )
-            if not _num_in(number, 0, 1):
-                raise ValidationFailed(details={f"{field}.{method}": ["A number from 0 to 1."]})
-    elif not _num_in(value, 0, 1):
-        raise ValidationFailed(
-            details={field: ["A number from 0 to 1, or {cosine?, lexical?} of such numbers."]}
         )
 
 

@@ -1,16 +1,23 @@
-"""Observed relations between entries."""
+"""Observed relations between entries: a reported conflict, and what the near-duplicate check
+found for a freshly added entry."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.db import transaction
 
 from .. import audit, lifecycle
 from ..actors import Actor
 from ..admission import clean_id
+from ..dedupe import Admission, round_score
 from ..exceptions import (
     ValidationFailed,
 )
 from ..models import (
+    Entry,
+    Head,
+    HeadState,
     Memory,
     Relation,
     RelationKind,
@@ -62,3 +69,51 @@ def record_conflict(
         payload={"relation": relation.pk, "kind": relation.kind, "evidence": len(items)},
     )
     return relation
+
+
+def record_admission(
+    memory: Memory, *, actor: Actor, entry: Entry, admission: Admission
+) -> list[dict[str, Any]]:
+    """Record the findings of a freshly added entry: ``duplicate_of`` / ``near_duplicate_of``
+    observations from the new entry to what it resembles; returns
+    ``[{entry_id, score, relation, claimed?}]`` for the add response.
+
+    Precondition: called by ``add_entry`` inside its transaction, holding the Memory lock. A
+    finding whose entry stopped being active since the check is dropped (one query). Writes
+    relations (no revision, heads and projection untouched) and one audit event.
+    """
+    found = admission.findings
+    if found:
+        still = set(
+            Head.objects.filter(
+                entry_id__in=[f.entry.pk for f in found], state=HeadState.ACTIVE
+            ).values_list("entry_id", flat=True)
+        )
+        found = [f for f in found if f.entry.pk in still]
+    if not found:
+        return []
+    Relation.objects.bulk_create(
+        [
+            Relation(
+                memory=memory,
+                kind=f.relation,
+                from_entry=entry,
+                to_entry=f.entry,
+                authoritative=False,
+                score=round_score(f.score),
+                evidence=[{"method": f.method, "claimed": f.claimed}],
+                created_by=actor.id,
+            )
+            for f in found
+        ]
+    )
+    out = [f.as_dict() for f in found]
+    audit.record(
+        "relation.observed",
+        actor=actor,
+        memory=memory,
+        label=f"{entry.uid} resembles {len(found)} entr{'y' if len(found) == 1 else 'ies'}",
+        entry_ids=[entry.uid, *(f.entry.uid for f in found)],
+        payload={"near_duplicates": out, "method": admission.method},
+    )
+    return out

@@ -14,13 +14,14 @@ PostgreSQL plans as short index range scans; the writer's refresh reads its few 
 ``IN`` lists. A write-mode rebuild ends with ``ANALYZE`` (``memory.db_stats``).
 
 One module per step: :mod:`.rules` (the pure formulas and the row's columns), :mod:`.load`
-(reading a batch), :mod:`.derive` (deriving and refreshing rows), :mod:`.rebuild` (the
-rebuild and its check).
+(reading a batch), :mod:`.derive` (deriving and refreshing rows), :mod:`.rebuild` (rebuilding
+or checking one batch). Walking a whole Memory under its lock, with its vectors and its audit
+event, is ``memory.maintenance.rebuild_projection``: this package locks nothing.
 """
 
 from .derive import VALIDITY_RELATIONS, derive, diff, neighbours, refresh
 from .load import Span, Written, written_head
-from .rebuild import RebuildReport, RowDiff, rebuild_batch, rebuild_projection, replayed_heads
+from .rebuild import RowDiff, rebuild_batch, replayed_heads
 from .rules import COMPARED_FIELDS, RULE_VERSION, UPDATE_FIELDS, importance_seed, is_direct
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
     "RULE_VERSION",
     "UPDATE_FIELDS",
     "VALIDITY_RELATIONS",
-    "RebuildReport",
     "RowDiff",
     "Span",
     "Written",
@@ -38,7 +38,6 @@ __all__ = [
     "is_direct",
     "neighbours",
     "rebuild_batch",
-    "rebuild_projection",
     "refresh",
     "replayed_heads",
     "written_head",

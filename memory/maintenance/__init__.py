@@ -20,8 +20,10 @@ Everything here is off by default and dry-run first:
   asked again) and writes one ``forget`` revision whose changes carry ``auto_decay:v1``; the
   projection then shows ``auto_action_reason = auto_decay:v1`` and ``reactivate`` undoes it.
   Running it again retires nothing new (retired entries are no longer active).
-- :func:`run_projection_rebuild` wraps ``lifecycle.rebuild_projection`` as a job (dry run =
-  ``--check``). It only ever rewrites *derived* rows that differ from their rebuild.
+- :func:`rebuild_projection` walks a Memory's heads in batches under its lock (each batch
+  derived and compared by ``lifecycle.rebuild_batch``), brings the vectors up to date and records
+  what it wrote; :func:`run_projection_rebuild` runs it as a job (dry run = ``--check``). It only
+  ever rewrites *derived* rows that differ from their rebuild.
 - The inventory (a Memory's health figures) lives in :mod:`memory.inventory`.
 
 A run row is written once, when the job has finished (see ``MaintenanceRun``): the revisions a
@@ -29,10 +31,12 @@ real run commits are the authoritative record, the run summarizes them.
 
 One module per domain: :mod:`.retention` (the score and the policy numbers), :mod:`.decay` (the
 decay scan), :mod:`.rebuild` (the rebuild job), :mod:`.runs` (run rows, progress, reading a run),
-:mod:`.registry` (registered jobs, policy switches, the job lock, running one, due jobs).
+:mod:`.registry` (policy switches, the job lock, running and queueing one, due jobs). The jobs
+themselves are registered in ``memory.jobs``; :data:`JOBS` are this package's.
 """
 
-from ..jobs import JOB_NAMES
+from ..jobs import Job, get_job, job_enabled, job_names, job_policy, jobs, register_job
+from . import decay, rebuild, revalidation
 from .decay import (
     SCAN_COLUMNS,
     SCORE_COLUMNS,
@@ -44,20 +48,16 @@ from .decay import (
 )
 from .decay import _run_decay as _run_decay
 from .decay import _still_eligible as _still_eligible
-from .rebuild import run_projection_rebuild
+from .rebuild import RebuildReport, rebuild_projection, run_projection_rebuild
 from .registry import (
     LOCK_TTL,
-    Job,
     after_session_end,
     check_job,
     check_start,
     due_jobs,
-    job_enabled,
     job_lock,
-    job_policy,
-    jobs,
     last_runs,
-    register_job,
+    queue,
     require_enabled,
     run_job,
 )
@@ -89,12 +89,15 @@ from .runs import (
     task_state,
 )
 
+#: The L1 jobs of the memory core, registered by ``MemoryConfig.ready``.
+JOBS = (decay.JOB, rebuild.JOB, revalidation.JOB)
+
 __all__ = [
     "AUTO_DECAY_REASON",
     "DEFAULT_HALF_LIFE_DAYS",
     "DEFAULT_IMPORTANCE_FLOOR",
     "DEFAULT_MAX_PER_RUN",
-    "JOB_NAMES",
+    "JOBS",
     "LAMBDA",
     "LOCK_TTL",
     "MU",
@@ -106,21 +109,26 @@ __all__ = [
     "SIGMA",
     "Candidate",
     "Job",
+    "RebuildReport",
     "Scan",
     "after_session_end",
     "check_job",
     "check_start",
     "decay_candidates",
     "due_jobs",
+    "get_job",
     "get_run",
     "importance_floor",
     "job_enabled",
     "job_lock",
+    "job_names",
     "job_policy",
     "jobs",
     "last_runs",
     "max_per_run",
     "progress_scope",
+    "queue",
+    "rebuild_projection",
     "record_run",
     "record_skipped",
     "register_job",

@@ -25,6 +25,7 @@ from .. import audit, hooks
 from ..actions import Change, lock_memory, write_revision
 from ..actors import Actor
 from ..exceptions import MaintenanceDisabled
+from ..jobs import Job, job_enabled
 from ..models import (
     Entry,
     EntryVersion,
@@ -39,7 +40,6 @@ from ..models import (
     Tier,
     Validity,
 )
-from .registry import job_enabled
 from .retention import (
     AUTO_DECAY_REASON,
     RETIRE_BATCH,
@@ -51,6 +51,9 @@ from .retention import (
     retention_score,
 )
 from .runs import record_run, require_maintainer
+
+#: The job (``policy.jobs.l1``; ``l1_enabled`` turns it on too).
+NAME = "l1"
 
 #: The projection columns a row's retention score needs, in the order :func:`score_row` takes
 #: them: the score's inputs, then the tier and kind that choose its half-life.
@@ -256,7 +259,7 @@ def run_decay_scan(
     memory = Memory.objects.get(pk=memory.pk)
     require_maintainer(actor, memory)
     policy = dict(memory.policy or {})
-    if not dry_run and not job_enabled(policy, "l1"):
+    if not dry_run and not job_enabled(policy, NAME):
         raise MaintenanceDisabled()
     started_at = timezone.now()
     now = now or started_at
@@ -286,7 +289,7 @@ def run_decay_scan(
     return record_run(
         memory,
         actor=actor,
-        job="l1",
+        job=NAME,
         dry_run=dry_run,
         parameters=parameters,
         counts=counts,
@@ -315,7 +318,7 @@ def _retire(
         batch = candidates[i : i + max(1, batch_size)]
         with transaction.atomic(durable=True):
             locked = lock_memory(memory.pk)
-            if not job_enabled(locked.policy or {}, "l1"):
+            if not job_enabled(locked.policy or {}, NAME):
                 # Turned off mid-run: stop before the next mutation.
                 items += [c.item("skipped_disabled") for c in batch]
                 counts["stopped"] = "l1_disabled"
@@ -359,3 +362,13 @@ def _retire(
 
 def _run_decay(memory: Memory, *, actor: Actor, dry_run: bool = True) -> MaintenanceRun:
     return run_decay_scan(memory, actor=actor, dry_run=dry_run)
+
+
+JOB = Job(
+    name=NAME,
+    runner=_run_decay,
+    task="memory.l1_decay_scan",
+    description="The decay scan: retires stale working notes and session entries by the "
+    "policy's rules (writes only when enabled).",
+    enabled_by="l1_enabled",
+)

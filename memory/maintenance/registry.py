@@ -1,90 +1,55 @@
-"""The registered maintenance jobs: availability, policy switches, the (Memory, job) lock,
-running one, and which are due.
+"""Running the registered maintenance jobs: policy switches, the (Memory, job) lock, running
+one, queueing one, and which are due.
 
-Every job name the API knows is ``memory.jobs.JOB_NAMES``. A job is available once an app
-registered it (:func:`register_job`): ``memory`` registers ``l1`` and ``rebuild``, ``proposals``
-the passes that file proposals.
+The jobs themselves are the registry's (``memory.jobs``): each app registers its own in its
+``AppConfig.ready()`` — ``memory`` the L1 jobs, ``proposals`` the passes that file proposals.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
+from celery import current_app
+from celery.result import AsyncResult
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
-from lib.wording import listed, one_of
+from lib.wording import one_of
 
 from ..actors import Actor
 from ..exceptions import JobNotAvailable, MaintenanceDisabled, MaintenanceRunning
-from ..jobs import JOB_NAMES
+from ..jobs import DEFAULT_EVERY_HOURS, Job, get_job, job_enabled, job_names, job_policy, jobs
 from ..models import MaintenanceLock, MaintenanceRun, Memory
 from .runs import lock_holder, require_maintainer
+
+log = logging.getLogger(__name__)
+
 
 #: A lock older than this is taken over (a worker that died without releasing it).
 LOCK_TTL = timedelta(minutes=30)
 
 
-@dataclass(frozen=True)
-class Job:
-    """A registered maintenance job: ``run(memory, *, actor, dry_run)`` is its action and
-    ``task`` the Celery task calling it (``task.delay(memory_id, dry_run=, actor=,
-    correlation_id=)``)."""
-
-    name: str
-    run: Callable[..., MaintenanceRun]
-    task: Any
-    #: A real run needs the job enabled in the Memory's policy (:func:`require_enabled`); off
-    #: for ``rebuild``, which rewrites derived rows only.
-    gated: bool = True
-
-
-_JOBS: dict[str, Job] = {}
-
-
-def register_job(
-    name: str, run: Callable[..., MaintenanceRun], task: Any, *, gated: bool = True
-) -> None:
-    """Make a job available (called from an ``AppConfig.ready``)."""
-    _JOBS[name] = Job(name, run, task, gated)
-
-
-def jobs() -> dict[str, Job]:
-    return dict(_JOBS)
-
-
 def check_job(job: str) -> Job:
-    """The registered job of that name; 422 ``invalid`` for a job this build cannot run."""
-    if job in _JOBS:
-        return _JOBS[job]
-    available = sorted(_JOBS)
-    if job in JOB_NAMES:
+    """The registered job of that name; 422 ``invalid`` for a job no app registered."""
+    spec = get_job(job)
+    if spec is None:
         raise JobNotAvailable(
-            f"The maintenance job '{job}' is not available yet.",
-            details={"job": [f"Available: {listed(available)}."]},
+            f"Unknown maintenance job '{job}'.",
+            details={"job": [one_of(sorted(job_names()))]},
         )
-    raise JobNotAvailable(
-        f"Unknown maintenance job '{job}'.",
-        details={"job": [one_of(available)]},
-    )
+    return spec
 
 
-def job_policy(policy: dict[str, Any], job: str) -> dict[str, Any]:
-    """``policy.jobs[job]`` (``{enabled, every_hours}``); every job is off unless enabled."""
-    raw = (policy.get("jobs") or {}).get(job) or {}
-    return raw if isinstance(raw, dict) else {}
-
-
-def job_enabled(policy: dict[str, Any], job: str) -> bool:
-    if job == "l1" and policy.get("l1_enabled", False):
-        return True
-    return bool(job_policy(policy, job).get("enabled", False))
+def queue(job: Job, memory_pk: int, **options: object) -> AsyncResult:
+    """Hand a run of ``job`` on a Memory to its Celery task (``memory.tasks.job_task`` made it
+    when the job's app started): queued with a broker, run in-process without one. Returns the
+    task's result (an ``EagerResult`` when it ran in-process)."""
+    return current_app.tasks[job.task].delay(memory_pk, **options)
 
 
 def require_enabled(memory: Memory, job: str) -> None:
@@ -173,31 +138,33 @@ def run_job(
     with job_lock(memory, job, holder) as held:
         token = lock_holder.set(held)
         try:
-            return spec.run(memory, actor=actor, dry_run=dry_run)
+            run = spec.runner(memory, actor=actor, dry_run=dry_run)
         finally:
             lock_holder.reset(token)
+    if not isinstance(run, MaintenanceRun):
+        raise TypeError(f"The runner of '{job}' returned {type(run).__name__}, not its run.")
+    return run
 
 
 def after_session_end(memory_pk: int) -> None:
-    """Queue the promotion pass (a real run as the system actor) for a Memory whose session just
-    ended, when its policy enables ``jobs.promotion``. Called after commit, never under a lock;
-    a failure to queue never fails the session end."""
+    """Queue each job that runs when a session ends (``Job.after_session_end``: the promotion
+    pass) for a Memory whose session just ended — a real run as the system actor — when its
+    policy enables it. Called after commit, never under a lock; a failure to queue never fails
+    the session end."""
     memory = Memory.objects.filter(pk=memory_pk).first()
-    spec = _JOBS.get("promotion")
-    if memory is None or spec is None or not job_enabled(memory.policy or {}, "promotion"):
+    if memory is None:
         return
-    try:
-        spec.task.delay(memory_pk, dry_run=False)
-    except Exception:
-        import logging
-
-        logging.getLogger(__name__).exception("promotion after session end not queued")
+    for spec in jobs().values():
+        if not spec.after_session_end or not job_enabled(memory.policy or {}, spec.name):
+            continue
+        try:
+            queue(spec, memory_pk, dry_run=False)
+        except Exception:
+            log.exception("%s after session end not queued", spec.name)
 
 
 def last_runs(memory: Memory) -> dict[str, datetime]:
     """When each job last finished a real run on ``memory`` (for the beat fan-out)."""
-    from django.db.models import Max
-
     rows = (
         MaintenanceRun.objects.filter(memory_id=memory.pk, dry_run=False)
         .values("job")
@@ -213,11 +180,11 @@ def due_jobs(memory: Memory, now: datetime) -> list[str]:
     policy = memory.policy or {}
     last = last_runs(memory)
     due = []
-    for name in sorted(_JOBS):
+    for name in sorted(job_names()):
         cfg = job_policy(policy, name)
         if not cfg.get("enabled", False):
             continue
-        every = float(cfg.get("every_hours", 24))
+        every = float(cfg.get("every_hours", DEFAULT_EVERY_HOURS))
         previous = last.get(name)
         if previous is None or now - previous >= timedelta(hours=every):
             due.append(name)

@@ -21,10 +21,10 @@ from typing import Any
 
 from memory import injection
 from memory.actions import Change
+from memory.actions.plans import Plan
 from memory.actors import Actor
 from memory.governance import AdmissionPolicy, rejected_reason
 from memory.models import Authority, Entry, EntryVersion, Head, HeadState, Memory, RevisionKind
-from memory.plans import Plan
 
 from .. import verify
 from ..inputs import EntryRefIn, ProposalCommonIn

@@ -2,9 +2,9 @@
 
 A kind (:class:`ProposalKindSpec`) answers, in one module: its input schema, which entries it
 references and in which role, how a submission is verified, what approval writes (an
-:class:`ApprovalPlan`: the memory :class:`~memory.plans.Plan`, the heads it leaves, how to undo
-it), what it does to current-state recall (:class:`RecallEffect`, used by the recall preview and
-the operation's derived-view impact) and how the proposal page shows its result
+:class:`ApprovalPlan`: the memory :class:`~memory.actions.plans.Plan`, the heads it leaves, how to
+undo it), what it does to current-state recall (:class:`RecallEffect`, used by the recall preview
+and the operation's derived-view impact) and how the proposal page shows its result
 (:class:`ResultPane`). Intake, approval, preview, the proposal page and the inbox loop over
 ``proposals.kinds.KINDS`` instead of branching on the kind.
 """
@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 
 from lib.identity import Actor
 from memory.actions import Change, EvidenceInput, NewBody, ResolvedEvidence, resolve_evidence
+from memory.actions.plans import Plan
 from memory.admission import clean_body
 from memory.models import Entry, Head, HeadState, Memory
-from memory.plans import Plan
 from memory.text import content_hash
 
 from ..models import OPEN_STATUSES, Proposal, ProposalStatus, ProposalTarget, TargetRole
@@ -120,8 +120,8 @@ class RecallEffect:
 
 @dataclass
 class ApprovalPlan:
-    """What approving a proposal writes (``plan``, applied by ``memory.plans.apply_plan``) and
-    what the operation records: the heads it leaves and how compensation puts them back."""
+    """What approving a proposal writes (``plan``, applied by ``memory.actions.plans.apply_plan``)
+    and what the operation records: the heads it leaves and how compensation puts them back."""
 
     plan: Plan = field(default_factory=Plan)
     heads_after: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -20,6 +20,7 @@ from typing import Any
 from rest_framework import serializers
 
 from memory.actions import NewRelation, evidence_inputs_of
+from memory.actions.plans import new_entry
 from memory.models import (
     Entry,
     HeadState,
@@ -31,7 +32,6 @@ from memory.models import (
     new_entry_id,
     sensitivities_up_to,
 )
-from memory.plans import new_entry
 
 from .. import bodies, verify
 from ..evidence import inputs_from_json, union

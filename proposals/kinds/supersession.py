@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memory.actions import NewRelation, clean_evidence, resolve_evidence
+from memory.actions.plans import new_entry
 from memory.admission import clean_body
 from memory.models import (
     Memory,
@@ -28,7 +29,6 @@ from memory.models import (
     Tier,
     new_entry_id,
 )
-from memory.plans import new_entry
 from memory.text import content_hash
 
 from .. import bodies, verify

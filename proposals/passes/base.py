@@ -7,6 +7,8 @@ intake, and the run with its receipts.
   entries it scans and unrelated facts are never paired.
 - :func:`most_complete_first` — the members one proposal affects (what is compared of two
   bodies is in :mod:`proposals.bodies`).
+- :func:`pass_job` — a pass as a maintenance job (``memory.jobs.Job``): its Celery task, the
+  settings every pass reads, and what every pass is (ungated, it files proposals).
 - :class:`Pass` — one run: parameters, receipts (one item per candidate with its inputs and
   why), counts, and :meth:`Pass.propose`, which files a proposal through the normal intake
   (``proposals.actions.submit_proposal``: verified, deduplicated, one open proposal per affected
@@ -16,7 +18,7 @@ intake, and the run with its receipts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -26,6 +28,7 @@ from django.utils import timezone
 
 from memory import maintenance
 from memory.actors import Actor
+from memory.jobs import Job, Number, Setting
 from memory.models import (
     EntryVersion,
     Head,
@@ -52,6 +55,35 @@ NEIGHBOURHOOD_BATCH = 1000
 DEFAULT_MAX_SCAN = 20_000
 #: Proposals one run files at most.
 DEFAULT_MAX_PROPOSALS = 50
+#: The settings every pass reads (:func:`start`), under ``policy.jobs.<pass>``.
+PASS_SETTINGS: Mapping[str, Setting] = {
+    "max_scan": Number(1, 10_000_000),
+    "max_proposals": Number(1, 10_000),
+}
+
+
+def pass_job(
+    *,
+    name: str,
+    runner: Callable[..., MaintenanceRun],
+    description: str,
+    settings: Mapping[str, Setting] | None = None,
+    after_session_end: bool = False,
+) -> Job:
+    """A pass as a maintenance job: run by the Celery task ``proposals.<name>``; its policy
+    section takes :data:`PASS_SETTINGS` and the pass's own ``settings``. A real run needs no
+    ``jobs.<name>.enabled`` (that switch is the beat schedule's): a pass only files proposals,
+    which change nothing until a reviewer approves them."""
+    return Job(
+        name=name,
+        runner=runner,
+        task=f"proposals.{name}",
+        description=description,
+        settings={**PASS_SETTINGS, **(settings or {})},
+        gated=False,
+        after_session_end=after_session_end,
+        files_proposals=True,
+    )
 
 
 # --- Neighbourhood -----------------------------------------------------------------------------

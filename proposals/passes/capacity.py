@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from memory import hooks, maintenance
 from memory.actors import Actor
+from memory.jobs import Number
 from memory.models import (
     HeadState,
     MaintenanceRun,
@@ -50,7 +51,7 @@ from memory.models import (
 from ..models import MAX_AFFECTED_ENTRIES, Proposal, ProposalKind
 from . import base
 
-JOB = "capacity"
+NAME = "capacity"
 DEFAULT_LOW_ENTRIES = 50
 DEFAULT_DENSITY = 0.2
 DEFAULT_MAX_ENTRIES = 20
@@ -63,10 +64,10 @@ def run_capacity(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Maint
     ``jobs.capacity.enabled`` (the beat schedule's switch). Effects: at most one cleanup
     proposal filed by the system actor, and the run row.
     """
-    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    run = base.start(memory, actor=actor, job=NAME, dry_run=dry_run)
     memory = run.memory
     policy = memory.policy or {}
-    cfg = maintenance.job_policy(policy, JOB)
+    cfg = maintenance.job_policy(policy, NAME)
     low_entries = int(policy.get("capacity_low_entries", DEFAULT_LOW_ENTRIES))
     density_limit = float(cfg.get("duplicate_density", DEFAULT_DENSITY))
     limit = max(1, min(MAX_AFFECTED_ENTRIES, int(cfg.get("max_entries", DEFAULT_MAX_ENTRIES))))
@@ -106,7 +107,7 @@ def _last_fired(memory: Memory) -> datetime | None:
     """When the last real run that fired on ``memory`` started (None: never). New entries are
     counted from then, so runs that did not fire never reset the count."""
     return MaintenanceRun.objects.filter(
-        memory_id=memory.pk, job=JOB, dry_run=False, counts__triggered=True
+        memory_id=memory.pk, job=NAME, dry_run=False, counts__triggered=True
     ).aggregate(last=Max("started_at"))["last"]
 
 
@@ -198,3 +199,12 @@ def _propose_cleanup(run: base.Pass, best: list[tuple[float, int, str, int]], re
         entry_pks=[b[1] for b in best],
         item=item,
     )
+
+
+JOB = base.pass_job(
+    name=NAME,
+    runner=run_capacity,
+    description="Checks the Memory against its capacity and files cleanup proposals for "
+    "what is least worth keeping.",
+    settings={"duplicate_density": Number(0, 100), "max_entries": Number(1, 50)},
+)

@@ -32,6 +32,7 @@ from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.dedupe import jaccard, lexical_similarity, round_score
 from memory.exceptions import DomainError
+from memory.jobs import Number
 from memory.models import MaintenanceRun, Memory, Relation, RelationKind, Validity
 
 from .. import bodies
@@ -39,7 +40,7 @@ from ..models import ProposalKind
 from . import base
 from .candidates import Neighbour, Neighbourhoods
 
-JOB = "contradictions"
+NAME = "contradictions"
 DEFAULT_MIN_SIMILARITY = 0.2
 DEFAULT_MIN_SUBJECT = 0.75
 
@@ -80,8 +81,8 @@ def run_contradictions(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
     observations (each in its own transaction, under the Memory lock) and supersession proposals
     filed by the system actor; the run row. Heads never change.
     """
-    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
-    cfg = (run.memory.policy or {}).get("jobs", {}).get(JOB, {})
+    run = base.start(memory, actor=actor, job=NAME, dry_run=dry_run)
+    cfg = (run.memory.policy or {}).get("jobs", {}).get(NAME, {})
     min_similarity = float(cfg.get("min_similarity", DEFAULT_MIN_SIMILARITY))
     min_subject = float(cfg.get("min_subject", DEFAULT_MIN_SUBJECT))
     run.parameters.update(
@@ -262,3 +263,11 @@ def _value_changes(receipt: dict[str, Any], *, newer_first: bool) -> str:
             (k, v if newer_first else [v[1], v[0]]) for k, v in receipt["values"].items()
         )
     )
+
+
+JOB = base.pass_job(
+    name=NAME,
+    runner=run_contradictions,
+    description="Finds entries that contradict each other and records the conflict for a reviewer.",
+    settings={"min_similarity": Number(0, 1), "min_subject": Number(0, 1)},
+)

@@ -21,7 +21,7 @@ from ..actions import quarantine_request
 from ..models import ProposalKind
 from . import base
 
-JOB = "injection_scan"
+NAME = "injection_scan"
 SCANNED_STATES = (HeadState.ACTIVE, HeadState.INACTIVE)
 
 
@@ -32,7 +32,7 @@ def run_injection_scan(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
     ``jobs.injection_scan.enabled`` (the beat schedule's switch). Effects: quarantine
     proposals filed by the system actor through the intake, and the run row.
     """
-    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    run = base.start(memory, actor=actor, job=NAME, dry_run=dry_run)
     memory = run.memory
     run.parameters.update(rules_version=injection.RULES_VERSION)
     scope = LifecycleProjection.objects.filter(memory_id=memory.pk, state__in=SCANNED_STATES)
@@ -59,3 +59,11 @@ def run_injection_scan(memory: Memory, *, actor: Actor, dry_run: bool = True) ->
     run.counts.setdefault("scanned", 0)
     run.counts.setdefault("flagged", 0)
     return run.finish()
+
+
+JOB = base.pass_job(
+    name=NAME,
+    runner=run_injection_scan,
+    description="Looks for text that reads as instructions to a model and files "
+    "quarantine proposals.",
+)

@@ -42,7 +42,15 @@ from scipy.sparse.csgraph import connected_components
 
 from memory import hooks
 from memory.actors import Actor
-from memory.dedupe import Similarity, jaccard, policy_threshold, round_score, similarity, thresholds
+from memory.dedupe import (
+    THRESHOLD,
+    Similarity,
+    jaccard,
+    policy_threshold,
+    round_score,
+    similarity,
+    thresholds,
+)
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from .. import bodies
@@ -50,7 +58,7 @@ from ..models import ProposalKind
 from . import base
 from .candidates import Neighbour, Neighbourhoods
 
-JOB = "near_duplicates"
+NAME = "near_duplicates"
 #: The validities of the entries a consolidation may take in: current ones (an unresolved
 #: conflict included), never one a supersession replaced.
 MERGEABLE = (Validity.CURRENT, Validity.UNRESOLVED_CONFLICT)
@@ -213,7 +221,7 @@ def default_parameters(memory: Memory, method: str) -> tuple[float, float]:
     ``memory.dedupe.policy_threshold``), else the defaults (``min_subject``:
     ``DEFAULT_MIN_SUBJECT`` lexically, ``COSINE_MIN_SUBJECT`` with embeddings)."""
     tau_same, tau_similar = thresholds(memory, method)
-    cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
+    cfg = (memory.policy or {}).get("jobs", {}).get(NAME, {})
     default = _default_threshold(method, tau_same, tau_similar)
     threshold = policy_threshold(cfg.get("threshold"), method, default)
     default_min_subject = DEFAULT_MIN_SUBJECT if method == "lexical" else COSINE_MIN_SUBJECT
@@ -297,7 +305,7 @@ def run_near_duplicates(memory: Memory, *, actor: Actor, dry_run: bool = True) -
     ``submit_proposal``) and the run row; nothing about the entries changes.
     """
     sim = similarity()
-    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    run = base.start(memory, actor=actor, job=NAME, dry_run=dry_run)
     by_method = rules(run.memory, sim.method)
     method = sim.method
     threshold, min_subject, nearest_below = by_method[method]
@@ -411,3 +419,12 @@ def _cluster_item(
             "target": "most complete member (details, then length)",
         },
     }
+
+
+JOB = base.pass_job(
+    name=NAME,
+    runner=run_near_duplicates,
+    description="Finds entries that say the same thing and files consolidation "
+    "proposals for review.",
+    settings={"threshold": THRESHOLD, "min_subject": THRESHOLD},
+)

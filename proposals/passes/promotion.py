@@ -38,6 +38,7 @@ from django.db.models import Q
 from memory import hooks
 from memory.actors import Actor
 from memory.dedupe import (
+    THRESHOLD,
     Similarity,
     jaccard,
     lexical_similarity,
@@ -46,9 +47,11 @@ from memory.dedupe import (
     similarity,
 )
 from memory.embeddings import EmbeddingProvider
+from memory.jobs import OneOf
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
 from .. import bodies
+from ..inputs import DURABLE_KINDS
 from ..models import ProposalKind
 from ..verify import promotion_min_sessions
 from . import base
@@ -60,7 +63,7 @@ from .candidates import (
 )
 from .near_duplicates import clusters, edges_within, propose_merged
 
-JOB = "promotion"
+NAME = "promotion"
 DEFAULT_THRESHOLD = 0.4
 #: The least cosine a theme pair needs by default with the embedding model. Measured on the
 #: hand-labelled notes (docs/maintenance.md, "Promotion with the model"): notes of one recurring
@@ -102,9 +105,9 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     ``jobs.promotion.enabled`` (the beat schedule's switch). Effects: promotion proposals filed
     by the system actor and the run row; the notes themselves do not change.
     """
-    run = base.start(memory, actor=actor, job=JOB, dry_run=dry_run)
+    run = base.start(memory, actor=actor, job=NAME, dry_run=dry_run)
     memory = run.memory
-    cfg = (memory.policy or {}).get("jobs", {}).get(JOB, {})
+    cfg = (memory.policy or {}).get("jobs", {}).get(NAME, {})
     sim = similarity()
     method = sim.method
     default = DEFAULT_THRESHOLD if sim.provider is None else COSINE_THRESHOLD
@@ -265,3 +268,17 @@ def _theme_item(
             "method": "+".join(methods),
         },
     }
+
+
+JOB = base.pass_job(
+    name=NAME,
+    runner=run_promotion,
+    description="Finds working notes that keep recurring and files promotion proposals "
+    "(a durable fact, preference, decision or constraint).",
+    settings={
+        "threshold": THRESHOLD,
+        "target_kind": OneOf(tuple(kind.value for kind in DURABLE_KINDS)),
+    },
+    # A session that ends may leave notes worth promoting.
+    after_session_end=True,
+)

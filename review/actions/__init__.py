@@ -1,5 +1,5 @@
 """Review actions: approve, reject and compensate — the only code that turns a proposal into a
-revision, through the kind's plan applied by ``memory.plans``.
+revision, through the kind's plan applied by ``memory.actions.plans``.
 
 - ``decide``: :func:`approve_proposal`, :func:`reject_proposal`, :func:`request_changes`;
 - ``bulk``: :func:`bulk_decide` (many proposals, each in its own transaction);

@@ -16,10 +16,10 @@ from django.db import transaction
 
 from memory import audit
 from memory.actions import Change, lock_memory
+from memory.actions.plans import Plan, apply_plan
 from memory.actors import Actor
 from memory.admission import check_under_policy, clean_text
 from memory.models import Entry, EntryVersion, Head, HeadState, Memory, Relation, RevisionKind
-from memory.plans import Plan, apply_plan
 from proposals.actions import file_admission
 from proposals.evidence import parse_time
 from proposals.models import Proposal, ProposalStatus

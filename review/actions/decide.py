@@ -5,7 +5,7 @@ turns the proposal ``stale`` — committed — and the caller gets 409 ``stale_p
 approval that completes the required number of approvals writes exactly ONE revision (linked to
 the proposal and to a new operation record), the decision, the operation and the proposal's new
 status, all in one transaction. What the revision contains is the kind's plan
-(``proposals.kinds``), applied by ``memory.plans.apply_plan``.
+(``proposals.kinds``), applied by ``memory.actions.plans.apply_plan``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from memory.actions.plans import apply_plan
 from memory.actors import Actor
 from memory.admission import check_under_policy, clean_text
 from memory.models import Memory, Revision
-from memory.plans import apply_plan
 from proposals.events import record_proposal_event
 from proposals.kinds import ApprovalPlan, kind_of
 from proposals.models import (

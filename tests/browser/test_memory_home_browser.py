@@ -103,7 +103,7 @@ def test_a_queued_run_page_follows_the_run_by_itself_under_the_policy(
     expect(status).to_have_text("Status: queued")
     with maintenance.job_lock(memory, "near_duplicates", task_id):  # a worker took it
         expect(status).to_have_text("Status: running", timeout=10_000)
-        run = maintenance.jobs()["near_duplicates"].run(
+        run = maintenance.jobs()["near_duplicates"].runner(
             memory, actor=Actor.system("t"), dry_run=True
         )
     expect(status).to_have_text("Status: queued", timeout=10_000)  # not this task's run

@@ -70,9 +70,9 @@ def test_rebuild_projection_analyzes_the_projection_table(memory, agent):
     some_entries(memory, agent.actor)
     table = "memory_lifecycleprojection"
     before = analyze_count(table)
-    lifecycle.rebuild_projection(memory, actor=Actor.system(), check=True)
+    maintenance.rebuild_projection(memory, actor=Actor.system(), check=True)
     assert analyze_count(table) == before  # a check writes nothing, analyzes nothing
-    lifecycle.rebuild_projection(memory, actor=Actor.system())
+    maintenance.rebuild_projection(memory, actor=Actor.system())
     assert analyze_count(table) == before + 1
     assert reltuples(table) >= 3  # statistics of the rows this transaction wrote
     with connection.cursor() as cursor:
@@ -158,12 +158,12 @@ def test_on_sqlite_a_rebuild_analyzes_tables_past_the_threshold(memory, agent, m
     table = "memory_lifecycleprojection"
     # Small tables are left to SQLite's heuristics.
     assert db_stats.analyze(db_stats.MEMORY_TABLES) == []
-    lifecycle.rebuild_projection(memory, actor=Actor.system())
+    maintenance.rebuild_projection(memory, actor=Actor.system())
     assert sqlite_stats(table) == 0
     monkeypatch.setattr(db_stats, "SQLITE_MIN_ROWS", 3)
-    lifecycle.rebuild_projection(memory, actor=Actor.system(), check=True)
+    maintenance.rebuild_projection(memory, actor=Actor.system(), check=True)
     assert sqlite_stats(table) == 0  # a check writes nothing, analyzes nothing
-    lifecycle.rebuild_projection(memory, actor=Actor.system())
+    maintenance.rebuild_projection(memory, actor=Actor.system())
     assert sqlite_stats(table) > 0
     assert db_stats.analyze([LifecycleProjection, "no_such_table"]) == [table]
 
@@ -261,7 +261,7 @@ def test_a_span_finds_exactly_what_the_explicit_pks_find(memory, staff, agent):
 def test_a_rewrite_keeps_the_recall_counters(memory, agent):
     (e, _, _) = some_entries(memory, agent.actor)
     LifecycleProjection.objects.filter(entry=e).update(importance=0, recall_count=7)
-    report = lifecycle.rebuild_projection(memory, actor=Actor.system())
+    report = maintenance.rebuild_projection(memory, actor=Actor.system())
     assert report.written == 1
     row = LifecycleProjection.objects.get(entry=e)
     assert (row.importance, row.recall_count) == (1, 7)

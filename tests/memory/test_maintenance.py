@@ -401,7 +401,7 @@ def test_the_celery_task_runs_the_scan_as_the_system_actor(memory, control):
 def test_unknown_jobs_are_refused_and_every_named_job_is_available():
     with pytest.raises(JobNotAvailable):
         maintenance.check_job("nope")
-    for job in maintenance.JOB_NAMES:
+    for job in maintenance.job_names():
         assert maintenance.check_job(job).name == job
 
 

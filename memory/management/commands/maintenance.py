@@ -26,7 +26,7 @@ class Command(BaseCommand):
     help = "Run one maintenance job on one Memory (dry run unless --apply)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("job", help=one_of(maintenance.JOB_NAMES))
+        parser.add_argument("job", help=one_of(maintenance.job_names()))
         parser.add_argument("--memory", metavar="SLUG", required=True)
         parser.add_argument("--apply", action="store_true", help="A real run (default: dry run).")
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from memory.actors import Actor
 from memory.db_stats import VECTOR_TABLES, analyze
-from memory.lifecycle import RebuildReport, rebuild_projection
+from memory.maintenance import RebuildReport, rebuild_projection
 from memory.models import Memory
 from memory.search.reindex import BATCH_SIZE, count_versions, reanalyze_versions
 

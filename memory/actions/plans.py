@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .actions import Change, NewRelation, write_revision
-from .actors import Actor
-from .models import Entry, Memory, Relation, Revision
+from ..actors import Actor
+from ..models import Entry, Memory, Relation, Revision
+from .writer import Change, NewRelation, write_revision
 
 
 @dataclass
