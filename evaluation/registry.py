@@ -12,7 +12,8 @@ A section is a function ``run(bench) -> SectionResult`` registered under a name:
 ``report`` is merged into the top-level JSON report (each section owns its top-level keys;
 two sections claiming one key is an error), ``rows`` are the lines of the printed table and
 ``figures`` the curves ``--plot`` draws. Sections live in :mod:`evaluation.sections` (one module
-each, imported there) and run in ``order``, then name.
+each, imported there, which also lists them: ``all_sections``, ``select``) and run in ``order``,
+then name. This module imports no section.
 """
 
 from __future__ import annotations
@@ -65,23 +66,3 @@ def section(
         return run
 
     return register
-
-
-def all_sections() -> list[Section]:
-    """Every registered section, in run order."""
-    from . import sections  # noqa: F401  (imports register the sections)
-
-    return sorted(SECTIONS.values(), key=lambda s: (s.order, s.name))
-
-
-def select(names: list[str] | None) -> list[Section]:
-    """The sections named (all when ``names`` is empty); unknown names raise ``KeyError``."""
-    known = all_sections()
-    if not names:
-        return known
-    by_name = {s.name: s for s in known}
-    unknown = [n for n in names if n not in by_name]
-    if unknown:
-        raise KeyError(", ".join(unknown))
-    wanted = set(names)
-    return [s for s in known if s.name in wanted]

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.registry import all_sections
+from evaluation.sections import all_sections
 from memory.models import Memory
 
 

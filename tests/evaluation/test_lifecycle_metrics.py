@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.registry import select
 from evaluation.report import metrics_only, run_sections
-from evaluation.sections import LIFECYCLE
+from evaluation.sections import LIFECYCLE, select
 from evaluation.workbench import Workbench
 
 EXPECTED = Path(__file__).parent / "expected" / "lifecycle_quick_seed11.json"

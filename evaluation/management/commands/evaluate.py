@@ -15,8 +15,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.registry import all_sections, select
 from evaluation.report import plot, run_sections, table, write_json
+from evaluation.sections import all_sections, select
 from evaluation.workbench import NAME_PREFIX, SLUG_PREFIX, Workbench
 from memory.models import Memory
 from review import notifications
