@@ -32,6 +32,7 @@ from memory.api_batch import BatchEntryIn, parse_entries
 from memory.api_recall import (
     VIEW_CHOICES,
     ContextPackIn,
+    RunIdField,
     SearchIn,
     context_pack_out,
     require_reader,
@@ -54,6 +55,7 @@ from proposals.serializers import (
     comment_out,
     parse_submission,
 )
+from review.exposed import FEED_LIMIT, FEED_MAX, retired_for
 
 from .schema import serializer_schema
 
@@ -190,6 +192,26 @@ class WithdrawToolIn(ProposalArg, WithdrawIn):
     """``withdraw``: the REST withdrawal's optional reason and the proposal id."""
 
 
+class RetiredSinceIn(MemoryArg):
+    since_revision = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        help_text=(
+            "Look at revisions after this one: 0 the first time, then the `cursor` the last "
+            "call returned."
+        ),
+    )
+    run_id = RunIdField()
+    limit = serializers.IntegerField(
+        required=False,
+        default=FEED_LIMIT,
+        min_value=1,
+        max_value=FEED_MAX,
+        help_text="How many retiring revisions to look at in this call.",
+    )
+
+
 class EntryHistoryIn(MemoryArg):
     entry_id = serializers.CharField(max_length=128, help_text="The entry whose versions to list.")
 
@@ -303,6 +325,18 @@ def _decision_comments(proposal: Proposal) -> list[dict[str, Any]]:
         }
         for d in rows
     ]
+
+
+def retired_since(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
+    require_reader(actor)
+    memory = memory_of(actor, data.pop("memory", None))
+    return retired_for(
+        memory,
+        key=actor.id,
+        since_revision=data["since_revision"],
+        run_id=data.get("run_id"),
+        limit=data["limit"],
+    )
 
 
 def entry_history(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -495,6 +529,26 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         run=context_pack,
         serializer=ContextPackToolIn,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="retired_since",
+        title="Retired since: what your runs were told that is no longer current",
+        description=(
+            "Poll this instead of waiting for a notification (this server cannot push one): "
+            "the corrections made since `since_revision` to memories your key's runs had "
+            "been served — an approved supersession, consolidation, promotion, cleanup or "
+            "quarantine, a compensation, a forget. Each item gives `revision`, `operation`, "
+            "`kind`, `reason`, `at`, the `versions` retired (`entry_id`, `old_version`, "
+            "`new`: what replaces it, or null) and `exposed_runs`: your runs that were served "
+            "them (`run_id`, `versions`, `first_at`, `last_at`, `served`). Re-check what "
+            "those runs did with the old text. Pass `run_id` to ask about one run. Call "
+            "again with `since_revision` = the returned `cursor`; `more: true` means call "
+            "again now."
+        ),
+        run=retired_since,
+        serializer=RetiredSinceIn,
         read_only=True,
         idempotent=True,
     ),

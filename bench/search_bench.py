@@ -32,6 +32,7 @@ import random
 import statistics
 import sys
 import time
+from datetime import timedelta
 from typing import Any
 
 from bench_env import setup_django
@@ -55,14 +56,14 @@ from seed_common import (  # noqa: E402
 from memory import db_stats, lifecycle, maintenance, vectors  # noqa: E402
 from memory.actors import Actor  # noqa: E402
 from memory.embeddings import require_provider  # noqa: E402
-from memory.models import (  # noqa: E402
-    Entry,
-    IndexedVector,
-    Memory,
-    Relation,
-    Revision,
+from memory.models import Entry, Head, IndexedVector, Memory, Relation, Revision  # noqa: E402
+from memory.search import (  # noqa: E402
+    RecallFilters,
+    channel_cap,
+    lexical_channel,
+    query_terms,
+    search,
 )
-from memory.search import channel_cap, lexical_channel, query_terms, search  # noqa: E402
 
 #: The index a bulk load drops and builds once at the end: the GIN index of the lexical
 #: tsvector, updated in place on every insert (``fastupdate = off``, migration 0013).
@@ -331,6 +332,51 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
 
 
+def mark_review_dates(memory: Memory) -> tuple[int, int]:
+    """A fifth of the Memory's heads due (a review date a year ago), a fifth scheduled (a year
+    ahead), by entry pk: what ``confirm`` / ``require-reverification`` revisions would leave on
+    the heads. Idempotent. Returns (due, scheduled)."""
+    now = timezone.now()
+    heads = Head.objects.filter(memory=memory)
+    pks = list(heads.order_by("entry_id").values_list("entry_id", flat=True))
+    due = pks[0::5]
+    later = pks[1::5]
+    heads.filter(entry_id__in=due).update(review_at=now - timedelta(days=365))
+    heads.filter(entry_id__in=later).update(review_at=now + timedelta(days=365))
+    return len(due), len(later)
+
+
+def strict_fresh_side_by_side(
+    memory: Memory,
+    actor: Actor,
+    qs: list[str],
+    warm: list[str],
+    limit: int,
+    vendor: str,
+    entries: int,
+) -> None:
+    """Search with ``strict_fresh`` off and on over the same queries, alternating query by
+    query so both sides share the machine's load; p50/p95 of each and the p95 ratio."""
+    due, later = mark_review_dates(memory)
+    fresh = RecallFilters(fresh_at=timezone.now())
+    for q in warm:
+        search(memory, actor=actor, query=q, limit=limit)
+        search(memory, actor=actor, query=q, limit=limit, filters=fresh)
+    off: list[float] = []
+    on: list[float] = []
+    for i, q in enumerate(qs):
+        sides = [(off, None), (on, fresh)]
+        for out, filters in sides if i % 2 == 0 else reversed(sides):
+            t0 = time.perf_counter()
+            search(memory, actor=actor, query=q, limit=limit, filters=filters)
+            out.append((time.perf_counter() - t0) * 1000.0)
+    print(
+        f"{vendor} {entries:>7} entries ({due} due, {later} scheduled) | strict_fresh off p50 "
+        f"{pct(off, 0.5):7.2f} ms  p95 {pct(off, 0.95):7.2f} ms | on p50 {pct(on, 0.5):7.2f} ms  "
+        f"p95 {pct(on, 0.95):7.2f} ms | p95 on/off {pct(on, 0.95) / max(pct(off, 0.95), 1e-6):5.2f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
@@ -345,6 +391,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--embed", type=int, default=2000, help="versions embedded by the model (the rest random)"
+    )
+    parser.add_argument(
+        "--strict-fresh",
+        action="store_true",
+        help="also time search with strict_fresh, side by side with it off, after giving a fifth "
+        "of the heads a past review date and a fifth a future one",
     )
     args = parser.parse_args()
     from django.conf import settings
@@ -418,6 +470,8 @@ def main() -> None:
                 f"{pct(s, 0.95) / (pct(bare, 0.95) + pct(e, 0.95)):5.2f}x"
             )
             continue
+        if args.strict_fresh:
+            strict_fresh_side_by_side(memory, actor, qs, warm, args.limit, vendor, entries)
         hits = statistics.mean(
             len(search(memory, actor=actor, query=q, limit=args.limit).hits) for q in qs[:50]
         )

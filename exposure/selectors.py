@@ -63,12 +63,18 @@ def runs_served(memory: Memory, entry_pk: int, *, days: int = 30) -> int:
 
 
 def exposed_runs(
-    memory_pk: int, versions: Sequence[tuple[str, int]], *, until: datetime | None = None
+    memory_pk: int,
+    versions: Sequence[tuple[str, int]],
+    *,
+    until: datetime | None = None,
+    key: str | None = None,
+    run_id: str | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """The runs served any of ``versions`` (``(entry id, version)``), up to ``until``: one item
-    per (run, key) — ``{run_id, key, versions: [{entry_id, version}], first_at, last_at,
-    served}`` — latest first, at most :data:`MAX_RUNS`; and how many more were left out. A call
-    that named no run is listed with ``run_id: null`` once per key. One query."""
+    """The runs served any of ``versions`` (``(entry id, version)``), up to ``until`` (and only
+    those of ``key``, of ``run_id``, when given): one item per (run, key) — ``{run_id, key,
+    versions: [{entry_id, version}], first_at, last_at, served}`` — latest first, at most
+    :data:`MAX_RUNS`; and how many more were left out. A call that named no run is listed with
+    ``run_id: null`` once per key. One query."""
     if not versions:
         return [], 0
     match = Q()
@@ -77,6 +83,10 @@ def exposed_runs(
     qs = Exposure.objects.filter(match, memory_id=memory_pk)
     if until is not None:
         qs = qs.filter(at__lte=until)
+    if key is not None:
+        qs = qs.filter(key=key)
+    if run_id is not None:
+        qs = qs.filter(run_id=run_id)
     rows = (
         qs.values("run_id", "key", "entry__uid", "version")
         .annotate(first=Min("at"), last=Max("at"), n=Count("id"))

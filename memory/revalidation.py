@@ -21,7 +21,7 @@ ever deactivates it by itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -91,6 +91,54 @@ def default_review_at(
 def is_due(review_at: datetime | None, now: datetime) -> bool:
     """Whether a fact with this review date needs re-checking at ``now``."""
     return review_at is not None and review_at <= now
+
+
+def inherited_governance(
+    inputs: Sequence[Head],
+    policy: Mapping[str, Any] | None,
+    *,
+    kind: str,
+    tier: str,
+    current_state: bool,
+    sources: Iterable[str],
+    now: datetime,
+    carry_review: bool,
+) -> dict[str, Any]:
+    """The governance attributes of an entry a reviewed approval writes from the heads
+    ``inputs`` (first the one it replaces or rewrites): a supersession's new successor (the old
+    entry), a consolidation's target (the target, then the redundant entries), a promotion's
+    new entry (the notes). docs/revalidation.md, "Entries an approval writes":
+
+    - ``owner``: the first input's that has one;
+    - ``confidence``: the lowest among the inputs that have one — the result states every
+      input's claims, so it is no surer than the least sure of them;
+    - ``review_at``: what the policy gives the result from ``now``; when no rule applies and
+      ``carry_review`` (a consolidation, a promotion: merging is not re-checking), the earliest
+      review date among the inputs, so a scheduled re-check is never dropped — a supersession
+      does not carry it (replacing the old fact is the outcome of re-checking it).
+
+    Only the keys that carry a value, except ``review_at`` when ``carry_review`` (a rewritten
+    target whose inputs had no date keeps none)."""
+    out: dict[str, Any] = {}
+    owner = next((h.owner for h in inputs if h.owner), "")
+    if owner:
+        out["owner"] = owner
+    confidences = [h.confidence for h in inputs if h.confidence is not None]
+    if confidences:
+        out["confidence"] = min(confidences)
+    review_at = default_review_at(
+        policy,
+        kind=kind,
+        tier=tier,
+        current_state=current_state,
+        sources=sources,
+        admitted_at=now,
+    )
+    if review_at is None and carry_review:
+        review_at = min((h.review_at for h in inputs if h.review_at is not None), default=None)
+    if review_at is not None or carry_review:
+        out["review_at"] = review_at.isoformat() if review_at is not None else None
+    return out
 
 
 # --- The "needs re-checking" list ----------------------------------------------------------

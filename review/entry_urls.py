@@ -1,7 +1,8 @@
 """Browser routes of the entry page's reviewer actions (mounted at the site root).
 
-The entry page (``/memories/{slug}/entries/{entry_id}/``) posts Pin, Forget and Reactivate under
-``/review/entries/``, beside Quarantine and Release (``review.inbox_urls``).
+The entry page (``/memories/{slug}/entries/{entry_id}/``) posts Pin, Forget and Reactivate, and
+Confirm and Require re-verification, under ``/review/entries/``, beside Quarantine and Release
+(``review.inbox_urls``).
 """
 
 from django.urls import path
@@ -23,6 +24,16 @@ urlpatterns = [
         "review/entries/<slug:slug>/<str:entry_id>/reactivate/",
         entry_views.entry_reactivate,
         name="review-entry-reactivate",
+    ),
+    path(
+        "review/entries/<slug:slug>/<str:entry_id>/confirm/",
+        entry_views.entry_confirm,
+        name="review-entry-confirm",
+    ),
+    path(
+        "review/entries/<slug:slug>/<str:entry_id>/require-reverification/",
+        entry_views.entry_require_reverification,
+        name="review-entry-require-reverification",
     ),
     path(
         "review/memories/<slug:slug>/jobs/<slug:job>/schedule/",

@@ -19,11 +19,13 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from exposure import ledger
 from exposure.selectors import exposed_runs
-from memory.models import Memory
+from lib.errors import ValidationFailed
+from memory.models import HeadState, Memory, Revision, RevisionChange, RevisionKind
 
 from .models import MaintenanceOperation, Notification
 
@@ -227,3 +229,111 @@ def queue_revision_notice(
     )
     send_notification.delay(row.pk)
     return row
+
+
+# --- What an agent polls instead of a push: the retirements its own runs were served ----------
+
+#: Revisions that retire a version without an operation (a direct or automatic forget, a
+#: reviewer's direct quarantine); every revision with an operation (an approval, a
+#: compensation) is read through its operation.
+DIRECT_RETIRING = (RevisionKind.FORGET, RevisionKind.QUARANTINE)
+#: Revisions looked at per call by default, and at most.
+FEED_LIMIT = 20
+FEED_MAX = 100
+
+
+def retired_for(
+    memory: Memory,
+    *,
+    key: str,
+    since_revision: int = 0,
+    run_id: str | None = None,
+    limit: int = FEED_LIMIT,
+) -> dict[str, Any]:
+    """The retirements ``key``'s runs had been served — the MCP ``retired_since`` tool, what an
+    agent polls since the MCP transport cannot push (docs/exposure.md, "MCP").
+
+    Looks at the Memory's next ``limit`` revisions after ``since_revision`` that retired or
+    replaced a version — approvals and compensations (through their operation, exactly as
+    ``exposed_runs`` on the operation), direct and automatic forgets, direct quarantines — and
+    lists each whose retired versions the ledger says ``key`` (and ``run_id``, when given) was
+    served before it: ``{items: [{revision, operation, proposal, kind, reason, at, versions,
+    exposed_runs}], cursor, more}``. ``versions`` names only the retired versions that key was
+    served (never another entry of the operation). ``cursor`` is the revision to pass as
+    ``since_revision`` next; ``more`` says whether revisions are left to look at. Queries: four,
+    plus one per listed-candidate revision (at most ``limit``)."""
+    head = Memory.objects.filter(pk=memory.pk).values_list("head", flat=True).get()
+    if since_revision > head:
+        raise ValidationFailed(
+            details={"since_revision": [f"Greater than the Memory's head ({head})."]}
+        )
+    ledger.flush()  # the embedded mode's waiting rows, as for the webhook
+    revisions = list(
+        Revision.objects.filter(memory=memory, number__gt=since_revision, number__lte=head)
+        .filter(Q(operation_id__isnull=False) | Q(kind__in=DIRECT_RETIRING))
+        .only("number", "kind", "reason", "recorded_at", "operation_id", "proposal_id")
+        .order_by("number")[: limit + 1]
+    )
+    more = len(revisions) > limit
+    revisions = revisions[:limit]
+    operations = {
+        op.pk: op
+        for op in MaintenanceOperation.objects.filter(
+            pk__in={r.operation_id for r in revisions if r.operation_id is not None}
+        ).select_related("compensation")
+    }
+    direct = [r.pk for r in revisions if r.operation_id is None]
+    gone: dict[int, list[dict[str, Any]]] = {}
+    for change in (
+        RevisionChange.objects.filter(
+            revision_id__in=direct,
+            from_state=HeadState.ACTIVE,
+            to_state__in=(HeadState.INACTIVE, HeadState.QUARANTINED),
+        )
+        .select_related("entry", "from_version")
+        .order_by("id")
+    ):
+        gone.setdefault(change.revision_id, []).append(
+            {
+                "entry_id": change.entry.uid,
+                "old_version": change.from_version.number if change.from_version else None,
+                "new": None,
+            }
+        )
+    items = []
+    for rev in revisions:
+        op = operations.get(rev.operation_id) if rev.operation_id is not None else None
+        if op is not None:
+            compensated = rev.kind == RevisionKind.COMPENSATE
+            versions = compensated_versions(op) if compensated else retired_versions(op)
+            kind = "compensation" if compensated else op.kind
+        else:
+            versions, kind = gone.get(rev.pk, []), rev.kind
+        versions = [v for v in versions if v.get("old_version") is not None]
+        if not versions:
+            continue
+        runs, omitted = exposed_runs(
+            memory.pk,
+            [(v["entry_id"], int(v["old_version"])) for v in versions],
+            until=rev.recorded_at,
+            key=key,
+            run_id=run_id,
+        )
+        if not runs:
+            continue
+        served = {(v["entry_id"], v["version"]) for run in runs for v in run["versions"]}
+        items.append(
+            {
+                "revision": rev.number,
+                "operation": op.pk if op is not None else None,
+                "proposal": op.proposal_id if op is not None else None,
+                "kind": kind,
+                "reason": rev.reason,
+                "at": rev.recorded_at,
+                "versions": [v for v in versions if (v["entry_id"], v["old_version"]) in served],
+                "exposed_runs": runs,
+                "exposed_runs_omitted": omitted,
+            }
+        )
+    cursor = revisions[-1].number if more else head
+    return {"items": items, "cursor": cursor, "more": more}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Prefetch, Q
+from django.utils import timezone
 
 from exposure.selectors import runs_served
 from lib.errors import NotFound
@@ -35,6 +36,7 @@ from memory.models import (
     SourceDeclaration,
     sensitivities_up_to,
 )
+from memory.revalidation import is_due
 from proposals.models import ProposalKind, ProposalStatus
 from proposals.selectors import visible_proposals
 
@@ -94,6 +96,11 @@ class Timeline:
     admission_proposal_id: int | None = None
     #: Distinct runs the exposure ledger says were served this entry in the last 30 days.
     served_runs: int = 0
+
+    @property
+    def review_due(self) -> bool:
+        """Whether the entry's review date has passed (``memory.revalidation``)."""
+        return is_due(self.head.review_at, timezone.now())
 
     @property
     def withheld(self) -> bool:

@@ -43,10 +43,12 @@ def render_timeline(
     *,
     status: int = 200,
     govern: dict[str, Any] | None = None,
+    partial: str = "",
 ) -> HttpResponse:
     """The entry timeline as ``actor`` may see it (404 page otherwise). ``govern`` is a refused
-    Quarantine / Release form — ``{"error", "reason"}`` — when ``review.entry_views`` shows the
-    page again with what went wrong."""
+    entry form — ``{"form", "error", "reason", "values"}`` — when ``review.entry_views`` shows
+    the page again with what went wrong; ``partial`` names the one part of the page an htmx
+    form replaces (``recheck``)."""
     try:
         page = history.entry_timeline(actor, history.get_visible_memory(actor, slug), entry_id)
     except DomainError as exc:
@@ -55,9 +57,14 @@ def render_timeline(
         "nav": "audit",
         "t": page,
         "can_govern": actor.is_reviewer,
+        # Who may confirm and require re-verification: the REST endpoints' rules
+        # (memory.actions.require_confirmer, require_reviewer).
+        "can_confirm": actor.can_write_entries or actor.is_reviewer,
+        "can_reverify": actor.is_reviewer,
         "govern": govern or {},
     }
-    return render(request, "audit/timeline.html", context, status=status)
+    template = "audit/timeline.html" + (f"#{partial}" if partial else "")
+    return render(request, template, context, status=status)
 
 
 @history_page

@@ -130,18 +130,25 @@ class ApprovalPlan:
     def after(self, entry: Entry, version: int, state: str) -> None:
         self.heads_after[entry.uid] = {"version": version, "state": state}
 
-    def restore_head(self, t: ProposalTarget, head: Head) -> None:
+    def restore_head(self, t: ProposalTarget, head: Head, *, governance: bool = False) -> None:
         """Undo puts ``t``'s head back exactly as it is now: version, state, reason and the start
-        of its lifecycle interval (undoing an operation never resets a retention clock)."""
-        self.restore.append(
-            {
-                "entry_id": t.entry.uid,
-                "version": t.version_number,
-                "state": head.state,
-                "reason": head.state_reason,
-                "interval_started_at": head.interval_started_at.isoformat(),
+        of its lifecycle interval (undoing an operation never resets a retention clock); with
+        ``governance``, its owner, confidence and review date too (an approval that rewrote
+        them)."""
+        item: dict[str, Any] = {
+            "entry_id": t.entry.uid,
+            "version": t.version_number,
+            "state": head.state,
+            "reason": head.state_reason,
+            "interval_started_at": head.interval_started_at.isoformat(),
+        }
+        if governance:
+            item["governance"] = {
+                "owner": head.owner,
+                "confidence": head.confidence,
+                "review_at": head.review_at.isoformat() if head.review_at else None,
             }
-        )
+        self.restore.append(item)
 
     def retire_created(self, entry: Entry, why: str) -> None:
         """Undo retires an entry the operation created (it stops being current)."""
@@ -171,15 +178,25 @@ class ApprovalPlan:
         self.after(t.entry, t.version_number, state)
         self.restore_head(t, head)
 
-    def create(self, entry: Entry, body: str, evidence: list[EvidenceInput], why: str) -> None:
+    def create(
+        self,
+        entry: Entry,
+        body: str,
+        evidence: list[EvidenceInput],
+        why: str,
+        *,
+        attributes: dict[str, Any] | None = None,
+    ) -> None:
         """``entry`` (a new, unsaved entry) gets its first version, ``body`` citing ``evidence``,
-        and becomes current; undo retires it with ``why``."""
+        and becomes current, with ``attributes`` on its head (its governance fields); undo
+        retires it with ``why``."""
         digest = content_hash(entry.kind, body, [e.identity for e in evidence])
         self.plan.changes.append(
             Change(
                 entry=entry,
                 new_body=NewBody(body, digest, resolve_evidence(evidence)),
                 restart_interval=True,
+                attributes=dict(attributes or {}),
             )
         )
         self.after(entry, 1, HeadState.ACTIVE)

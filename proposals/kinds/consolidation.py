@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from memory.actions import (
@@ -30,6 +31,7 @@ from memory.actions import (
 )
 from memory.dedupe import thresholds
 from memory.models import HeadState, Memory, RelationKind, RevisionKind, sensitivities_up_to
+from memory.revalidation import inherited_governance
 from memory.text import content_hash
 
 from .. import bodies, verify
@@ -113,7 +115,20 @@ class Consolidation(base.BodyKind):
             inputs_from_json(proposal.evidence),
         )
         digest = content_hash(target.entry.kind, body, [e.identity for e in evidence])
-        change = Change(entry=target.entry)
+        # The merged entry's governance: the target's owner (else a redundant entry's), the
+        # lowest confidence, the policy's review date from now, else the earliest of theirs
+        # (memory.revalidation.inherited_governance).
+        governance = inherited_governance(
+            [heads[target.entry_id], *(heads[r.entry_id] for r in redundant)],
+            memory.policy,
+            kind=target.entry.kind,
+            tier=target.entry.tier,
+            current_state=target.entry.current_state,
+            sources=[e.source for e in evidence],
+            now=timezone.now(),
+            carry_review=True,
+        )
+        change = Change(entry=target.entry, attributes=governance)
         new_number = target.version_number
         if digest != target.content_hash:
             change.new_body = NewBody(
@@ -124,7 +139,7 @@ class Consolidation(base.BodyKind):
         out = base.ApprovalPlan()
         out.plan.changes.append(change)
         out.after(target.entry, new_number, HeadState.ACTIVE)
-        out.restore_head(target, heads[target.entry_id])
+        out.restore_head(target, heads[target.entry_id], governance=True)
         reason = f"consolidated_into:{target.entry.uid}"
         for r in redundant:
             out.move(r, heads[r.entry_id], HeadState.INACTIVE, reason)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from memory.actions import NewRelation, evidence_inputs_of
@@ -32,6 +33,7 @@ from memory.models import (
     new_entry_id,
     sensitivities_up_to,
 )
+from memory.revalidation import inherited_governance
 
 from .. import bodies, verify
 from ..evidence import inputs_from_json, union
@@ -137,8 +139,24 @@ class Promotion(base.BodyKind):
             sensitivity=_strictest(n.entry for n in notes),
             current_state=False,
         )
+        governance = inherited_governance(
+            [heads[n.entry_id] for n in notes],
+            memory.policy,
+            kind=promoted.kind,
+            tier=promoted.tier,
+            current_state=promoted.current_state,
+            sources=[e.source for e in evidence],
+            now=timezone.now(),
+            carry_review=True,
+        )
         out = base.ApprovalPlan()
-        out.create(promoted, body, evidence, f"compensated:promotion#{proposal.pk}")
+        out.create(
+            promoted,
+            body,
+            evidence,
+            f"compensated:promotion#{proposal.pk}",
+            attributes=governance,
+        )
         reason = f"promoted:{promoted.uid}"
         for n in notes:
             # Notes may already be inactive (their session ended); undo restores them as they were.

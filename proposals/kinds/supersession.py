@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils import timezone
+
 from memory.actions import NewRelation, clean_evidence, resolve_evidence
 from memory.actions.plans import new_entry
 from memory.admission import clean_body
@@ -29,6 +31,7 @@ from memory.models import (
     Tier,
     new_entry_id,
 )
+from memory.revalidation import inherited_governance
 from memory.text import content_hash
 
 from .. import bodies, verify
@@ -175,7 +178,25 @@ class Supersession(base.ProposalKindSpec):
                 sensitivity=old.entry.sensitivity,
                 current_state=old.entry.current_state,
             )
-            out.create(successor, spec["body"], evidence, f"compensated:supersession#{proposal.pk}")
+            # The successor takes the old entry's owner and confidence, and the review date
+            # the policy gives it now (memory.revalidation.inherited_governance).
+            governance = inherited_governance(
+                [old_head],
+                memory.policy,
+                kind=successor.kind,
+                tier=successor.tier,
+                current_state=successor.current_state,
+                sources=[e.source for e in evidence],
+                now=timezone.now(),
+                carry_review=False,
+            )
+            out.create(
+                successor,
+                spec["body"],
+                evidence,
+                f"compensated:supersession#{proposal.pk}",
+                attributes=governance,
+            )
         out.plan.relations.append(NewRelation(RelationKind.SUPERSEDES, successor, old.entry))
         return out
 

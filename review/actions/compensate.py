@@ -102,6 +102,8 @@ def _undo_plan(memory: Memory, operation: MaintenanceOperation, entries: dict[st
             state_reason=item.get("reason", "") if item["state"] != HeadState.ACTIVE else "",
             interval_started_at=parse_time(item.get("interval_started_at")),
             restart_interval=item["state"] == HeadState.ACTIVE,
+            # The governance fields the approval rewrote (a consolidation's target), as before.
+            attributes=dict(item.get("governance") or {}),
         )
         for item in operation.compensation_plan.get("heads", [])
     ]

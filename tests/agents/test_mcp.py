@@ -32,6 +32,7 @@ TOOL_NAMES = {
     "amend",
     "withdraw",
     "confirm",
+    "retired_since",
 }
 E = "/api/v1/memories/acme/entries"
 

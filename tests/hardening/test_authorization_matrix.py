@@ -163,6 +163,8 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "review/entries/<slug:slug>/<str:entry_id>/pin/": POST_ONLY,
     "review/entries/<slug:slug>/<str:entry_id>/forget/": POST_ONLY,
     "review/entries/<slug:slug>/<str:entry_id>/reactivate/": POST_ONLY,
+    "review/entries/<slug:slug>/<str:entry_id>/confirm/": POST_ONLY,
+    "review/entries/<slug:slug>/<str:entry_id>/require-reverification/": POST_ONLY,
     "review/proposals/<int:pk>/approve/": POST_ONLY,
     "review/proposals/<int:pk>/reject/": POST_ONLY,
     "review/proposals/<int:pk>/request-changes/": POST_ONLY,
