@@ -210,7 +210,7 @@ def _recheck(
             partial="recheck" if web.is_htmx(request) else "",
         )
     messages.success(request, done(result))
-    url = entry_url(slug, entry_id)
+    url = entry_href(slug, entry_id)
     return HttpResponseClientRedirect(url) if web.is_htmx(request) else HttpResponseRedirect(url)
 
 
