@@ -42,7 +42,7 @@ from proposals.actions.intake import clean_idempotency_key
 from proposals.kinds import KINDS
 from proposals.models import Proposal
 from proposals.permissions import kinds_filed_by, require_submitter_of
-from proposals.selectors import get_proposal, proposal_json
+from proposals.selectors import get_proposal, proposal_json, submitted_json
 from proposals.serializers import (
     KIND_SERIALIZERS,
     AmendIn,
@@ -253,8 +253,11 @@ def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
         submission=parse_submission(submission, kinds_filed_by(actor)),
         idempotency_key=idempotency_key,
     )
-    proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
-    return proposal_json(actor, proposal) | {"created": result.created}
+    if result.created:
+        body = submitted_json(actor, result.proposal, result.targets)
+    else:
+        body = proposal_json(actor, Proposal.objects.with_detail().get(pk=result.proposal.pk))
+    return body | {"created": result.created}
 
 
 def proposal_status(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
