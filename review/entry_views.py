@@ -31,6 +31,7 @@ from memory import actions as memory_actions
 from memory.actions import WriteResult
 from memory.actors import Actor
 from memory.models import Memory
+from memory.selectors import get_memory
 
 from . import web
 
@@ -59,7 +60,7 @@ def _govern(
 ) -> HttpResponse:
     reason = request.POST.get("reason", "")
     try:
-        memory: Memory = memory_actions.get_memory(actor, slug)
+        memory: Memory = get_memory(actor, slug)
         result = action(memory, actor=actor, entry_uid=entry_id, reason=reason, **options)
     except NotFound as exc:
         return web.refuse(request, exc.message, status=404)
