@@ -301,6 +301,7 @@ def submissions(n: int, secret: str, memory: Memory) -> None:
     from django.db import transaction
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
 
     from memory import actions, audit
     from memory.actors import Actor
@@ -360,7 +361,7 @@ def submissions(n: int, secret: str, memory: Memory) -> None:
     for i in range(n):
         t0 = time.perf_counter()
         with transaction.atomic(durable=True):
-            now = timezone_now()
+            now = timezone.now()
             proposal = Proposal(
                 memory=memory,
                 kind=target.kind,
@@ -419,12 +420,6 @@ def submissions(n: int, secret: str, memory: Memory) -> None:
         f"POST proposals / GET memory: {get / post:.3f}  (n={n}, {connection.vendor}, "
         f"load average {os.getloadavg()[0]:.1f})"
     )
-
-
-def timezone_now() -> Any:
-    from django.utils import timezone
-
-    return timezone.now()
 
 
 def main() -> None:
