@@ -18,36 +18,32 @@ from rest_framework import serializers
 
 from lib.api import StrictSerializer, validated
 from lib.errors import ValidationFailed
-from memory import actions
+from memory import actions, presenters, selectors
 from memory.actions.batch import MAX_BATCH
 from memory.actors import Actor
 from memory.admission import clean_idempotency_key as clean_batch_key
-from memory.api import (
-    entry_added_out,
-    entry_revised_out,
-    entry_versions_out,
-    write_result_out,
-)
-from memory.api_batch import BatchEntryIn, parse_entries
-from memory.api_recall import (
+from memory.models import Kind, Memory
+from memory.permissions import require_confirmer, require_reader, require_writer
+from memory.recall import serve_context_pack, serve_search
+from memory.serializers import (
     VIEW_CHOICES,
+    BatchEntryIn,
+    ConfirmIn,
     ContextPackIn,
+    EntryCreateIn,
+    EntryReviseIn,
+    ReasonIn,
     RunIdField,
     SearchIn,
-    context_pack_out,
-    require_reader,
-    search_out,
+    parse_entries,
 )
-from memory.api_revalidation import confirm_out
-from memory.models import Kind, Memory
-from memory.serializers import ConfirmIn, EntryCreateIn, EntryReviseIn, ReasonIn
 from memory.visibility import scrub
 from proposals import actions as proposal_actions
 from proposals.actions.intake import clean_idempotency_key
 from proposals.kinds import KINDS
 from proposals.models import Proposal
 from proposals.permissions import kinds_filed_by, require_submitter_of
-from proposals.selectors import get_proposal, proposal_json
+from proposals.selectors import get_proposal, proposal_json, submitted_json
 from proposals.serializers import (
     KIND_SERIALIZERS,
     AmendIn,
@@ -73,12 +69,12 @@ def memory_of(actor: Actor, slug: str | None) -> Memory:
     """The Memory a tool acts on: the named one (404 outside the key's scope), or the key's only
     Memory when it names none."""
     if slug:
-        return actions.get_memory(actor, slug)
+        return selectors.get_memory(actor, slug)
     if actor.memory_ids is not None and len(actor.memory_ids) == 1:
         (only,) = actor.memory_ids
         found = Memory.objects.filter(pk=only).values_list("slug", flat=True).first()
         if found is not None:
-            return actions.get_memory(actor, found)
+            return selectors.get_memory(actor, found)
     raise ValidationFailed(
         details={"memory": ["Required: your key is not limited to exactly one Memory."]}
     )
@@ -228,40 +224,41 @@ def remember(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
             memory, actor=actor, entries=parse_entries(data["entries"]), idempotency_key=key
         )
         return result.response
-    return entry_added_out(actions.add_entry(memory, actor=actor, **data))
+    return presenters.entry_added_out(actions.add_entry(memory, actor=actor, **data))
 
 
 def revise(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
     entry_id = data.pop("entry_id")
     result = actions.revise_entry(memory, actor=actor, entry_uid=entry_id, **data)
-    return entry_revised_out(result)
+    return presenters.entry_revised_out(result)
 
 
 def forget(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
     entry_id = data.pop("entry_id")
     result = actions.forget_entry(memory, actor=actor, entry_uid=entry_id, **data)
-    return write_result_out(result) | {"state": "inactive"}
+    return presenters.entry_forgotten_out(result)
 
 
 def confirm(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
     entry_id = data.pop("entry_id")
-    return confirm_out(actions.confirm_entry(memory, actor=actor, entry_uid=entry_id, **data))
+    result = actions.confirm_entry(memory, actor=actor, entry_uid=entry_id, **data)
+    return presenters.confirm_out(result, selectors.head_of(result.entry))
 
 
 def recall(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     require_reader(actor)
     memory = memory_of(actor, data.pop("memory", None))
-    body = search_out(memory, actor, intent=data.pop("intent", None), via="mcp", **data)
-    return scrub(body, memory_pk=memory.pk, actor=actor)  # type: ignore[no-any-return]
+    result = serve_search(memory, actor, intent=data.pop("intent", None), via="mcp", **data)
+    return scrub(presenters.search_out(result), memory_pk=memory.pk, actor=actor)  # type: ignore[no-any-return]
 
 
 def context_pack(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     require_reader(actor)
     memory = memory_of(actor, data.pop("memory", None))
-    return context_pack_out(memory, actor, via="mcp", **data)
+    return presenters.context_pack_out(serve_context_pack(memory, actor, via="mcp", **data))
 
 
 def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -278,8 +275,11 @@ def propose(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
         submission=parse_submission(submission, kinds_filed_by(actor)),
         idempotency_key=idempotency_key,
     )
-    proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
-    return proposal_json(actor, proposal) | {"created": result.created}
+    if result.created:
+        body = submitted_json(actor, result.proposal, result.targets)
+    else:
+        body = proposal_json(actor, Proposal.objects.with_detail().get(pk=result.proposal.pk))
+    return body | {"created": result.created}
 
 
 def proposal_status(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -341,7 +341,7 @@ def retired_since(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
 
 def entry_history(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     memory = memory_of(actor, data.pop("memory", None))
-    body = entry_versions_out(actor, memory, data["entry_id"])
+    body = presenters.entry_versions_out(selectors.entry_history(actor, memory, data["entry_id"]))
     return scrub(body, memory_pk=memory.pk, actor=actor)  # type: ignore[no-any-return]
 
 
@@ -442,7 +442,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         serializer=RememberIn,
         schema_override=_remember_schema,
         read_only=False,
-        require=actions.require_writer,
+        require=require_writer,
     ),
     ToolSpec(
         name="revise",
@@ -457,7 +457,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=revise,
         serializer=ReviseIn,
         read_only=False,
-        require=actions.require_writer,
+        require=require_writer,
     ),
     ToolSpec(
         name="forget",
@@ -471,7 +471,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=forget,
         serializer=ForgetIn,
         read_only=False,
-        require=actions.require_writer,
+        require=require_writer,
         destructive=True,
     ),
     ToolSpec(
@@ -488,7 +488,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=confirm,
         serializer=ConfirmToolIn,
         read_only=False,
-        require=actions.require_confirmer,
+        require=require_confirmer,
     ),
     ToolSpec(
         name="recall",

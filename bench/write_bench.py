@@ -30,6 +30,10 @@ prints the functions by cumulative time (no server).
 database connection as a server with ``CONN_MAX_AGE=0`` does, and prints per request the
 Python CPU time, the backend's CPU time (``/proc/<pid>/schedstat``, its start-up included) and
 each SQL statement's share of it: where an add's cost over a GET lies, statement by statement.
+``--proposals N`` runs N ``POST /api/v1/proposals`` in-process (a consolidation of two entries
+added for it beforehand, each a fresh pair) and prints the SQL statements one submission runs,
+and its throughput against a trivial GET and against the same three INSERTs (the proposal, its
+targets, its audit event) in one transaction: what intake costs over the rows it writes.
 """
 
 from __future__ import annotations
@@ -291,6 +295,133 @@ def statement_costs(name: str, call: Callable[[], Any], n: int) -> None:
         print(f"  {sum(times) / n:5.2f} ms  x{len(times) / n:.2f}  {label}")
 
 
+def submissions(n: int, secret: str, memory: Memory) -> None:
+    """``n`` consolidations through ``POST /api/v1/proposals`` (each over a fresh pair of
+    entries, added beforehand): statements per submission and throughput ratios."""
+    from django.db import transaction
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from memory import actions, audit
+    from memory.actors import Actor
+    from proposals.models import Proposal, ProposalStatus, ProposalTarget
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", HTTP_HOST="127.0.0.1")
+    actor = Actor.system("write-bench")
+    make = body_maker(seed=int(time.time()))
+
+    def pair() -> dict[str, Any]:
+        body = make()["body"]
+        made = [
+            actions.add_entry(memory, actor=actor, body=text, kind="fact", dedupe=False).entry
+            for text in (body, body + " Again.")
+        ]
+        return {
+            "memory": SLUG,
+            "kind": "consolidation",
+            "rationale": "The second restates the first.",
+            "target": {"entry_id": made[0].uid, "version": 1},
+            "redundant": [{"entry_id": made[1].uid, "version": 1}],
+            "body": body + " Again.",
+        }
+
+    requests_ = [pair() for _ in range(n + 1)]
+    url = "/api/v1/proposals"
+    first = client.post(url, requests_.pop(), content_type="application/json")  # warm
+    assert first.status_code == 201, first.content
+    counts: list[int] = []
+    data: list[int] = []  # without transaction control (BEGIN, COMMIT, savepoints)
+    labels: dict[str, int] = {}
+    post_ms: list[float] = []
+    for body in requests_:
+        with CaptureQueriesContext(connection) as ctx:
+            t0 = time.perf_counter()
+            r = client.post(url, body, content_type="application/json")
+            post_ms.append((time.perf_counter() - t0) * 1000.0)
+        assert r.status_code == 201, r.content
+        counts.append(len(ctx.captured_queries))
+        control = 0
+        for q in ctx.captured_queries:
+            words = q["sql"].split()
+            if words[0] in ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE", "ROLLBACK"):
+                control += 1
+                words = words[:2] if words[0] == "RELEASE" else words[:1]
+            label = " ".join(words[:4])[:70]
+            labels[label] = labels.get(label, 0) + 1
+        data.append(len(ctx.captured_queries) - control)
+    get_ms = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        client.get(f"/api/v1/memories/{SLUG}")
+        get_ms.append((time.perf_counter() - t0) * 1000.0)
+    target = Proposal.objects.latest("pk")
+    targets = list(ProposalTarget.objects.filter(proposal=target).order_by("position"))
+    insert_ms = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        with transaction.atomic(durable=True):
+            now = timezone.now()
+            proposal = Proposal(
+                memory=memory,
+                kind=target.kind,
+                status=ProposalStatus.WITHDRAWN,
+                affected_key=f"bench-{time.time_ns()}-{i}",
+                submitted_by=actor.id,
+                submitted_by_type=actor.type,
+                submitted_by_label=actor.label,
+                rationale=target.rationale,
+                evidence=target.evidence,
+                policy_version=target.policy_version,
+                payload=target.payload,
+                verification=target.verification,
+                created_at=now,
+                status_changed_at=now,
+            )
+            proposal.save(force_insert=True)
+            ProposalTarget.objects.bulk_create(
+                [
+                    ProposalTarget(
+                        proposal=proposal,
+                        memory=memory,
+                        position=t.position,
+                        role=t.role,
+                        entry_id=t.entry_id,
+                        version_id=t.version_id,
+                        version_number=t.version_number,
+                        state=t.state,
+                        content_hash=t.content_hash,
+                    )
+                    for t in targets
+                ]
+            )
+            audit.record(
+                "proposal.submitted",
+                actor=actor,
+                memory=memory,
+                label=target.rationale,
+                proposal_id=proposal.pk,
+                payload={"kind": target.kind},
+            )
+        insert_ms.append((time.perf_counter() - t0) * 1000.0)
+    post, get, insert = (statistics.median(x) for x in (post_ms, get_ms, insert_ms))
+    print(
+        f"POST proposals: {statistics.median(counts):.0f} statements, "
+        f"{statistics.median(data):.0f} without transaction control (min {min(data)}, max "
+        f"{max(data)}), p50 {post:.1f} ms"
+    )
+    for label, count in sorted(labels.items(), key=lambda kv: -kv[1]):
+        print(f"  x{count / len(counts):.2f}  {label}")
+    print(
+        f"GET memory: p50 {get:.1f} ms; the three INSERTs in one transaction: p50 {insert:.1f} ms"
+    )
+    print(
+        f"throughput ratio POST proposals / three INSERTs: {insert / post:.3f}; "
+        f"POST proposals / GET memory: {get / post:.3f}  (n={n}, {connection.vendor}, "
+        f"load average {os.getloadavg()[0]:.1f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8200)
@@ -300,6 +431,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--statements", type=int, default=0, metavar="N")
+    parser.add_argument("--proposals", type=int, default=0, metavar="N")
     parser.add_argument(
         "--admission-review",
         action="store_true",
@@ -320,6 +452,9 @@ def main() -> None:
         return
     if args.statements:
         statements(args.statements, secret)
+        return
+    if args.proposals:
+        submissions(args.proposals, secret, memory)
         return
     connection.close()
 

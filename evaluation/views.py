@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from lib.errors import DomainError, Forbidden, NotFound
-from memory import actions
+from memory import selectors
 from memory.actors import Actor
 from memory.exceptions import PolicyChanged
 from memory.models import Memory
@@ -132,7 +132,7 @@ def enable_policy(request: HttpRequest, actor: Actor, slug: str) -> HttpResponse
     ``policy_changed`` / ``duplicate_proposal``, 422 ``noop_rewrite``)."""
     policy_text = request.POST.get("policy", "")[:MAX_TEXT]
     try:
-        memory = actions.get_memory(actor, slug)
+        memory = selectors.get_memory(actor, slug)
     except NotFound as exc:
         return refuse(request, exc.message, status=404)
     try:

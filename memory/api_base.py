@@ -16,9 +16,9 @@ from rest_framework.response import Response
 
 from lib.api import ActorApiView
 
-from .actions import get_memory
 from .actors import Actor
 from .models import Memory
+from .selectors import get_memory
 from .visibility import scrub
 
 

@@ -1,10 +1,10 @@
 """``POST /api/v1/memories/{slug}/entries/batch``: many adds in one request, all or nothing.
 
 The view translates like every other: the items are parsed one by one with the single add's
-input serializer (:class:`BatchEntryIn`, so a malformed item is named by its index), then one
-action (:func:`memory.actions.add_entries`) judges and writes them. The request body may be
-larger than other requests (``STEWARD_BATCH_MAX_BYTES``, default 16 MiB; over it 413
-``too_large``) — a thousand full-size bodies do not fit Django's default limit.
+input serializer (``memory.serializers.BatchEntryIn``, so a malformed item is named by its
+index), then one action (:func:`memory.actions.add_entries`) judges and writes them. The
+request body may be larger than other requests (``STEWARD_BATCH_MAX_BYTES``, default 16 MiB;
+over it 413 ``too_large``) — a thousand full-size bodies do not fit Django's default limit.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from lib.api import StrictSerializer, error_details
+from lib.api import StrictSerializer
 
 from . import actions
-from .actions.batch import max_batch
 from .api_base import MemoryApiView
-from .exceptions import BatchRefused, DomainError, TooLarge, ValidationFailed
-from .serializers import EntryCreateIn
+from .exceptions import TooLarge, ValidationFailed
+from .permissions import require_writer
+from .serializers import parse_entries
 
 #: Default ceiling of a batch request's body (a thousand 8 kB bodies with their evidence).
 MAX_BATCH_BYTES = 16 * 1024 * 1024
@@ -32,15 +32,6 @@ MAX_BATCH_BYTES = 16 * 1024 * 1024
 
 def max_batch_bytes() -> int:
     return int(getattr(settings, "STEWARD_BATCH_MAX_BYTES", MAX_BATCH_BYTES))
-
-
-class BatchEntryIn(EntryCreateIn):
-    """One item: the single add's fields. The near-duplicate check of a batch is deferred to
-    the offline health pass (DESIGN.md §7), so ``dedupe`` and ``near_duplicate_of`` are not
-    taken."""
-
-    dedupe = None  # type: ignore[assignment]
-    near_duplicate_of = None  # type: ignore[assignment]
 
 
 class BatchIn(StrictSerializer):
@@ -71,30 +62,6 @@ class BatchOut(serializers.Serializer):
         help_text="The revision that wrote the new entries (the Memory's head when none is new).",
     )
     created = serializers.IntegerField(help_text="How many entries are new.")
-
-
-def parse_entries(raw: Any) -> list[dict[str, Any]]:
-    """Each item of ``raw`` checked by :class:`BatchEntryIn`; :class:`BatchRefused` naming
-    every malformed item by its index (400 ``invalid``), 413 over the batch limit."""
-    if not isinstance(raw, list) or not raw:
-        raise ValidationFailed(details={"entries": ["A non-empty list of entries."]})
-    limit = max_batch()
-    if len(raw) > limit:
-        raise TooLarge(
-            f"A batch holds at most {limit} entries.",
-            details={"entries": [f"At most {limit} entries (got {len(raw)})."]},
-        )
-    out: list[dict[str, Any]] = []
-    errors: dict[int, DomainError] = {}
-    for i, item in enumerate(raw):
-        serializer = BatchEntryIn(data=item)
-        if serializer.is_valid():
-            out.append(dict(serializer.validated_data))
-        else:
-            errors[i] = ValidationFailed(details=error_details(serializer.errors))
-    if errors:
-        raise BatchRefused(errors)
-    return out
 
 
 class EntryBatchApi(MemoryApiView):
@@ -136,7 +103,7 @@ class EntryBatchApi(MemoryApiView):
         ],
     )
     def post(self, request: Request, slug: str) -> Response:
-        actor, memory = self.scope(request, slug, actions.require_writer)
+        actor, memory = self.scope(request, slug, require_writer)
         data = request.data
         if not isinstance(data, dict):
             raise ValidationFailed(details={"non_field_errors": ["Expected a JSON object."]})

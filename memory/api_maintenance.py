@@ -27,7 +27,7 @@ from lib.pagination import keyset_page
 from lib.schema import limit_parameter
 from lib.wording import listed
 
-from . import actions, inventory, maintenance, tasks
+from . import inventory, maintenance, selectors, tasks
 from .api_base import MemoryApiView
 from .exceptions import Forbidden
 from .jobs import job_names, jobs
@@ -139,7 +139,7 @@ class MaintenanceRunListApi(MemoryApiView):
         actor = self.actor(request)
         if not actor.can_read:
             raise Forbidden("Your role may not read maintenance runs.")
-        memory = actions.get_memory(actor, slug)
+        memory = selectors.get_memory(actor, slug)
         filters = parse_query(MaintenanceRunListQuery, request)
         qs = MaintenanceRun.objects.for_memory(memory).select_related("memory")
         if "job" in filters:

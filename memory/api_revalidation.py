@@ -3,8 +3,6 @@ re-verification, and the "needs re-checking" list. Views translate only."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -17,11 +15,12 @@ from lib.pagination import decode_cursor, encode_cursor, page_limit
 from lib.schema import limit_parameter
 
 from . import actions
-from .api import write_result_out
 from .api_base import MemoryApiView
-from .models import Head
+from .permissions import require_confirmer, require_reviewer
+from .presenters import confirm_out
 from .revalidation import due_heads, due_item, due_page
-from .serializers import ConfirmIn, ReasonIn, governance_out
+from .selectors import head_of
+from .serializers import ConfirmIn, ReasonIn
 
 TAGS = ["revalidation"]
 
@@ -29,13 +28,6 @@ TAGS = ["revalidation"]
 class DueListQuery(StrictSerializer):
     cursor = serializers.CharField(required=False)
     limit = serializers.IntegerField(required=False, min_value=1)
-
-
-def confirm_out(result: actions.WriteResult) -> dict[str, Any]:
-    """The body of ``confirm`` and ``require-reverification`` (REST and the MCP ``confirm``
-    tool): the write's result and the entry's governance fields after it."""
-    head = Head.objects.get(entry=result.entry)
-    return write_result_out(result) | governance_out(head)
 
 
 class EntryConfirmApi(MemoryApiView):
@@ -46,10 +38,10 @@ class EntryConfirmApi(MemoryApiView):
     )
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
         actor, memory = self.scope(request, slug)
-        actions.require_confirmer(actor)
+        require_confirmer(actor)
         data = parse(ConfirmIn, request)
         result = actions.confirm_entry(memory, actor=actor, entry_uid=entry_id, **data)
-        return Response(confirm_out(result))
+        return Response(confirm_out(result, head_of(result.entry)))
 
 
 class EntryRequireReverificationApi(MemoryApiView):
@@ -60,10 +52,10 @@ class EntryRequireReverificationApi(MemoryApiView):
     )
     def post(self, request: Request, slug: str, entry_id: str) -> Response:
         actor, memory = self.scope(request, slug)
-        actions.require_reviewer(actor, "require re-verification of")
+        require_reviewer(actor, "require re-verification of")
         data = parse(ReasonIn, request)
         result = actions.require_reverification(memory, actor=actor, entry_uid=entry_id, **data)
-        return Response(confirm_out(result))
+        return Response(confirm_out(result, head_of(result.entry)))
 
 
 def parse_due_cursor(raw: str | None) -> list[int] | None:

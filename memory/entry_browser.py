@@ -32,6 +32,7 @@ from lib.list_pages import UrlFilter, list_template, page_links
 from lib.pagination import keyset_page
 from lib.wording import one_of
 
+from . import selectors
 from .actors import Actor
 from .choices import Validity
 from .models import Entry, HeadState, Kind, Memory
@@ -81,18 +82,13 @@ def parse_filter(params: Any) -> EntryFilter:
 
 
 def filtered(actor: Actor, memory: Memory, f: EntryFilter) -> Any:
-    """The entries ``actor`` may see in ``memory`` under ``f`` (state, kind, pinned); a page's
-    rows are read through :func:`with_rows`."""
-    qs = Entry.objects.for_memory(memory).visible_to(actor)
-    if f.state:
-        qs = qs.filter(head__state=f.state)
-    if f.validity:
-        qs = qs.filter(projection__validity=f.validity)
-    if f.kind:
-        qs = qs.filter(kind=f.kind)
-    if f.pinned:
-        qs = qs.filter(head__pinned=f.pinned == "yes")
-    return qs
+    """The entries ``actor`` may see in ``memory`` under ``f`` (state, validity, kind, pinned:
+    the list filters of ``GET …/entries``, :func:`memory.selectors.entries`); a page's rows are
+    read through :func:`with_rows`."""
+    pinned = f.pinned == "yes" if f.pinned else None
+    return selectors.entries(
+        actor, memory, state=f.state, validity=f.validity, kind=f.kind, pinned=pinned
+    )
 
 
 def with_rows(qs: Any) -> Any:

@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 from django.db.models import Count, Model, QuerySet, Sum
 
 from . import hooks
-from .actions import get_memory
 from .actors import Actor
 from .choices import Sensitivity, sensitivities_up_to
 from .exceptions import Forbidden
@@ -28,6 +27,7 @@ from .models import (
     RelationKind,
     RevisionChange,
 )
+from .selectors import get_memory
 
 M = TypeVar("M", bound=Model)
 

@@ -1,7 +1,7 @@
 """The response bodies of the memory API, for the OpenAPI document.
 
-Each serializer mirrors one ``*_out`` builder (``memory.serializers``, the API views); they only
-document — the views build their bodies themselves. ``RESPONSES`` maps (view class name, method)
+Each serializer mirrors one ``*_out`` presenter (``memory.presenters``); they only document —
+the views build their bodies with the presenters. ``RESPONSES`` maps (view class name, method)
 to the statuses and bodies that operation answers with on success; ``lib.schema`` adds the
 error responses and the schemathesis run in the suite checks every real response against them.
 Fields not listed here may appear (objects are open), fields listed here must be as typed.

@@ -1,38 +1,36 @@
-"""Input serializers (shape only; domain rules live in actions) and output presenters."""
+"""Input serializers: the shape of what the REST views and MCP tools accept (domain rules live
+in the actions). Output shapes live in :mod:`memory.presenters`."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from django.utils import timezone
+from django.conf import settings
 from rest_framework import serializers
 
-from lib.api import StrictSerializer
-from lib.identity import Actor
+from lib.api import StrictSerializer, error_details
+from lib.wording import listed
 
+from .actions.batch import max_batch
+from .context_pack import (
+    DEFAULT_BUDGET,
+    DEFAULT_CANDIDATES,
+    DEFAULT_MAX_ITEMS,
+    MAX_BUDGET,
+    MIN_BUDGET,
+)
+from .exceptions import BatchRefused, DomainError, TooLarge, ValidationFailed
 from .models import (
-    ApiRole,
     Authority,
-    Entry,
-    EntryVersion,
-    Evidence,
-    Head,
     HeadState,
     Kind,
-    LifecycleProjection,
-    Memory,
     PinCategory,
-    Revision,
     Sensitivity,
-    Source,
-    SourceDeclaration,
     Tier,
     Validity,
     Verification,
-    sensitivities_up_to,
 )
-from .revalidation import is_due
+from .search import FILTER_KEYS
 
 # --- Inputs ---------------------------------------------------------------------------------
 
@@ -158,174 +156,180 @@ class RevisionListQuery(StrictSerializer):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=500)
 
 
-# --- Outputs --------------------------------------------------------------------------------
+class BatchEntryIn(EntryCreateIn):
+    """One item: the single add's fields. The near-duplicate check of a batch is deferred to
+    the offline health pass (DESIGN.md §7), so ``dedupe`` and ``near_duplicate_of`` are not
+    taken."""
+
+    dedupe = None  # type: ignore[assignment]
+    near_duplicate_of = None  # type: ignore[assignment]
 
 
-def memory_out(memory: Memory) -> dict[str, Any]:
-    return {
-        "slug": memory.slug,
-        "name": memory.name,
-        "policy": memory.policy,
-        "head": memory.head,
-        "created_at": memory.created_at,
-    }
+def parse_entries(raw: Any) -> list[dict[str, Any]]:
+    """Each item of ``raw`` checked by :class:`BatchEntryIn`; :class:`BatchRefused` naming
+    every malformed item by its index (400 ``invalid``), 413 over the batch limit."""
+    if not isinstance(raw, list) or not raw:
+        raise ValidationFailed(details={"entries": ["A non-empty list of entries."]})
+    limit = max_batch()
+    if len(raw) > limit:
+        raise TooLarge(
+            f"A batch holds at most {limit} entries.",
+            details={"entries": [f"At most {limit} entries (got {len(raw)})."]},
+        )
+    out: list[dict[str, Any]] = []
+    errors: dict[int, DomainError] = {}
+    for i, item in enumerate(raw):
+        serializer = BatchEntryIn(data=item)
+        if serializer.is_valid():
+            out.append(dict(serializer.validated_data))
+        else:
+            errors[i] = ValidationFailed(details=error_details(serializer.errors))
+    if errors:
+        raise BatchRefused(errors)
+    return out
 
 
-def declaration_out(decl: SourceDeclaration | None) -> dict[str, Any]:
-    if decl is None:
-        return {
-            "authority": Authority.UNTRUSTED,
-            "verification": Verification.UNKNOWN,
-            "declaration_version": None,
-        }
-    return {
-        "authority": decl.authority,
-        "verification": decl.verification,
-        "declaration_version": decl.version,
-        "declared_at": decl.created_at,
-    }
+# --- Recall ------------------------------------------------------------------------------------
+
+VIEW_CHOICES = [("current", "current"), ("history", "history")]
+#: Search also offers reviewers and auditors the candidates waiting for admission review.
+SEARCH_VIEWS = [*VIEW_CHOICES, ("candidates", "candidates")]
+INTENT_CHOICES = [("current", "current"), ("none", "none")]
+#: The header naming the caller's run when the body does not (API.md "Recall").
+RUN_HEADER = "X-Steward-Run"
+RUN_HELP = (
+    "Your run or conversation id (ASCII, at most 128 characters; also the `X-Steward-Run` "
+    "header). Recorded in the exposure ledger with the entry versions this call served, so a "
+    "later correction can name the runs that were told the old text."
+)
 
 
-def source_out(source: Source, decls: list[SourceDeclaration]) -> dict[str, Any]:
-    return {
-        "name": source.name,
-        "description": source.description,
-        "declaration": declaration_out(decls[-1] if decls else None),
-        "declarations": [declaration_out(d) for d in decls],
-    }
+def run_id_problem(value: object) -> str | None:
+    """Why ``value`` may not be a run id (None when it may): a string of 1..128 printable
+    ASCII characters."""
+    if not isinstance(value, str) or not value:
+        return "A non-empty string."
+    if len(value) > settings.STEWARD_MAX_ID_CHARS:
+        return f"At most {settings.STEWARD_MAX_ID_CHARS} characters."
+    if not all(" " <= c <= "~" for c in value):
+        return "Printable ASCII only."
+    return None
 
 
-def evidence_out(ev: Evidence) -> dict[str, Any]:
-    return {
-        "source": ev.source.name,
-        "ref": ev.ref,
-        "observed_at": ev.observed_at,
-        "quote": ev.quote,
-        "snapshot": {
-            "authority": ev.authority,
-            "verification": ev.verification,
-            "declaration_version": ev.declaration_version,
-        },
-    }
+class RunIdField(serializers.CharField):
+    """``run_id``: printable ASCII, 1..128 characters, kept exactly as given."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            required=False, trim_whitespace=False, allow_blank=False, help_text=RUN_HELP, **kwargs
+        )
+
+    def to_internal_value(self, data: Any) -> str:
+        problem = run_id_problem(data)
+        if problem is not None:
+            raise serializers.ValidationError(problem)
+        return str(data)
 
 
-def lifecycle_out(p: LifecycleProjection | None) -> dict[str, Any] | None:
-    if p is None:
-        return None
-    return {
-        "validity": p.validity,
-        "validity_reason": p.validity_reason,
-        "successor_entry": p.successor_entry.uid if p.successor_entry else None,
-        "importance": p.importance,
-        "evidence_strength": p.evidence_strength,
-        "provenance": p.provenance,
-        "recorded_at": p.recorded_at,
-        "effective_at": p.effective_at,
-        "time_known": p.time_known,
-        "pinned": p.pinned,
-        "pin_category": p.pin_category,
-        "auto_action_reason": p.auto_action_reason,
-        "interval_started_at": p.interval_started_at,
-        # Folded from recall events (memory.recall_events) when the policy enables them.
-        "recall_count": p.recall_count,
-        "last_recalled_at": p.last_recalled_at,
-    }
+class FiltersIn(StrictSerializer):
+    """Scoped recall (API.md "Recall"): each key narrows both channels before fusion."""
+
+    session_id = serializers.CharField(
+        required=False,
+        max_length=settings.STEWARD_MAX_ID_CHARS,
+        help_text="Only entries written in this session.",
+    )
+    kind = serializers.ListField(
+        child=serializers.ChoiceField(choices=Kind.choices),
+        required=False,
+        allow_empty=False,
+        max_length=len(Kind.choices),
+        help_text="Only entries of one of these kinds.",
+    )
+    tier = serializers.ListField(
+        child=serializers.ChoiceField(choices=Tier.choices),
+        required=False,
+        allow_empty=False,
+        max_length=len(Tier.choices),
+        help_text="Only entries of one of these tiers.",
+    )
+    effective_after = serializers.DateTimeField(
+        required=False,
+        help_text=(
+            "Only entries effective at or after this time (ISO 8601; a date is its midnight "
+            "UTC). An entry of unknown effective time never matches a time range."
+        ),
+    )
+    effective_before = serializers.DateTimeField(
+        required=False,
+        help_text="Only entries effective before this time (ISO 8601, exclusive).",
+    )
+    source = serializers.ListField(  # type: ignore[assignment]
+        child=serializers.CharField(max_length=128),
+        required=False,
+        allow_empty=False,
+        max_length=32,
+        help_text="Only entries whose evidence cites one of these registered sources.",
+    )
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict) and (unknown := sorted(set(data) - set(FILTER_KEYS))):
+            accepted = f"Unknown filter: filters are {listed(FILTER_KEYS)}."
+            raise serializers.ValidationError({name: [accepted] for name in unknown})
+        names = data.get("source") if isinstance(data, dict) else None
+        if isinstance(names, list) and not all(isinstance(n, str) for n in names):
+            raise serializers.ValidationError({"source": ["A list of source names (strings)."]})
+        return super().to_internal_value(data)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        after, before = attrs.get("effective_after"), attrs.get("effective_before")
+        if after is not None and before is not None and after >= before:
+            raise serializers.ValidationError(
+                {"effective_before": ["Must be later than effective_after."]}
+            )
+        return attrs
 
 
-def governance_out(head: Head, now: datetime | None = None) -> dict[str, Any]:
-    """An entry's governance fields (spec 004, ``memory.revalidation``) and whether it is due
-    for re-checking at ``now``."""
-    return {
-        "owner": head.owner or None,
-        "confidence": head.confidence,
-        "review_at": head.review_at,
-        "review_due": is_due(head.review_at, now or timezone.now()),
-    }
+FILTERS_HELP = (
+    "Scope the recall: `session_id`, `kind` [..], `tier` [..], `effective_after` / "
+    "`effective_before` (ISO 8601; unknown time never matches), `source` [..]. Applied in every "
+    "channel before fusion, like the validity filter."
+)
+
+STRICT_FRESH_HELP = (
+    "Leave out entries due for re-checking (their `review_at` has passed), in every channel "
+    "before fusion. Without it they are returned, flagged `review_due: true`."
+)
 
 
-def entry_out(entry: Entry, head: Head, projection: LifecycleProjection | None) -> dict[str, Any]:
-    version = head.version
-    return {
-        "entry_id": entry.uid,
-        "kind": entry.kind,
-        "tier": entry.tier,
-        "session_id": entry.session_id or None,
-        "sensitivity": entry.sensitivity,
-        "current_state": entry.current_state,
-        "state": head.state,
-        "state_reason": head.state_reason,
-        "version": version.number,
-        "content_hash": version.content_hash,
-        "body": version.body,
-        "evidence": [evidence_out(ev) for ev in version.evidence.all()],
-        **governance_out(head),
-        "lifecycle": lifecycle_out(projection),
-    }
+class SearchIn(StrictSerializer):
+    query = serializers.CharField(trim_whitespace=False, max_length=8192)
+    limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=50)
+    view = serializers.ChoiceField(choices=SEARCH_VIEWS, required=False, default="current")
+    intent = serializers.ChoiceField(choices=INTENT_CHOICES, required=False, allow_null=True)
+    trace = serializers.BooleanField(required=False, default=False)
+    filters = FiltersIn(required=False, allow_null=True, help_text=FILTERS_HELP)
+    strict_fresh = serializers.BooleanField(
+        required=False, default=False, help_text=STRICT_FRESH_HELP
+    )
+    run_id = RunIdField()
 
 
-def version_out(
-    version: EntryVersion, head: Head, successor: EntryVersion | None
-) -> dict[str, Any]:
-    """One historical version with the lifecycle reason that applies to it."""
-    if version.pk == head.version_id:
-        status = head.state
-        reason = head.state_reason
-    else:
-        status = "replaced"
-        reason = f"replaced_by_version:{successor.number}" if successor else "replaced"
-    return {
-        "version": version.number,
-        "body": version.body,
-        "content_hash": version.content_hash,
-        "predecessor": version.number - 1 if version.predecessor_id else None,
-        "revision": version.revision.number,
-        "recorded_at": version.revision.recorded_at,
-        "effective_at": version.effective_at,
-        "evidence": [evidence_out(ev) for ev in version.evidence.all()],
-        "is_head": version.pk == head.version_id,
-        "status": status,
-        "lifecycle_reason": reason,
-        "replaced_by_revision": successor.revision.number if successor else None,
-    }
-
-
-REDACTED_REASON = "(redacted: this revision touches entries above your clearance)"
-
-
-def revision_out(rev: Revision, actor: Actor | None = None) -> dict[str, Any]:
-    """A revision as ``actor`` may see it: changes to entries above its clearance are left out,
-    and then the free-text reason (which may describe them) is redacted too."""
-    visible = sensitivities_up_to(actor.clearance) if actor is not None else None
-    changes = [ch for ch in rev.changes.all() if visible is None or ch.entry.sensitivity in visible]
-    hidden = len(rev.changes.all()) - len(changes)
-    return {
-        "number": rev.number,
-        "kind": rev.kind,
-        "actor": {
-            "type": rev.actor_type,
-            "id": rev.actor_id,
-            "label": rev.actor_label,
-            "on_behalf_of": rev.on_behalf_of or None,
-        },
-        "reason": REDACTED_REASON if hidden else rev.reason,
-        "recorded_at": rev.recorded_at,
-        "correlation_id": rev.correlation_id,
-        "proposal": rev.proposal_id,
-        "operation": rev.operation_id,
-        "changes": [
-            {
-                "entry_id": ch.entry.uid,
-                "from_version": ch.from_version.number if ch.from_version else None,
-                "to_version": ch.to_version.number,
-                "from_state": ch.from_state or None,
-                "to_state": ch.to_state,
-                "state_reason": ch.state_reason,
-                **({"attributes": ch.attributes} if ch.attributes else {}),
-            }
-            for ch in changes
-        ],
-        **({"hidden_changes": hidden} if hidden else {}),
-    }
-
-
-ROLE_CHOICES = ApiRole.choices
+class ContextPackIn(StrictSerializer):
+    query = serializers.CharField(trim_whitespace=False, max_length=8192)
+    byte_budget = serializers.IntegerField(
+        required=False, default=DEFAULT_BUDGET, min_value=MIN_BUDGET, max_value=MAX_BUDGET
+    )
+    candidates = serializers.IntegerField(
+        required=False, default=DEFAULT_CANDIDATES, min_value=1, max_value=DEFAULT_CANDIDATES
+    )
+    max_items = serializers.IntegerField(
+        required=False, default=DEFAULT_MAX_ITEMS, min_value=1, max_value=DEFAULT_MAX_ITEMS
+    )
+    view = serializers.ChoiceField(choices=VIEW_CHOICES, required=False, default="current")
+    intent = serializers.ChoiceField(choices=INTENT_CHOICES, required=False, allow_null=True)
+    filters = FiltersIn(required=False, allow_null=True, help_text=FILTERS_HELP)
+    strict_fresh = serializers.BooleanField(
+        required=False, default=False, help_text=STRICT_FRESH_HELP
+    )
+    run_id = RunIdField()

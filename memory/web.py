@@ -10,10 +10,10 @@ from django.http import Http404, HttpRequest
 from lib.auth import actor_from_request
 from lib.errors import NotFound
 
-from . import actions
 from .actors import Actor
-from .api_recall import may_see_trace
 from .models import Memory
+from .permissions import may_see_trace
+from .selectors import get_memory
 
 #: Characters of an entry's body shown as its label.
 LABEL_CHARS = 120
@@ -30,7 +30,7 @@ def page_reader(
     if not may_see_trace(actor):
         raise PermissionDenied(denied)
     try:
-        return actor, actions.get_memory(actor, slug)
+        return actor, get_memory(actor, slug)
     except NotFound as exc:
         raise Http404(str(exc)) from exc
 

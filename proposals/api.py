@@ -15,7 +15,7 @@ from lib.api import ActorApiView, parse, parse_query
 from lib.identity import Actor
 from lib.pagination import keyset_page
 from lib.schema import limit_parameter
-from memory.actions import get_memory
+from memory.selectors import get_memory
 
 from . import actions
 from .models import Proposal
@@ -25,7 +25,13 @@ from .permissions import (
     require_reader,
     require_submitter_of,
 )
-from .selectors import filter_proposals, get_proposal, proposal_json, visible_proposals
+from .selectors import (
+    filter_proposals,
+    get_proposal,
+    proposal_json,
+    submitted_json,
+    visible_proposals,
+)
 from .serializers import (
     AmendIn,
     AssignIn,
@@ -134,9 +140,11 @@ class ProposalListSubmitApi(ActorApiView):
             submission=parse_submission(request.data, kinds_filed_by(actor)),
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
-        proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
         if result.created:
-            return Response(proposal_json(actor, proposal), status=status.HTTP_201_CREATED)
+            # Built from what the intake wrote: nothing is read back.
+            body = submitted_json(actor, result.proposal, result.targets)
+            return Response(body, status=status.HTTP_201_CREATED)
+        proposal = Proposal.objects.with_detail().get(pk=result.proposal.pk)
         return Response(proposal_json(actor, proposal), headers={"Idempotent-Replayed": "true"})
 
 

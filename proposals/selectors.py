@@ -11,7 +11,7 @@ representation with ids of entries above the actor's clearance redacted from fre
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db.models import Q, QuerySet, TextField
@@ -23,7 +23,7 @@ from memory.visibility import ENTRY_UID, scrub
 from .exceptions import NotFound
 from .models import Proposal, ProposalQuerySet, ProposalTarget
 from .permissions import require_reader
-from .serializers import proposal_out
+from .serializers import proposal_out, submitted_out
 
 
 def visible_proposals(actor: Actor) -> ProposalQuerySet:
@@ -50,8 +50,21 @@ def proposal_json(actor: Actor, proposal: Proposal) -> dict[str, Any]:
     clearance redacted from free text (rationale, reasons). The proposal's own targets are
     visible by construction, so only a representation naming other entries is checked (one
     query then, none otherwise)."""
-    out = proposal_out(proposal)
-    own = {t.entry.uid for t in proposal.targets.all()}
+    return _redacted(actor, proposal, proposal_out(proposal), proposal.targets.all())
+
+
+def submitted_json(
+    actor: Actor, proposal: Proposal, targets: Sequence[ProposalTarget]
+) -> dict[str, Any]:
+    """:func:`proposal_json` of a proposal intake has just written for ``actor``, built from
+    the rows it wrote (``SubmitResult.targets``) instead of reading them back."""
+    return _redacted(actor, proposal, submitted_out(proposal, targets), targets)
+
+
+def _redacted(
+    actor: Actor, proposal: Proposal, out: dict[str, Any], targets: Iterable[ProposalTarget]
+) -> dict[str, Any]:
+    own = {t.entry.uid for t in targets}
     if set(ENTRY_UID.findall(json.dumps(out, default=str))) - own:
         return scrub(out, memory_pk=proposal.memory_id, actor=actor)
     return out

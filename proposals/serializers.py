@@ -10,10 +10,11 @@ rules (entries, heads, bodies, sessions) live in ``proposals.actions`` and ``pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.db import connection
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
@@ -155,8 +156,67 @@ def target_out(t: ProposalTarget) -> dict[str, Any]:
 
 
 def proposal_out(p: Proposal) -> dict[str, Any]:
-    """The representation of a proposal (``targets`` prefetched: see ``with_detail``)."""
-    verification = p.verification or {}
+    """The representation of a proposal as read (``targets``, the discussion, amendments and
+    the operation loaded with it: see ``with_detail``)."""
+    return _proposal_body(
+        p,
+        targets=p.targets.all(),
+        evidence=p.evidence,
+        payload=p.payload,
+        verification=p.verification or {},
+        operation=applied_operation(p),
+        comments=thread_out(p),
+        amendments=[amendment_out(a) for a in p.amendments.all()],
+    )
+
+
+def submitted_out(p: Proposal, targets: Sequence[ProposalTarget]) -> dict[str, Any]:
+    """The representation of a proposal intake has just written, from the rows it wrote (the
+    proposal and its ``targets``, with their entries and versions): no discussion, amendment
+    or operation yet, and nothing read back. It equals :func:`proposal_out` of the same proposal
+    read again, byte for byte: its JSON columns are given as the database returns them
+    (:func:`as_read_back`)."""
+    return _proposal_body(
+        p,
+        targets=targets,
+        evidence=as_read_back(p.evidence),
+        payload=as_read_back(p.payload),
+        verification=as_read_back(p.verification or {}),
+        operation=None,
+        comments=[],
+        amendments=[],
+    )
+
+
+def as_read_back(value: Any) -> Any:
+    """A JSON column's value as the database returns it once written: PostgreSQL's ``jsonb``
+    keeps an object's keys ordered by their length in bytes, then bytewise (not as written);
+    SQLite keeps the text as written."""
+    if connection.vendor != "postgresql":
+        return value
+    return _jsonb_order(value)
+
+
+def _jsonb_order(value: Any) -> Any:
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
+        return {k: _jsonb_order(value[k]) for k in keys}
+    if isinstance(value, list | tuple):
+        return [_jsonb_order(v) for v in value]
+    return value
+
+
+def _proposal_body(
+    p: Proposal,
+    *,
+    targets: Iterable[ProposalTarget],
+    evidence: Any,
+    payload: Any,
+    verification: Any,
+    operation: dict[str, Any] | None,
+    comments: list[dict[str, Any]],
+    amendments: list[dict[str, Any]],
+) -> dict[str, Any]:
     return {
         "id": p.pk,
         "memory": p.memory.slug,
@@ -164,10 +224,10 @@ def proposal_out(p: Proposal) -> dict[str, Any]:
         "status": p.status,
         "status_reason": p.status_reason or None,
         "rationale": p.rationale,
-        "evidence": p.evidence,
+        "evidence": evidence,
         "policy_version": p.policy_version,
-        "payload": p.payload,
-        "targets": [target_out(t) for t in p.targets.all()],
+        "payload": payload,
+        "targets": [target_out(t) for t in targets],
         "verification": verification,
         "submitted_by": {
             "type": p.submitted_by_type,
@@ -186,10 +246,10 @@ def proposal_out(p: Proposal) -> dict[str, Any]:
             "comment": p.decision_comment or None,
         },
         "revision": p.revision,
-        "operation": applied_operation(p),
+        "operation": operation,
         "assigned_to": p.assigned_to.get_username() if p.assigned_to else None,
-        "comments": thread_out(p),
-        "amendments": [amendment_out(a) for a in p.amendments.all()],
+        "comments": comments,
+        "amendments": amendments,
     }
 
 

@@ -32,6 +32,7 @@ from lib.identity import Actor
 from memory import actions as memory_actions
 from memory.actions import EvidenceItem, WriteResult
 from memory.models import Head, Memory
+from memory.selectors import get_memory
 
 from . import web
 from .history_views import render_timeline
@@ -62,7 +63,7 @@ def _govern(
 ) -> HttpResponse:
     reason = request.POST.get("reason", "")
     try:
-        memory: Memory = memory_actions.get_memory(actor, slug)
+        memory: Memory = get_memory(actor, slug)
         result = action(memory, actor=actor, entry_uid=entry_id, reason=reason, **options)
     except NotFound as exc:
         return web.refuse(request, exc.message, status=404)
@@ -187,7 +188,7 @@ def _recheck(
     in the future, an unknown source, a missing reason), 409 for the entry's state — the whole
     page without JavaScript, only the card for htmx."""
     try:
-        memory: Memory = memory_actions.get_memory(actor, slug)
+        memory: Memory = get_memory(actor, slug)
         result = write(memory)
     except NotFound as exc:
         return web.refuse(request, exc.message, status=404)

@@ -22,8 +22,8 @@ from django.views.decorators.http import require_POST
 
 from lib.errors import DomainError, NotFound
 from memory import maintenance
-from memory.actions import get_memory
 from memory.actors import Actor
+from memory.selectors import get_memory
 from proposals.actions import submit_proposal
 from proposals.serializers import parse_submission
 

@@ -4,18 +4,16 @@ One module per domain; the revision writer (:mod:`.writer`) is the only code tha
 Lock order, everywhere: the Memory row (``select_for_update``), then proposal rows, then entry
 heads. Every public action is ``@transaction.atomic(durable=True)``, validates and scans its
 input *before* taking the lock, and re-checks state after taking it.
+
+The reads (``get_memory``, ``get_entry``, ``head_of``) and the role checks (``require_*``) are
+re-exported from :mod:`memory.selectors` and :mod:`memory.permissions`, where they live, for
+the callers that name them through ``memory.actions``.
 """
 
+from ..permissions import require_confirmer, require_reviewer, require_writer
+from ..selectors import get_entry, get_memory, head_of
 from .batch import MAX_BATCH, BatchResult, add_entries, batch_out
-from .common import (
-    WriteResult,
-    get_entry,
-    get_memory,
-    head_of,
-    label_of,
-    require_reviewer,
-    require_writer,
-)
+from .common import WriteResult, label_of
 from .entries import add_entry, forget_entry, pin_entry, reactivate_entry, revise_entry
 from .evidence import (
     EvidenceArg,
@@ -40,7 +38,7 @@ from .memories import (
 )
 from .quarantine import quarantine_entry, release_entry, state_before_quarantine
 from .relations import record_conflict
-from .revalidation import confirm_entry, require_confirmer, require_reverification
+from .revalidation import confirm_entry, require_reverification
 from .sessions import SessionEndResult, end_session
 from .sources import Declaration, declare_source, register_source
 from .writer import Change, NewBody, NewRelation, lock_memory, write_revision

@@ -59,8 +59,9 @@ from ..models import (
     Source,
     sensitivities_up_to,
 )
+from ..permissions import require_writer
 from ..personal_data import refused_kinds
-from .common import WriteResult, label_of, require_writer
+from .common import WriteResult, label_of
 from .entries import _after_admission, _file_admission
 from .evidence import ResolvedEvidence, resolve_evidence
 from .new_entry import NewEntry, clean_new_entry

@@ -1,4 +1,6 @@
-"""Reads and helpers every memory action shares."""
+"""Helpers every memory action shares: the start of a single-entry write, its one revision and
+audit event, and the result a write returns. The reads live in :mod:`memory.selectors`, the
+role checks in :mod:`memory.permissions`."""
 
 from __future__ import annotations
 
@@ -7,10 +9,6 @@ from typing import Any
 
 from .. import audit
 from ..actors import Actor
-from ..exceptions import (
-    Forbidden,
-    NotFound,
-)
 from ..models import (
     Entry,
     EntryVersion,
@@ -18,29 +16,11 @@ from ..models import (
     Memory,
     Revision,
 )
+
+# ``require_writer`` is re-exported for the session action, which imports it from here.
+from ..permissions import require_writer as require_writer
+from ..selectors import get_entry, head_of
 from .writer import Change, lock_memory, write_revision
-
-# --- Reads used by actions ------------------------------------------------------------------
-
-
-def get_memory(actor: Actor, slug: str) -> Memory:
-    """The Memory ``slug`` if the actor may see it; 404 otherwise (no existence leak)."""
-    memory = Memory.objects.filter(slug=slug).first()
-    if memory is None or not actor.sees_memory(memory.pk):
-        raise NotFound(f"No memory '{slug}'.")
-    return memory
-
-
-def get_entry(actor: Actor, memory: Memory, uid: str) -> Entry:
-    """The entry ``uid`` of ``memory`` if it is within the actor's clearance; 404 otherwise."""
-    entry = Entry.objects.for_memory(memory).visible_to(actor).filter(uid=uid).first()
-    if entry is None:
-        raise NotFound(f"No entry '{uid}' in memory '{memory.slug}'.")
-    return entry
-
-
-def head_of(entry: Entry) -> Head:
-    return Head.objects.select_related("version").get(entry=entry)
 
 
 def lock_entry(actor: Actor, memory: Memory, uid: str) -> tuple[Memory, Entry, Head]:
@@ -49,17 +29,6 @@ def lock_entry(actor: Actor, memory: Memory, uid: str) -> tuple[Memory, Entry, H
     memory = lock_memory(memory.pk)
     entry = get_entry(actor, memory, uid)
     return memory, entry, head_of(entry)
-
-
-def require_writer(actor: Actor) -> None:
-    if not actor.can_write_entries:
-        raise Forbidden("Your role may not write entries.")
-
-
-def require_reviewer(actor: Actor, what: str) -> None:
-    """Reviewers only: ``what`` names the decision (pin, quarantine, release)."""
-    if not actor.is_reviewer:
-        raise Forbidden(f"Only reviewers may {what} entries.")
 
 
 @dataclass

@@ -35,14 +35,13 @@ from ..models import (
     RevisionKind,
     sensitivities_up_to,
 )
+from ..permissions import require_reviewer, require_writer, require_writer_or_reviewer
 from ..personal_data import refused_kinds
 from ..text import content_hash
 from .common import (
     WriteResult,
     label_of,
     lock_entry,
-    require_reviewer,
-    require_writer,
     write_entry_change,
 )
 from .evidence import (
@@ -378,16 +377,6 @@ def revise_entry(
         },
     )
     return WriteResult(entry, version, revision, created=new_text)
-
-
-def require_writer_or_reviewer(actor: Actor, *, as_reviewer: bool) -> None:
-    """Writers forget and reactivate over REST and MCP; a reviewer does so only as a decision
-    from the browser's entry page (``as_reviewer``), never with a key: the REST contract keeps
-    reviewer keys away from entry writes."""
-    if not as_reviewer:
-        require_writer(actor)
-    elif not actor.is_reviewer or actor.key_pk is not None:
-        raise Forbidden("Only reviewers may forget or reactivate entries from the entry page.")
 
 
 @transaction.atomic(durable=True)

@@ -15,8 +15,9 @@ from ..actors import Actor
 from ..admission import clean_text
 from ..exceptions import EntryQuarantined, EntryStateConflict
 from ..models import Entry, HeadState, Memory, RevisionChange, RevisionKind
+from ..permissions import require_reviewer
 from ..personal_data import refused_kinds
-from .common import WriteResult, label_of, lock_entry, require_reviewer, write_entry_change
+from .common import WriteResult, label_of, lock_entry, write_entry_change
 from .writer import Change, write_revision
 
 

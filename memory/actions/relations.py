@@ -22,8 +22,9 @@ from ..models import (
     Relation,
     RelationKind,
 )
+from ..permissions import require_writer
 from ..personal_data import refused_kinds
-from .common import get_entry, require_writer
+from ..selectors import get_entry
 from .evidence import EvidenceArg, clean_evidence, evidence_json, resolve_evidence
 from .writer import lock_memory
 

@@ -11,11 +11,12 @@ from django.utils import timezone
 
 from ..actors import Actor
 from ..admission import clean_text
-from ..exceptions import EntryInactive, Forbidden, ValidationFailed
+from ..exceptions import EntryInactive, ValidationFailed
 from ..models import Head, HeadState, Memory, RevisionKind
+from ..permissions import require_confirmer, require_reviewer
 from ..personal_data import refused_kinds
 from ..revalidation import default_review_at, is_due
-from .common import WriteResult, lock_entry, require_reviewer, write_entry_change
+from .common import WriteResult, lock_entry, write_entry_change
 from .entries import refuse_withheld
 from .evidence import (
     EvidenceArg,
@@ -32,12 +33,6 @@ def _check_active(head: Head) -> None:
     refuse_withheld(head)
     if head.state != HeadState.ACTIVE:
         raise EntryInactive(details={"state": head.state, "reason": head.state_reason})
-
-
-def require_confirmer(actor: Actor) -> None:
-    """Agents (writers) and reviewers confirm; auditors change nothing."""
-    if not (actor.can_write_entries or actor.is_reviewer):
-        raise Forbidden("Only agents and reviewers may confirm entries.")
 
 
 @transaction.atomic(durable=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from lib.correlation import current_correlation_id
 from memory import audit
-from memory.actions import clean_evidence, get_memory, lock_memory, resolve_evidence
+from memory.actions import clean_evidence, lock_memory, resolve_evidence
 from memory.actors import Actor
 from memory.admission import check_no_secrets, check_stored_text, clean_text, memory_policy
 from memory.exceptions import (
@@ -33,6 +33,7 @@ from memory.exceptions import (
     EntryStateConflict,
 )
 from memory.models import Entry, Head, HeadState, Memory
+from memory.selectors import get_memory
 
 from .. import hooks, verify
 from ..evidence import evidence_json
@@ -63,6 +64,9 @@ log = logging.getLogger(__name__)
 class SubmitResult:
     proposal: Proposal
     created: bool  # False: an idempotent replay returned the original proposal
+    #: The targets written with a new proposal (with their entries and versions), so its
+    #: representation is built from what was written; empty for a replay.
+    targets: list[ProposalTarget] = field(default_factory=list)
 
 
 def clean_idempotency_key(value: Any, *, field: str = "Idempotency-Key") -> str | None:
@@ -322,11 +326,13 @@ def submit_in_transaction(
     akey = kind_of(kind).scope_key(payload) or affected_key(r.entry.pk for r in resolved)
     _refuse_duplicate(memory, kind, akey)
 
-    proposal = _insert(memory, kind, akey, draft, resolved, payload, verification, actor=actor)
+    proposal, targets = _insert(
+        memory, kind, akey, draft, resolved, payload, verification, actor=actor
+    )
     if key is not None:
         _remember_key(actor, key, request_hash, proposal)
     _announce(memory, proposal, draft, resolved, verification, actor=actor, key=key)
-    return SubmitResult(proposal, created=True)
+    return SubmitResult(proposal, created=True, targets=targets)
 
 
 def file_server_proposal(
@@ -362,7 +368,7 @@ def file_server_proposal(
     akey = affected_key(r.entry.pk for r in resolved)
     if not new_entries:
         _refuse_duplicate(memory, kind, akey)
-    proposal = _insert(
+    proposal, _ = _insert(
         memory,
         kind,
         akey,
@@ -418,7 +424,7 @@ def _insert(
     *,
     actor: Actor,
     guarded: bool = True,
-) -> Proposal:
+) -> tuple[Proposal, list[ProposalTarget]]:
     """The pending proposal and its exact pre-state targets (under the Memory lock).
     ``guarded=False`` skips the savepoint around the insert: only for entries created in this
     transaction, which no other proposal can name."""
@@ -453,14 +459,16 @@ def _insert(
             # The partial unique constraint: another submission won a race the check lost.
             _refuse_duplicate(memory, kind, akey)
             raise
-    _insert_targets(proposal, memory, resolved)
-    return proposal
+    return proposal, _insert_targets(proposal, memory, resolved)
 
 
-def _insert_targets(proposal: Proposal, memory: Memory, resolved: Sequence[Resolved]) -> None:
+def _insert_targets(
+    proposal: Proposal, memory: Memory, resolved: Sequence[Resolved]
+) -> list[ProposalTarget]:
     """Inserts the proposal's targets in one bulk insert: each resolved entry in order, with
-    its role and the exact head it was resolved at (version, number, state, content hash)."""
-    ProposalTarget.objects.bulk_create(
+    its role and the exact head it was resolved at (version, number, state, content hash).
+    Returns them, with their entries and versions."""
+    return ProposalTarget.objects.bulk_create(
         [
             ProposalTarget(
                 proposal=proposal,

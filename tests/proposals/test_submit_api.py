@@ -3,8 +3,12 @@ one-open rule, staleness, and that a proposal changes nothing about memory."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from memory.models import AuditEvent, Relation
 from proposals.models import IdempotencyKey, Proposal, ProposalTarget
@@ -632,6 +636,46 @@ def test_list_and_detail_have_fixed_query_counts(a, agent, django_assert_max_num
     with django_assert_max_num_queries(7):
         r = client.get(f"{P}/{last}")
     assert r.status_code == 200 and len(r.json()["targets"]) == 2
+
+
+#: The statements of ``POST /proposals`` (a consolidation of two entries) through the test client:
+#: the key and its Memories, the transaction, the Memory, the cited source, the entries (read,
+#: then their heads again under the lock), their evidence, the duplicate check, the three INSERTs
+#: (proposal, targets, audit event) with the audit seal, the reviewers to notify — and nothing
+#: read back for the 201 (it read the proposal, targets, comments, verdicts and amendments again).
+SUBMIT_STATEMENTS = {"sqlite": 21, "postgresql": 20}
+
+
+def test_a_submission_answers_from_what_it_wrote(a, agent):
+    """The 201 is built from the proposal and targets the intake wrote: a fixed number of
+    statements, none reading the proposal, its targets or its discussion back, and the body is
+    byte for byte the proposal as read afterwards (JSON columns in the order the database gives
+    them back), however many entries it names."""
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.secret}")
+
+    def submit(n: int) -> tuple[Any, list[str]]:
+        target = add(a, f"Leader election {n} uses PostgreSQL advisory locks")
+        redundant = [
+            add(a, f"Leader election {n} uses PostgreSQL advisory locks, said {i}")
+            for i in range(n)
+        ]
+        body = consolidation(
+            target,
+            redundant,
+            f"Leader election {n} uses PostgreSQL advisory locks.",
+            evidence=[{"source": "repo", "ref": "docs/adr/0004.md", "quote": "locks"}],
+        )
+        with CaptureQueriesContext(connection) as ctx:
+            r = client.post(P, body, content_type="application/json")
+        assert r.status_code == 201, r.content
+        return r, [q["sql"] for q in ctx.captured_queries]
+
+    (two, statements), (four, _) = submit(1), submit(3)
+    assert len(statements) == SUBMIT_STATEMENTS[connection.vendor], statements
+    read_back = ("proposalcomment", "review_decision", "proposalamendment", "proposaltarget")
+    assert not [q for q in statements if q.startswith("SELECT") and any(t in q for t in read_back)]
+    for r in (two, four):
+        assert r.content == client.get(f"{P}/{r.json()['id']}").content
 
 
 def test_openapi_describes_the_proposal_endpoints(a):

@@ -25,9 +25,9 @@ from tqdm import tqdm
 from memory.actions import add_entries
 from memory.actions.batch import max_batch
 from memory.actors import Actor
-from memory.api_batch import parse_entries
 from memory.exceptions import BatchRefused, DomainError, NotFound
 from memory.models import Memory
+from memory.serializers import parse_entries
 
 
 class Command(BaseCommand):
