@@ -66,3 +66,18 @@ def test_search_over_http_moves_the_counts_shortly_after_the_response(api, agent
     assert r.status_code == 200, r.text
     time.sleep(recall_events.FOLD_DELAY * 3)
     assert counts(e)[0] == 1  # same actor, within the throttle window
+
+
+def test_one_read_queues_one_event_per_entry_served(api, agent, memory, monkeypatch):
+    """The recall path announces what it served once (``memory.effects.served``); the recall
+    events hear it there, beside the exposure ledger, and queue each entry once."""
+    monkeypatch.setattr(recall_events.queue, "delay", 60.0)  # the timer must not race the count
+    remember(memory, agent.actor, "The deploy target is eu-2")
+    remember(memory, agent.actor, "The deploy window is Tuesday")
+    enable(memory)
+    r = api.as_(agent).post("/api/v1/memories/acme/search", {"query": "deploy"})
+    assert r.status_code == 200 and len(r.json()["hits"]) == 2
+    assert recall_events.pending() == 2
+    r = api.as_(agent).post("/api/v1/memories/acme/context-pack", {"query": "deploy"})
+    assert r.status_code == 200 and len(r.json()["items"]) == 2
+    assert recall_events.pending() == 4
