@@ -1,4 +1,4 @@
-"""The response bodies of the audit API, for the OpenAPI document (see ``memory.openapi``)."""
+"""The response bodies of the audit API, for the OpenAPI document (see ``memory.api.openapi``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers as s
 
-from memory.openapi import ActorOut, Null, cursor_page
+from memory.api.openapi import ActorOut, Null, cursor_page
 
 
 class EventOut(s.Serializer):

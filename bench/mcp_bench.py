@@ -235,8 +235,8 @@ def layers(rounds: int, secret: str, slug: str, entry: str) -> None:
 
     import agents.server
     import agents.views
-    from memory.api import EntryListCreateApi, EntryVersionsApi
-    from memory.api_recall import SearchApi
+    from memory.api.entries import EntryListCreateApi, EntryVersionsApi
+    from memory.api.recall import SearchApi
 
     settings.STEWARD_THROTTLE_RATES = {**settings.STEWARD_THROTTLE_RATES, "key": "100000/s"}
     clock = time.thread_time  # the tool body runs on the request thread, so this is all of it

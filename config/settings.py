@@ -264,7 +264,7 @@ STEWARD_UNAVAILABLE_RETRY_AFTER = int(os.environ.get("UNAVAILABLE_RETRY_AFTER", 
 STEWARD_MAX_JSON_DEPTH = 32
 # Success bodies of every operation, per app (lib.schema).
 STEWARD_OPENAPI_RESPONSES = [
-    "memory.openapi",
+    "memory.api.openapi",
     "exposure.openapi",
     "proposals.openapi",
     "review.openapi",

@@ -10,7 +10,7 @@ from lib.views import ApiDocsView, api_not_found
 from review.dashboard import dashboard
 
 api_v1: list[URLPattern | URLResolver] = [
-    path("", include("memory.urls")),
+    path("", include("memory.api.urls")),
     path("", include("exposure.urls")),
     path("", include("proposals.urls")),
     path("", include("audit.api_urls")),
@@ -33,7 +33,7 @@ urlpatterns = [
     path("", include("agents.urls")),
     path("", include("audit.urls")),
     path("", include("review.history_urls")),
-    path("", include("memory.web_urls")),
+    path("", include("memory.web.urls")),
     path("", include("evaluation.urls")),
     path("", include("review.inbox_urls")),
     path("", include("review.entry_urls")),

@@ -30,7 +30,7 @@ from memory import selectors
 from memory.actors import Actor
 from memory.exceptions import PolicyChanged
 from memory.models import Memory
-from memory.web import page_reader
+from memory.web.common import page_reader
 from proposals.actions import submit_proposal
 from proposals.serializers import parse_submission
 from review.permissions import may_decide

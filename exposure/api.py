@@ -13,7 +13,7 @@ from lib.api import StrictSerializer, parse_query
 from lib.pagination import keyset_page
 from lib.schema import limit_parameter
 from memory.actions import get_memory
-from memory.api_base import MemoryApiView
+from memory.api.base import MemoryApiView
 
 from .selectors import exposure_out, require_exposure_reader, visible_exposures
 

@@ -1,5 +1,5 @@
 """The response bodies of the exposure ledger's API, for the OpenAPI document (see
-``memory.openapi``)."""
+``memory.api.openapi``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers as s
 
-from memory.openapi import Null, cursor_page
+from memory.api.openapi import Null, cursor_page
 
 from .models import Via
 

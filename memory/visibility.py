@@ -10,7 +10,7 @@ may not see must not be named to them.
 - :func:`redact_hits` redacts search hits where they are made (``memory.search.search``), so
   every consumer — REST, the Context Pack, pages, recall previews, agent tools — gets hits that
   are already safe.
-- :func:`scrub` redacts a response payload; ``memory.api_base.MemoryApiView`` applies it to
+- :func:`scrub` redacts a response payload; ``memory.api.base.MemoryApiView`` applies it to
   every memory REST response, so no view calls it by hand.
 
 Each costs at most one query whatever the size (none when nothing references another entry, or

@@ -1,4 +1,4 @@
-"""The response bodies of the review API, for the OpenAPI document (see ``memory.openapi``)."""
+"""The response bodies of the review API, for the OpenAPI document (see ``memory.api.openapi``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers as s
 
-from memory.openapi import Null
+from memory.api.openapi import Null
 
 
 class Decided(s.Serializer):

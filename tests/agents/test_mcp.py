@@ -406,8 +406,8 @@ def test_the_2026_stateless_protocol_is_served_too(live_server, agent, transacti
 
 def test_mcp_has_the_rest_throttles():
     from agents.views import McpApi
-    from memory.api import EntryListCreateApi
-    from memory.api_recall import SearchApi
+    from memory.api.entries import EntryListCreateApi
+    from memory.api.recall import SearchApi
 
     assert McpApi.throttle_classes == EntryListCreateApi.throttle_classes
     assert McpApi.throttle_classes == SearchApi.throttle_classes

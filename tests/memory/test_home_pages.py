@@ -234,7 +234,7 @@ def test_the_history_chart_is_replayed_backwards_over_its_window_only(
     from django.utils import timezone
 
     from memory import inventory
-    from memory.views_home import active_over_time
+    from memory.web.home import active_over_time
 
     now = timezone.now()
 

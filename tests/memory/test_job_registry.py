@@ -107,7 +107,7 @@ def test_a_registered_job_is_validated_listed_run_and_scheduled(memory, reviewer
 
 def test_jobs_are_listed_in_one_order_and_the_page_offers_the_passes_first():
     assert jobs.job_names() == ["l1", "rebuild", *PASSES, "revalidation"]
-    from memory.views_home import page_jobs
+    from memory.web.home import page_jobs
 
     assert [job.name for job in page_jobs()] == [*PASSES, "l1", "rebuild", "revalidation"]
 

@@ -150,7 +150,7 @@ def test_q_searches_text_with_the_filters_applied(rita, memory, agent):
 def test_entries_above_the_clearance_are_left_out(memory, agent, staff):
     from dataclasses import replace
 
-    from memory.entry_browser import EntryFilter, filtered
+    from memory.web.entries import EntryFilter, filtered
 
     add(memory, agent.actor, "Public enough", sensitivity="internal")
     secret = add(memory, staff, "The root password hint", sensitivity="restricted")

@@ -13,7 +13,7 @@ from django.test import Client
 from memory import actions
 from memory.actors import Actor
 from memory.models import Head, HeadState, Memory, Revision, RevisionChange
-from memory.views_home import WITHHELD_SHOWN, withheld_entries
+from memory.web.home import WITHHELD_SHOWN, withheld_entries
 from proposals.models import Proposal, ProposalKind, ProposalStatus
 from proposals.requests import submit_request
 from tests.conftest import make_key

@@ -16,10 +16,10 @@ from rest_framework.response import Response
 
 from lib.api import ActorApiView
 
-from .actors import Actor
-from .models import Memory
-from .selectors import get_memory
-from .visibility import scrub
+from ..actors import Actor
+from ..models import Memory
+from ..selectors import get_memory
+from ..visibility import scrub
 
 
 class MemoryApiView(ActorApiView):

@@ -14,13 +14,13 @@ from lib.errors import ValidationFailed
 from lib.pagination import decode_cursor, encode_cursor, page_limit
 from lib.schema import limit_parameter
 
-from . import actions
-from .api_base import MemoryApiView
-from .permissions import require_confirmer, require_reviewer
-from .presenters import confirm_out
-from .revalidation import due_heads, due_item, due_page
-from .selectors import head_of
-from .serializers import ConfirmIn, ReasonIn
+from .. import actions
+from ..permissions import require_confirmer, require_reviewer
+from ..presenters import confirm_out
+from ..revalidation import due_heads, due_item, due_page
+from ..selectors import head_of
+from ..serializers import ConfirmIn, ReasonIn
+from .base import MemoryApiView
 
 TAGS = ["revalidation"]
 

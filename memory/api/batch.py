@@ -20,11 +20,11 @@ from rest_framework.response import Response
 
 from lib.api import StrictSerializer
 
-from . import actions
-from .api_base import MemoryApiView
-from .exceptions import TooLarge, ValidationFailed
-from .permissions import require_writer
-from .serializers import parse_entries
+from .. import actions
+from ..exceptions import TooLarge, ValidationFailed
+from ..permissions import require_writer
+from ..serializers import parse_entries
+from .base import MemoryApiView
 
 #: Default ceiling of a batch request's body (a thousand 8 kB bodies with their evidence).
 MAX_BATCH_BYTES = 16 * 1024 * 1024

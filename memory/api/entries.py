@@ -16,12 +16,11 @@ from lib.errors import NotFound, ValidationFailed
 from lib.pagination import keyset_page
 from lib.schema import limit_parameter
 
-from . import actions, presenters, selectors
-from .actors import Actor
-from .api_base import MemoryApiView
-from .models import EntryQuerySet, HeadState
-from .permissions import require_reviewer, require_writer
-from .serializers import (
+from .. import actions, presenters, selectors
+from ..actors import Actor
+from ..models import EntryQuerySet, HeadState
+from ..permissions import require_reviewer, require_writer
+from ..serializers import (
     DeclarationIn,
     EntryCreateIn,
     EntryListQuery,
@@ -36,6 +35,7 @@ from .serializers import (
     RevisionListQuery,
     SourceCreateIn,
 )
+from .base import MemoryApiView
 
 TAG_MEM = ["memories"]
 TAG_ENTRIES = ["entries"]

@@ -35,11 +35,11 @@ from django.views.decorators.http import require_http_methods, require_safe
 from lib.errors import DomainError
 from lib.pagination import keyset_page
 
-from . import inventory, maintenance, tasks
-from .actors import Actor
-from .api_maintenance import run_out
-from .jobs import DEFAULT_EVERY_HOURS, Job, get_job, job_enabled, job_policy, jobs
-from .models import (
+from .. import inventory, maintenance, tasks
+from ..actors import Actor
+from ..api.maintenance import run_out
+from ..jobs import DEFAULT_EVERY_HOURS, Job, get_job, job_enabled, job_policy, jobs
+from ..models import (
     WITHHELD_STATES,
     Head,
     HeadState,
@@ -49,7 +49,7 @@ from .models import (
     RevisionChange,
     sensitivities_up_to,
 )
-from .web import entry_label, page_reader
+from .common import entry_label, page_reader
 
 #: Days shown in the active / inactive over time chart.
 HISTORY_DAYS = 90

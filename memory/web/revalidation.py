@@ -20,9 +20,9 @@ from lib.errors import DomainError
 from lib.list_pages import UrlFilter, list_template, page_links
 from lib.pagination import encode_cursor, page_limit
 
-from .api_revalidation import parse_due_cursor
-from .revalidation import due_heads, due_item, due_page
-from .web import entry_label, page_reader
+from ..api.revalidation import parse_due_cursor
+from ..revalidation import due_heads, due_item, due_page
+from .common import entry_label, page_reader
 
 
 @dataclass

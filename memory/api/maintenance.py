@@ -27,12 +27,12 @@ from lib.pagination import keyset_page
 from lib.schema import limit_parameter
 from lib.wording import listed
 
-from . import inventory, maintenance, selectors, tasks
-from .api_base import MemoryApiView
-from .exceptions import Forbidden
-from .jobs import job_names, jobs
-from .models import MaintenanceRun
-from .visibility import hidden_uids
+from .. import inventory, maintenance, selectors, tasks
+from ..exceptions import Forbidden
+from ..jobs import job_names, jobs
+from ..models import MaintenanceRun
+from ..visibility import hidden_uids
+from .base import MemoryApiView
 
 TAG = ["maintenance"]
 

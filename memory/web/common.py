@@ -10,10 +10,10 @@ from django.http import Http404, HttpRequest
 from lib.auth import actor_from_request
 from lib.errors import NotFound
 
-from .actors import Actor
-from .models import Memory
-from .permissions import may_see_trace
-from .selectors import get_memory
+from ..actors import Actor
+from ..models import Memory
+from ..permissions import may_see_trace
+from ..selectors import get_memory
 
 #: Characters of an entry's body shown as its label.
 LABEL_CHARS = 120

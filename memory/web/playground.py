@@ -18,9 +18,9 @@ from django.views.decorators.http import require_safe
 
 from lib.errors import DomainError
 
-from .ranking import INTENTS
-from .search import VIEWS, search
-from .web import page_reader
+from ..ranking import INTENTS
+from ..search import VIEWS, search
+from .common import page_reader
 
 LIMITS = (5, 10, 20, 50)
 

@@ -32,12 +32,12 @@ from lib.list_pages import UrlFilter, list_template, page_links
 from lib.pagination import keyset_page
 from lib.wording import one_of
 
-from . import selectors
-from .actors import Actor
-from .choices import Validity
-from .models import Entry, HeadState, Kind, Memory
-from .search import search
-from .web import entry_label, page_reader
+from .. import selectors
+from ..actors import Actor
+from ..choices import Validity
+from ..models import Entry, HeadState, Kind, Memory
+from ..search import search
+from .common import entry_label, page_reader
 
 #: Most hits a text search shows (the recall pipeline's own maximum).
 SEARCH_LIMIT = 50

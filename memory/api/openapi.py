@@ -14,7 +14,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers as s
 
-from .models import HeadState
+from ..models import HeadState
 
 Null: dict[str, Any] = {"allow_null": True}
 Opt: dict[str, Any] = {"required": False}

@@ -20,11 +20,11 @@ from rest_framework.response import Response
 from lib.api import parse
 from lib.errors import ValidationFailed
 
-from .api_base import MemoryApiView
-from .permissions import may_see_trace, require_reader
-from .presenters import context_pack_out, search_out
-from .recall import serve_context_pack, serve_search
-from .serializers import RUN_HEADER, RUN_HELP, ContextPackIn, SearchIn, run_id_problem
+from ..permissions import may_see_trace, require_reader
+from ..presenters import context_pack_out, search_out
+from ..recall import serve_context_pack, serve_search
+from ..serializers import RUN_HEADER, RUN_HELP, ContextPackIn, SearchIn, run_id_problem
+from .base import MemoryApiView
 
 TAGS = ["recall"]
 RUN_PARAMETER = OpenApiParameter(
