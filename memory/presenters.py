@@ -38,10 +38,13 @@ from .revalidation import is_due
 from .search import Hit, SearchResult
 from .selectors import History
 
+#: A JSON object as a response (REST, MCP) carries it.
+Body = dict[str, Any]
+
 # --- Memories and sources --------------------------------------------------------------------
 
 
-def memory_out(memory: Memory) -> dict[str, Any]:
+def memory_out(memory: Memory) -> Body:
     return {
         "slug": memory.slug,
         "name": memory.name,
@@ -51,7 +54,7 @@ def memory_out(memory: Memory) -> dict[str, Any]:
     }
 
 
-def declaration_out(decl: SourceDeclaration | None) -> dict[str, Any]:
+def declaration_out(decl: SourceDeclaration | None) -> Body:
     if decl is None:
         return {
             "authority": Authority.UNTRUSTED,
@@ -66,7 +69,7 @@ def declaration_out(decl: SourceDeclaration | None) -> dict[str, Any]:
     }
 
 
-def source_out(source: Source, decls: list[SourceDeclaration]) -> dict[str, Any]:
+def source_out(source: Source, decls: list[SourceDeclaration]) -> Body:
     """A source and its declarations, oldest first (the last is in force)."""
     return {
         "name": source.name,
@@ -76,7 +79,7 @@ def source_out(source: Source, decls: list[SourceDeclaration]) -> dict[str, Any]
     }
 
 
-def declared_out(source: Source, decl: SourceDeclaration) -> dict[str, Any]:
+def declared_out(source: Source, decl: SourceDeclaration) -> Body:
     """The body of a new declaration version (``POST /sources/{name}/declarations``)."""
     return {
         "name": source.name,
@@ -89,7 +92,7 @@ def declared_out(source: Source, decl: SourceDeclaration) -> dict[str, Any]:
 # --- Entries and versions --------------------------------------------------------------------
 
 
-def evidence_out(ev: Evidence) -> dict[str, Any]:
+def evidence_out(ev: Evidence) -> Body:
     return {
         "source": ev.source.name,
         "ref": ev.ref,
@@ -103,7 +106,7 @@ def evidence_out(ev: Evidence) -> dict[str, Any]:
     }
 
 
-def lifecycle_out(p: LifecycleProjection | None) -> dict[str, Any] | None:
+def lifecycle_out(p: LifecycleProjection | None) -> Body | None:
     if p is None:
         return None
     return {
@@ -126,7 +129,7 @@ def lifecycle_out(p: LifecycleProjection | None) -> dict[str, Any] | None:
     }
 
 
-def governance_out(head: Head, now: datetime | None = None) -> dict[str, Any]:
+def governance_out(head: Head, now: datetime | None = None) -> Body:
     """An entry's governance fields (spec 004, ``memory.revalidation``) and whether it is due
     for re-checking at ``now``."""
     return {
@@ -137,7 +140,7 @@ def governance_out(head: Head, now: datetime | None = None) -> dict[str, Any]:
     }
 
 
-def entry_out(entry: Entry, head: Head, projection: LifecycleProjection | None) -> dict[str, Any]:
+def entry_out(entry: Entry, head: Head, projection: LifecycleProjection | None) -> Body:
     """An entry with its head version, evidence, governance fields and lifecycle annotation
     (``EntryQuerySet.with_detail`` loads what it reads)."""
     version = head.version
@@ -159,14 +162,12 @@ def entry_out(entry: Entry, head: Head, projection: LifecycleProjection | None) 
     }
 
 
-def entry_detail_out(entry: Entry) -> dict[str, Any]:
+def entry_detail_out(entry: Entry) -> Body:
     """:func:`entry_out` of an entry loaded with its detail (head and projection joined)."""
     return entry_out(entry, entry.head, getattr(entry, "projection", None))
 
 
-def version_out(
-    version: EntryVersion, head: Head, successor: EntryVersion | None
-) -> dict[str, Any]:
+def version_out(version: EntryVersion, head: Head, successor: EntryVersion | None) -> Body:
     """One historical version with the lifecycle reason that applies to it."""
     if version.pk == head.version_id:
         status = head.state
@@ -190,7 +191,7 @@ def version_out(
     }
 
 
-def entry_versions_out(history: History) -> dict[str, Any]:
+def entry_versions_out(history: History) -> Body:
     """The body of "entry history" (``GET …/entries/{id}/versions`` and the MCP
     ``entry_history`` tool): the entry's state and every version, oldest first."""
     versions, head = history.versions, history.head
@@ -201,7 +202,7 @@ def entry_versions_out(history: History) -> dict[str, Any]:
     return {"entry_id": history.entry.uid, "state": head.state, "items": items}
 
 
-def relation_out(relation: Relation) -> dict[str, Any]:
+def relation_out(relation: Relation) -> Body:
     """A recorded relation (``POST …/relations``)."""
     return {
         "id": relation.pk,
@@ -217,7 +218,7 @@ def relation_out(relation: Relation) -> dict[str, Any]:
 REDACTED_REASON = "(redacted: this revision touches entries above your clearance)"
 
 
-def revision_out(rev: Revision, actor: Actor | None = None) -> dict[str, Any]:
+def revision_out(rev: Revision, actor: Actor | None = None) -> Body:
     """A revision as ``actor`` may see it: changes to entries above its clearance are left out,
     and then the free-text reason (which may describe them) is redacted too."""
     visible = sensitivities_up_to(actor.clearance) if actor is not None else None
@@ -256,11 +257,11 @@ def revision_out(rev: Revision, actor: Actor | None = None) -> dict[str, Any]:
 # --- The results of writes -------------------------------------------------------------------
 
 
-def write_result_out(result: WriteResult) -> dict[str, Any]:
+def write_result_out(result: WriteResult) -> Body:
     """What a single-entry write did: the entry, its version and content hash after it,
     whether it created the entry, the revision (none for a no-op, with its ``reason``) and the
     head state when the action reports it."""
-    body: dict[str, Any] = {
+    body: Body = {
         "entry_id": result.entry.uid,
         "version": result.version.number,
         "content_hash": result.version.content_hash,
@@ -275,7 +276,7 @@ def write_result_out(result: WriteResult) -> dict[str, Any]:
     return body
 
 
-def entry_added_out(result: WriteResult) -> dict[str, Any]:
+def entry_added_out(result: WriteResult) -> Body:
     """The body of "remember" (``POST …/entries`` and the MCP ``remember`` tool)."""
     body = write_result_out(result)
     body["near_duplicates"] = result.near_duplicates
@@ -284,7 +285,7 @@ def entry_added_out(result: WriteResult) -> dict[str, Any]:
     return body
 
 
-def entry_revised_out(result: WriteResult) -> dict[str, Any]:
+def entry_revised_out(result: WriteResult) -> Body:
     """The body of a revise (``POST …/revise`` and the MCP ``revise`` tool): ``revised`` says
     whether a new version was written (false: the no-op, with its ``reason``). A revise never
     creates an entry, so it carries no ``created``."""
@@ -293,16 +294,16 @@ def entry_revised_out(result: WriteResult) -> dict[str, Any]:
     return {**body, "revised": result.revision is not None}
 
 
-def entry_forgotten_out(result: WriteResult) -> dict[str, Any]:
+def entry_forgotten_out(result: WriteResult) -> Body:
     """The body of a forget (``POST …/forget`` and the MCP ``forget`` tool)."""
     return write_result_out(result) | {"state": "inactive"}
 
 
-def entry_reactivated_out(result: WriteResult) -> dict[str, Any]:
+def entry_reactivated_out(result: WriteResult) -> Body:
     return write_result_out(result) | {"state": "active"}
 
 
-def entry_released_out(result: WriteResult) -> dict[str, Any]:
+def entry_released_out(result: WriteResult) -> Body:
     """A release names the admission proposal it filed, if any."""
     body = write_result_out(result)
     if result.proposal_id is not None:
@@ -310,19 +311,17 @@ def entry_released_out(result: WriteResult) -> dict[str, Any]:
     return body
 
 
-def entry_pinned_out(result: WriteResult, *, pinned: bool) -> dict[str, Any]:
+def entry_pinned_out(result: WriteResult, *, pinned: bool) -> Body:
     return write_result_out(result) | {"pinned": pinned}
 
 
-def confirm_out(result: WriteResult, head: Head) -> dict[str, Any]:
+def confirm_out(result: WriteResult, head: Head) -> Body:
     """The body of ``confirm`` and ``require-reverification`` (REST and the MCP ``confirm``
     tool): the write's result and the entry's governance fields after it (``head``)."""
     return write_result_out(result) | governance_out(head)
 
 
-def session_ended_out(
-    session_id: str, revision: Revision | None, retired: list[str]
-) -> dict[str, Any]:
+def session_ended_out(session_id: str, revision: Revision | None, retired: list[str]) -> Body:
     """The body of ``POST …/sessions/{id}/end``."""
     return {
         "session_id": session_id,
@@ -334,7 +333,7 @@ def session_ended_out(
 # --- Recall ----------------------------------------------------------------------------------
 
 
-def hit_out(hit: Hit) -> dict[str, Any]:
+def hit_out(hit: Hit) -> Body:
     """One recall hit with its provenance, governance fields and lifecycle annotation."""
     return {
         "entry_id": hit.entry_id,
@@ -356,15 +355,15 @@ def hit_out(hit: Hit) -> dict[str, Any]:
     }
 
 
-def search_out(result: SearchResult, *, trace: bool = False) -> dict[str, Any]:
+def search_out(result: SearchResult, *, trace: bool = False) -> Body:
     """The body of recall (``POST …/search`` and the MCP ``recall`` tool): the hits, and the
     ranking trace when ``trace`` (the caller decides who may see it)."""
-    body: dict[str, Any] = {"hits": [hit_out(h) for h in result.hits]}
+    body: Body = {"hits": [hit_out(h) for h in result.hits]}
     if trace:
         body["trace"] = result.trace.as_dict()
     return body
 
 
-def context_pack_out(pack: ContextPack) -> dict[str, Any]:
+def context_pack_out(pack: ContextPack) -> Body:
     """The body of a Context Pack (``POST …/context-pack`` and the MCP ``context_pack`` tool)."""
     return {"text": pack.text, "items": [i.as_dict() for i in pack.items], "bytes": pack.bytes}

@@ -188,7 +188,7 @@ def submitted_out(p: Proposal, targets: Sequence[ProposalTarget]) -> dict[str, A
     )
 
 
-def as_read_back(value: Any) -> Any:
+def as_read_back(value: object) -> object:
     """A JSON column's value as the database returns it once written: PostgreSQL's ``jsonb``
     keeps an object's keys ordered by their length in bytes, then bytewise (not as written);
     SQLite keeps the text as written."""
@@ -197,7 +197,7 @@ def as_read_back(value: Any) -> Any:
     return _jsonb_order(value)
 
 
-def _jsonb_order(value: Any) -> Any:
+def _jsonb_order(value: object) -> object:
     if isinstance(value, dict):
         keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
         return {k: _jsonb_order(value[k]) for k in keys}
@@ -210,9 +210,9 @@ def _proposal_body(
     p: Proposal,
     *,
     targets: Iterable[ProposalTarget],
-    evidence: Any,
-    payload: Any,
-    verification: Any,
+    evidence: object,
+    payload: object,
+    verification: object,
     operation: dict[str, Any] | None,
     comments: list[dict[str, Any]],
     amendments: list[dict[str, Any]],
