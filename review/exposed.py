@@ -18,9 +18,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from celery import shared_task
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from exposure import ledger
 from exposure.selectors import exposed_runs
@@ -28,6 +30,7 @@ from lib.errors import ValidationFailed
 from memory.models import HeadState, Memory, Revision, RevisionChange, RevisionKind
 
 from .models import MaintenanceOperation, Notification
+from .tasks import send_notification
 
 #: The webhook event.
 EVENT = "operation.exposed"
@@ -123,8 +126,6 @@ def notify_after_commit(
     if not (memory.policy or {}).get("webhook_url"):
         return
 
-    from .tasks import send_exposure_notice
-
     def send() -> None:
         send_exposure_notice.delay(op.pk, compensated)
 
@@ -149,8 +150,6 @@ def exposure_payload(op: MaintenanceOperation, *, compensated: bool) -> dict[str
 def queue_exposure_notice(operation_pk: int, *, compensated: bool = False) -> Notification | None:
     """Store and send the webhook for operation ``operation_pk`` (the ledger's waiting rows
     written first, in the embedded mode). None when no run was served a retired version."""
-    from .tasks import send_notification
-
     ledger.flush()
     op = (
         MaintenanceOperation.objects.select_related("memory", "compensation")
@@ -184,8 +183,6 @@ def revision_retired(
     ``operation.exposed`` with ``operation: null`` and the revision instead."""
     if not (memory.policy or {}).get("webhook_url"):
         return
-    from .tasks import send_revision_exposure_notice
-
     send_revision_exposure_notice.delay(
         memory.pk, revision, kind, [[u, int(v)] for u, v in versions], at.isoformat()
     )
@@ -196,8 +193,6 @@ def queue_revision_notice(
 ) -> Notification | None:
     """Store and send the webhook of a direct forget or quarantine (see
     :func:`revision_retired`); None when no run was served a retired version."""
-    from .tasks import send_notification
-
     ledger.flush()
     memory = Memory.objects.filter(pk=memory_pk).first()
     url = (memory.policy or {}).get("webhook_url") if memory else None
@@ -337,3 +332,23 @@ def retired_for(
         )
     cursor = revisions[-1].number if more else head
     return {"items": items, "cursor": cursor, "more": more}
+
+
+@shared_task(name="review.send_exposure_notice")
+def send_exposure_notice(operation_pk: int, compensated: bool = False) -> str:
+    """Queue the ``operation.exposed`` webhook of an operation (or its compensation): the runs
+    the exposure ledger says were served a version it retired. Idempotent per send: nothing is
+    stored when no run was served one."""
+    row = queue_exposure_notice(operation_pk, compensated=compensated)
+    return "queued" if row is not None else "nothing to send"
+
+
+@shared_task(name="review.send_revision_exposure_notice")
+def send_revision_exposure_notice(
+    memory_pk: int, revision: int, kind: str, versions: list[list[object]], at: str
+) -> str:
+    """Queue the ``operation.exposed`` webhook of a direct forget or quarantine (revision
+    ``revision``): the runs served the version it retired, up to ``at``."""
+    when = parse_datetime(at) or timezone.now()
+    row = queue_revision_notice(memory_pk, revision, kind, versions, when)
+    return "queued" if row is not None else "nothing to send"

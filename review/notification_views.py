@@ -121,7 +121,7 @@ def outbox(request: HttpRequest, actor: Actor) -> HttpResponse:
 def outbox_send_digests(request: HttpRequest, actor: Actor) -> HttpResponse:
     """``POST /outbox/digests/`` (reviewers; 404 unless the outbox is on): run the daily digest
     now, for the demo. Auditors get 403 whether or not it is: they change nothing."""
-    from .tasks import send_digests
+    from .notifications import send_digests
 
     result = send_digests.delay()
     sent = result.get() if settings.CELERY_TASK_ALWAYS_EAGER else None

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
@@ -61,6 +62,7 @@ from .models import (
     ReviewClaim,
     Verdict,
 )
+from .tasks import send_notification
 
 #: Rows of each kind the in-app list shows (newest first).
 ITEMS_PER_KIND = 20
@@ -89,7 +91,6 @@ def _queue(rows: list[Notification]) -> None:
     commit. ``robust``: a failing send (or broker) is logged and never turns a committed
     decision into an error for the person who made it; the row keeps the failure. Nothing
     inside :func:`muted`."""
-    from .tasks import send_notification
 
     if _muted.get():
         return
@@ -675,3 +676,11 @@ def queue_digests(*, now: datetime | None = None) -> int:
             )
             queued += 1
     return queued
+
+
+@shared_task(name="review.send_digests")
+def send_digests() -> int:
+    """The daily digest (beat: ``send-review-digests``): one email per recipient who chose
+    ``daily``, listing what was queued for them since the last digest. Idempotent (each queued
+    row goes into exactly one digest); returns how many digests were queued."""
+    return queue_digests()

@@ -1,4 +1,9 @@
-"""Celery tasks of the review app: thin, named, idempotent, ids only."""
+"""Celery tasks of the review app: thin, named, idempotent, ids only.
+
+The sending of one queued notification lives here; the tasks that queue notifications live
+beside what they queue (``review.notifications.send_digests``,
+``review.exposed.send_exposure_notice``, ``review.exposed.send_revision_exposure_notice``), so
+the modules that queue import this one and never the other way round."""
 
 from __future__ import annotations
 
@@ -63,39 +68,3 @@ def send_notification(self, notification_id: int) -> str:  # type: ignore[no-unt
         raise self.retry(exc=exc) from exc
     Notification.objects.filter(pk=row.pk).update(sent_at=timezone.now(), last_error="")
     return "sent"
-
-
-@shared_task(name="review.send_digests")
-def send_digests() -> int:
-    """The daily digest (beat: ``send-review-digests``): one email per recipient who chose
-    ``daily``, listing what was queued for them since the last digest. Idempotent (each queued
-    row goes into exactly one digest); returns how many digests were queued."""
-    from .notifications import queue_digests
-
-    return queue_digests()
-
-
-@shared_task(name="review.send_exposure_notice")
-def send_exposure_notice(operation_pk: int, compensated: bool = False) -> str:
-    """Queue the ``operation.exposed`` webhook of an operation (or its compensation): the runs
-    the exposure ledger says were served a version it retired. Idempotent per send: nothing is
-    stored when no run was served one."""
-    from .exposed import queue_exposure_notice
-
-    row = queue_exposure_notice(operation_pk, compensated=compensated)
-    return "queued" if row is not None else "nothing to send"
-
-
-@shared_task(name="review.send_revision_exposure_notice")
-def send_revision_exposure_notice(
-    memory_pk: int, revision: int, kind: str, versions: list[list[object]], at: str
-) -> str:
-    """Queue the ``operation.exposed`` webhook of a direct forget or quarantine (revision
-    ``revision``): the runs served the version it retired, up to ``at``."""
-    from django.utils.dateparse import parse_datetime
-
-    from .exposed import queue_revision_notice
-
-    when = parse_datetime(at) or timezone.now()
-    row = queue_revision_notice(memory_pk, revision, kind, versions, when)
-    return "queued" if row is not None else "nothing to send"

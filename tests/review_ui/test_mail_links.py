@@ -22,8 +22,7 @@ from memory.actors import Actor
 from review.actions import approve_proposal, reject_proposal, request_changes
 from review.checks import public_url, public_url_set
 from review.models import EmailMode, Notification
-from review.notifications import set_email_mode
-from review.tasks import send_digests
+from review.notifications import send_digests, set_email_mode
 from tests.conftest import make_key
 from tests.review_ui.conftest import consolidate
 

@@ -19,8 +19,7 @@ from proposals.actions import add_comment, amend_proposal, assign_proposal
 from review.actions import reject_proposal, request_changes
 from review.claims import claim_next_proposal
 from review.models import EmailMode, Notification, NotificationPreference, ReviewClaim
-from review.notifications import mark_notifications_seen, needs, set_email_mode
-from review.tasks import send_digests
+from review.notifications import mark_notifications_seen, needs, send_digests, set_email_mode
 from tests.review_ui.conftest import consolidate
 
 pytestmark = pytest.mark.django_db
