@@ -9,6 +9,7 @@ sends traffic), then for each probe times its very first request and the median 
 reviewer opens (login, inbox, a proposal, the Memory home).
 
     python bench/first_request.py [--workers 1] [--warm 10] [--rounds 1] [--provider default|none]
+                                  [--against OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -91,7 +92,14 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=1, help="starts of gunicorn, one by one")
     parser.add_argument("--provider", default="default", help="default (the model) or none")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (e.g. the previous commit): the starts alternate between this "
+        "tree and that one, on the same database, and each is summed up on its own",
+    )
     args = parser.parse_args()
+    trees = [ROOT] if args.against is None else [ROOT, args.against.resolve()]
 
     tmp = Path(tempfile.mkdtemp(prefix="steward-first-"))
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}"}
@@ -105,32 +113,42 @@ def main() -> None:
     secret = re.search(r"SECRET=(\S+)", seeded).group(1)  # type: ignore[union-attr]
     proposal = re.search(r"PROPOSAL=(\d+)", seeded).group(1)  # type: ignore[union-attr]
 
-    results: dict[str, list[float]] = {}
+    results: dict[Path, dict[str, list[float]]] = {tree: {} for tree in trees}
     ready: list[float] = []
-    for round_ in range(args.rounds):
-        ready_after, rows = one_start(args, env, secret, proposal, shift=round_)
+    for round_ in range(args.rounds * len(trees)):
+        tree = trees[round_ % len(trees)]
+        ready_after, rows = one_start(
+            args, env, secret, proposal, shift=round_ // len(trees), root=tree
+        )
         ready.append(ready_after)
-        print(f"round {round_ + 1}: ready after {ready_after:.1f} s")
+        print(f"start {round_ + 1} ({tree}): ready after {ready_after:.1f} s")
         for row in rows:
             first_ms, warm_ms = float(row["first_ms"]), float(row["warm_ms"])
-            results.setdefault(str(row["probe"]), []).append(first_ms / warm_ms)
+            results[tree].setdefault(str(row["probe"]), []).append(first_ms / warm_ms)
             print(f"  {row['probe']!s:24} {first_ms:9.1f} {warm_ms:9.1f} {first_ms / warm_ms:6.2f}")
     print(
-        f"{args.rounds} start(s), {args.workers} worker(s), provider {args.provider}; ready "
-        f"after {min(ready):.1f}-{max(ready):.1f} s"
+        f"{args.rounds} start(s) per tree, {args.workers} worker(s), provider {args.provider}; "
+        f"ready after {min(ready):.1f}-{max(ready):.1f} s"
     )
-    print(f"{'probe':24} {'median':>6} {'min':>6} {'max':>6}  first / warm per start")
-    for name, ratios in results.items():
-        listed = " ".join(f"{r:.2f}" for r in ratios)
-        print(
-            f"{name:24} {statistics.median(ratios):6.2f} {min(ratios):6.2f} {max(ratios):6.2f}"
-            f"  {listed}"
-        )
-    print(json.dumps(results))
+    for tree, by_probe in results.items():
+        print(f"{tree}\n{'probe':24} {'median':>6} {'min':>6} {'max':>6}  first / warm per start")
+        for name, ratios in by_probe.items():
+            listed = " ".join(f"{r:.2f}" for r in ratios)
+            print(
+                f"{name:24} {statistics.median(ratios):6.2f} {min(ratios):6.2f} "
+                f"{max(ratios):6.2f}  {listed}"
+            )
+    print(json.dumps({str(tree): by_probe for tree, by_probe in results.items()}))
 
 
 def one_start(
-    args: argparse.Namespace, env: dict[str, str], secret: str, proposal: str, *, shift: int
+    args: argparse.Namespace,
+    env: dict[str, str],
+    secret: str,
+    proposal: str,
+    *,
+    shift: int,
+    root: Path = ROOT,
 ) -> tuple[float, list[dict[str, float | str]]]:
     """Start gunicorn once, wait for ``/readyz``, time each probe's first request and the
     median of ``args.warm`` more, stop it. The probes' order turns by ``shift`` from one start
@@ -151,7 +169,7 @@ def one_start(
             "-b",
             f"127.0.0.1:{port}",
         ],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
