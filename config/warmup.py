@@ -49,10 +49,11 @@ def warm_writes() -> None:
     """Load what an add's first request loaded lazily, so the first write after a start costs
     what the next ones do (it cost 2-3× a warm one): detect-secrets' plugins (imported and
     compiled on the first scan: 0.12 s), the secret masker and the personal-data detectors
-    (a text that passes and one each of them refuses); Celery's task-sending machinery
+    (a text they pass, one with personal data, one with a secret); Celery's task-sending machinery
     (imported on the first ``delay()``), its task registry (bound on first use: 0.04 s) and the
     result backend's class (found through the installed packages' entry points: 0.025 s).
     Nothing is written; no broker or result backend is contacted."""
+    from contextlib import suppress
     from importlib import import_module
 
     from celery.app.backends import by_url
@@ -64,12 +65,11 @@ def warm_writes() -> None:
 
     for sample in (
         "Warm up the checks of a stored text.",
-        "Call +31 20 123 4567 or ops@example.com; card 4111 1111 1111 1111; AKIA0000000000000000",
+        "Call +31 20 123 4567 or ops@example.com; card 4111 1111 1111 1111.",
+        "The deploy key is AKIA0000000000000000.",
     ):
-        try:
+        with suppress(DomainError):  # the last two are refused, as they should be
             check_stored_text("body", sample, KINDS)
-        except DomainError:  # refused, as it should be: every detector has run
-            pass
     for name in (
         "celery.app.trace",
         "celery.app.amqp",
