@@ -5,6 +5,6 @@ master, with ``--preload``: config/wsgi.py)."""
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
-    from config.wsgi import warm_recall
+    from config.warmup import warm_recall
 
     warm_recall()

@@ -47,6 +47,7 @@ from proposals.selectors import get_proposal, proposal_json, submitted_json
 from proposals.serializers import (
     KIND_SERIALIZERS,
     AmendIn,
+    AnchorIn,
     WithdrawIn,
     comment_out,
     parse_submission,
@@ -178,6 +179,17 @@ class CommentToolIn(ProposalArg):
         help_text="What to say to the reviewers (an answer to a change request, a question). "
         "Name a person with @username to notify them.",
     )
+    anchor = AnchorIn(
+        required=False,
+        help_text="The passage of the proposed text the comment is about: `quote` (its exact "
+        "words), or `start` and `end` character offsets.",
+    )
+    resolves = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="The id of a comment in this proposal's thread that this reply settles "
+        "(yours, or any if you review): it is marked resolved.",
+    )
 
 
 class AmendToolIn(ProposalArg, AmendIn):
@@ -293,7 +305,15 @@ def proposal_status(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
 
 def comment(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
     proposal = get_proposal(actor, data["proposal_id"])
-    return comment_out(proposal_actions.add_comment(proposal, actor=actor, body=data["body"]))
+    return comment_out(
+        proposal_actions.add_comment(
+            proposal,
+            actor=actor,
+            body=data["body"],
+            anchor=data.get("anchor"),
+            resolves=data.get("resolves"),
+        )
+    )
 
 
 def amend(actor: Actor, data: dict[str, Any]) -> dict[str, Any]:
@@ -596,7 +616,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Add a comment to a proposal's discussion (you submitted it, or you review): answer "
             "a reviewer's change request, explain the evidence, ask a question. The reviewers "
             "are told; `@username` notifies that person. Comments change nothing about the "
-            "proposal; to change it use `amend`. Returns the comment with `id`, `author`, "
+            "proposal; to change it use `amend`. `anchor` ties it to a passage of the proposed "
+            "text; `resolves` marks an earlier comment settled (your own, or any if you "
+            "review), as in a code review. Returns the comment with `id`, `author`, "
             "`body` and `created_at`."
         ),
         run=comment,

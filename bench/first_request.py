@@ -8,7 +8,8 @@ sends traffic), then for each probe times its very first request and the median 
 ``--warm`` more, and prints the ratio. A probe is an API read, a recall, a write and pages a
 reviewer opens (login, inbox, a proposal, the Memory home).
 
-    python bench/first_request.py [--workers 1] [--warm 10] [--provider default|none]
+    python bench/first_request.py [--workers 1] [--warm 10] [--rounds 1] [--provider default|none]
+                                  [--against OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -89,8 +90,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--warm", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=1, help="starts of gunicorn, one by one")
     parser.add_argument("--provider", default="default", help="default (the model) or none")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (e.g. the previous commit): the starts alternate between this "
+        "tree and that one, on the same database, and each is summed up on its own",
+    )
     args = parser.parse_args()
+    trees = [ROOT] if args.against is None else [ROOT, args.against.resolve()]
 
     tmp = Path(tempfile.mkdtemp(prefix="steward-first-"))
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}"}
@@ -104,6 +113,46 @@ def main() -> None:
     secret = re.search(r"SECRET=(\S+)", seeded).group(1)  # type: ignore[union-attr]
     proposal = re.search(r"PROPOSAL=(\d+)", seeded).group(1)  # type: ignore[union-attr]
 
+    results: dict[Path, dict[str, list[float]]] = {tree: {} for tree in trees}
+    ready: list[float] = []
+    for round_ in range(args.rounds * len(trees)):
+        tree = trees[round_ % len(trees)]
+        ready_after, rows = one_start(
+            args, env, secret, proposal, shift=round_ // len(trees), root=tree
+        )
+        ready.append(ready_after)
+        print(f"start {round_ + 1} ({tree}): ready after {ready_after:.1f} s")
+        for row in rows:
+            first_ms, warm_ms = float(row["first_ms"]), float(row["warm_ms"])
+            results[tree].setdefault(str(row["probe"]), []).append(first_ms / warm_ms)
+            print(f"  {row['probe']!s:24} {first_ms:9.1f} {warm_ms:9.1f} {first_ms / warm_ms:6.2f}")
+    print(
+        f"{args.rounds} start(s) per tree, {args.workers} worker(s), provider {args.provider}; "
+        f"ready after {min(ready):.1f}-{max(ready):.1f} s"
+    )
+    for tree, by_probe in results.items():
+        print(f"{tree}\n{'probe':24} {'median':>6} {'min':>6} {'max':>6}  first / warm per start")
+        for name, ratios in by_probe.items():
+            listed = " ".join(f"{r:.2f}" for r in ratios)
+            print(
+                f"{name:24} {statistics.median(ratios):6.2f} {min(ratios):6.2f} "
+                f"{max(ratios):6.2f}  {listed}"
+            )
+    print(json.dumps({str(tree): by_probe for tree, by_probe in results.items()}))
+
+
+def one_start(
+    args: argparse.Namespace,
+    env: dict[str, str],
+    secret: str,
+    proposal: str,
+    *,
+    shift: int,
+    root: Path = ROOT,
+) -> tuple[float, list[dict[str, float | str]]]:
+    """Start gunicorn once, wait for ``/readyz``, time each probe's first request and the
+    median of ``args.warm`` more, stop it. The probes' order turns by ``shift`` from one start
+    to the next, so no probe is always the very first request after a start."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     gunicorn = Path(sys.executable).with_name("gunicorn")
@@ -120,7 +169,7 @@ def main() -> None:
             "-b",
             f"127.0.0.1:{port}",
         ],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -155,7 +204,9 @@ def main() -> None:
             "GET Memory home": lambda: pages.get(f"{base}/memories/bench/"),
         }
         rows: list[dict[str, float | str]] = []
-        for name, call in probes.items():
+        order = list(probes.items())
+        k = shift % len(order)
+        for name, call in order[k:] + order[:k]:
             t = time.perf_counter()
             r = call()
             first = time.perf_counter() - t
@@ -174,13 +225,7 @@ def main() -> None:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-
-    print(f"ready after {ready_after:.1f} s ({args.workers} worker(s), provider {args.provider})")
-    print(f"{'probe':24} {'first ms':>9} {'warm ms':>9} {'ratio':>6}")
-    for row in rows:
-        first_ms, warm_ms = float(row["first_ms"]), float(row["warm_ms"])
-        print(f"{row['probe']!s:24} {first_ms:9.1f} {warm_ms:9.1f} {first_ms / warm_ms:6.2f}")
-    print(json.dumps(rows))
+    return ready_after, sorted(rows, key=lambda r: list(probes).index(str(r["probe"])))
 
 
 if __name__ == "__main__":

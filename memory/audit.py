@@ -42,6 +42,7 @@ ACTIONS: dict[str, str] = {
     "proposal.submitted": "An L2 proposal was submitted.",
     "proposal.withdrawn": "The submitter withdrew a pending proposal.",
     "proposal.commented": "Someone commented on a proposal.",
+    "proposal.comment_resolved": "A comment on a proposal was marked resolved.",
     "proposal.changes_requested": "A reviewer asked for changes to a proposal.",
     "proposal.amended": "A proposal was amended (a new proposal revision).",
     "proposal.rebased": "A stale proposal was pointed at the current heads (a new revision).",

@@ -39,6 +39,7 @@ from .serializers import (
     ProposalListQuery,
     ProposalSubmitIn,
     RebaseIn,
+    ResolveIn,
     WithdrawIn,
     comment_out,
     parse_submission,
@@ -176,9 +177,25 @@ class ProposalCommentsApi(ProposalChangeApi):
     def post(self, request: Request, proposal_id: int) -> Response:
         actor, data, proposal = self.parse_for(request, proposal_id, CommentIn)
         comment = actions.add_comment(
-            proposal, actor=actor, body=data["body"], anchor=data.get("anchor")
+            proposal,
+            actor=actor,
+            body=data["body"],
+            anchor=data.get("anchor"),
+            resolves=data.get("resolves"),
         )
         return Response(comment_out(comment), status=status.HTTP_201_CREATED)
+
+
+class ProposalCommentResolveApi(ProposalChangeApi):
+    @proposal_schema(
+        "Resolve a comment, as in a code review (its author or a reviewer)",
+        operation="comment_resolve",
+        request=ResolveIn,
+    )
+    def post(self, request: Request, proposal_id: int, comment_id: int) -> Response:
+        actor, _, proposal = self.parse_for(request, proposal_id, ResolveIn)
+        comment = actions.resolve_comment(proposal, actor=actor, comment_id=comment_id)
+        return Response(comment_out(comment))
 
 
 class ProposalAmendApi(ProposalChangeApi):

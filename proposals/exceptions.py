@@ -3,6 +3,7 @@
 from lib.errors import DomainError, Forbidden, NotFound, TooLarge, ValidationFailed
 
 __all__ = [
+    "AlreadyResolved",
     "DomainError",
     "DuplicateProposal",
     "Forbidden",
@@ -69,3 +70,13 @@ class IllegalTransition(DomainError):
     code = "already_decided"
     http_status = 409
     default_message = "The proposal is no longer pending."
+
+
+class AlreadyResolved(DomainError):
+    """The comment was resolved already (a resolution is written once and never undone): the
+    caller re-reads the thread, which names who resolved it and when. To raise the point again,
+    comment again."""
+
+    code = "already_resolved"
+    http_status = 409
+    default_message = "The comment is already resolved."

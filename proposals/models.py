@@ -167,8 +167,8 @@ class ProposalQuerySet(models.QuerySet["Proposal"]):
 
     def with_detail(self) -> ProposalQuerySet:
         """Memory, stale revision, assignee, the operation an approval performed and its
-        compensation (review's records), and targets with their entries and versions, comments,
-        decisions (review's verdicts) and amendments: 5 queries."""
+        compensation (review's records), and targets with their entries and versions, comments
+        with their resolutions, decisions (review's verdicts) and amendments: 5 queries."""
         return self.select_related(
             "memory", "stale_revision", "assigned_to", "operation__compensation"
         ).prefetch_related(
@@ -178,7 +178,10 @@ class ProposalQuerySet(models.QuerySet["Proposal"]):
                     "position"
                 ),
             ),
-            models.Prefetch("comments", queryset=ProposalComment.objects.order_by("id")),
+            models.Prefetch(
+                "comments",
+                queryset=ProposalComment.objects.select_related("resolution").order_by("id"),
+            ),
             "decisions",
             models.Prefetch("amendments", queryset=ProposalAmendment.objects.order_by("number")),
         )
@@ -379,6 +382,30 @@ class ProposalComment(ProposalContribution):
 
     def __str__(self) -> str:
         return f"comment on #{self.proposal_id} by {self.author_label}"
+
+    def resolution_or_none(self) -> CommentResolution | None:
+        """Its resolution (``select_related("resolution")`` reads it with the comment), or
+        None while it is open."""
+        try:
+            return self.resolution
+        except CommentResolution.DoesNotExist:
+            return None
+
+
+class CommentResolution(ProposalContribution):
+    """A comment marked resolved, as in a code review: the point it raised is settled. A record
+    of its own, written once; the comment itself is never updated. One per comment (the
+    one-to-one column is unique: a second resolution is refused, ``already_resolved``). The
+    author is the person who resolved it."""
+
+    comment = models.OneToOneField(
+        ProposalComment, on_delete=models.PROTECT, related_name="resolution"
+    )
+    # The proposal revision it was resolved on (an amendment usually settles a comment).
+    proposal_revision = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"comment {self.comment_id} resolved by {self.author_label}"
 
 
 class ProposalAmendment(ProposalContribution):

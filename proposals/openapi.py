@@ -70,6 +70,27 @@ class ProposalOut(s.Serializer):
 ProposalPage = cursor_page("ProposalPage", ProposalOut)
 
 
+class AnchorOut(s.Serializer):
+    quote = s.CharField()
+    start = s.IntegerField()
+    end = s.IntegerField()
+
+
+class CommentOut(s.Serializer):
+    id = s.IntegerField()
+    type = s.ChoiceField(choices=["comment"])
+    author = s.CharField()
+    author_id = s.CharField()
+    verdict = s.CharField(**Null)
+    reason = s.CharField(**Null)
+    body = s.CharField()
+    revision = s.IntegerField(help_text="The proposal revision it was written on.")
+    anchor = AnchorOut(**Null, help_text="The passage of the proposed text it is about.")
+    created_at = s.DateTimeField()
+    resolved_by = s.CharField(**Null, help_text="Who resolved it (null while it is open).")
+    resolved_at = s.DateTimeField(**Null)
+
+
 RESPONSES: dict[tuple[str, str], dict[int, Any]] = {
     ("ProposalListSubmitApi", "get"): {200: ProposalPage},
     ("ProposalListSubmitApi", "post"): {
@@ -78,4 +99,6 @@ RESPONSES: dict[tuple[str, str], dict[int, Any]] = {
     },
     ("ProposalDetailApi", "get"): {200: ProposalOut},
     ("ProposalWithdrawApi", "post"): {200: ProposalOut},
+    ("ProposalCommentsApi", "post"): {201: CommentOut},
+    ("ProposalCommentResolveApi", "post"): {200: ok(CommentOut, "The comment, now resolved.")},
 }

@@ -95,6 +95,15 @@ class AnchorIn(StrictSerializer):
 class CommentIn(StrictSerializer):
     body = serializers.CharField(trim_whitespace=False)
     anchor = AnchorIn(required=False)
+    resolves = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="The id of a comment of this proposal that this reply resolves.",
+    )
+
+
+class ResolveIn(StrictSerializer):
+    """Resolving a comment takes no fields (say why in a comment: ``resolves`` there)."""
 
 
 class AmendIn(StrictSerializer):
@@ -272,6 +281,9 @@ def applied_operation(p: Proposal) -> dict[str, Any] | None:
 
 
 def comment_out(c: ProposalComment) -> dict[str, Any]:
+    """One comment of the thread; ``resolved_by`` / ``resolved_at`` are null while it is open
+    (``resolution`` is read with it: ``with_detail``)."""
+    resolution = c.resolution_or_none()
     return {
         "id": c.pk,
         "type": "comment",
@@ -283,6 +295,8 @@ def comment_out(c: ProposalComment) -> dict[str, Any]:
         "revision": c.proposal_revision,
         "anchor": c.anchor or None,
         "created_at": c.created_at,
+        "resolved_by": resolution.author_label if resolution else None,
+        "resolved_at": resolution.created_at if resolution else None,
     }
 
 

@@ -10,6 +10,10 @@ urlpatterns = [
         ("", api.ProposalListSubmitApi, "proposal-list"),
         ("/<int:proposal_id>", api.ProposalDetailApi, "proposal-detail"),
     ),
+    *under(
+        "proposals/<int:proposal_id>/comments/<int:comment_id>",
+        ("/resolve", api.ProposalCommentResolveApi, "proposal-comment-resolve"),
+    ),
     *actions(
         "proposals/<int:proposal_id>",
         "proposal",

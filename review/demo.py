@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.models import Memory
-from proposals.actions import add_comment, assign_proposal
+from proposals.actions import add_comment, assign_proposal, resolve_comment
 from proposals.models import IdempotencyKey, Proposal
 from proposals.requests import submit_request
 
@@ -42,7 +42,15 @@ def load_demo_discussion(memory: Memory, *, agent_actor: Actor, first: Proposal)
         body="ADR-0007 and scheduler/leader.py say the same thing; the merged text keeps "
         "pg_try_advisory_lock from the second one.",
     )
-    add_comment(first, actor=rita, body="Looks right. Is the ADR still the current decision?")
+    question = add_comment(
+        first, actor=rita, body="Looks right. Is the ADR still the current decision?"
+    )
+    add_comment(
+        first,
+        actor=agent_actor,
+        body="Yes: ADR-0007 is accepted and nothing supersedes it.",
+    )
+    resolve_comment(first, actor=rita, comment_id=question.pk)  # settled, as in a code review
     rotation = memory_actions.add_entry(
         memory,
         actor=agent_actor,

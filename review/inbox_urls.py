@@ -38,6 +38,10 @@ urlpatterns = [
             "rebase": proposal_views.proposal_rebase,
         },
     ),
+    *under(
+        "review/proposals/<int:pk>/comments/<int:comment_id>/",
+        ("resolve/", proposal_views.proposal_comment_resolve, "review-proposal-comment-resolve"),
+    ),
     *actions(
         "review/entries/<slug:slug>/<str:entry_id>/",
         "review-entry",

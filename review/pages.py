@@ -273,14 +273,19 @@ def input_conflicts(proposal: Proposal, targets: Sequence[ProposalTarget]) -> li
 def proposal_queryset(actor: Actor) -> QuerySet[Proposal]:
     """Everything the page reads about one proposal: the row with memory, claim, operation and
     compensation (1 query), targets with entry, version and head (1), decisions (1), the
-    discussion's comments (1) and amendments (1)."""
+    discussion's comments with their resolutions (1) and amendments (1)."""
     return (
         visible_proposals(actor)
         .select_related("memory", "stale_revision", "claim", "operation__compensation")
         .prefetch_related(
             targets_with_heads(),
             Prefetch("decisions", queryset=Decision.objects.order_by("decided_at", "pk")),
-            Prefetch("comments", queryset=ProposalComment.objects.order_by("created_at", "pk")),
+            Prefetch(
+                "comments",
+                queryset=ProposalComment.objects.select_related("resolution").order_by(
+                    "created_at", "pk"
+                ),
+            ),
             Prefetch("amendments", queryset=ProposalAmendment.objects.order_by("number")),
         )
     )
@@ -327,6 +332,10 @@ class ThreadItem:
     rationale_diff: list[compare.DiffSegment] = field(default_factory=list)
     # A comment anchored to a passage of the proposed text: ``{quote, start, end}``.
     anchor: dict[str, Any] = field(default_factory=dict)
+    # A resolved comment: who resolved it, when, on which proposal revision.
+    resolved_by: str = ""
+    resolved_at: datetime | None = None
+    resolved_revision: int | None = None
 
     @property
     def verdict_status(self) -> str:
@@ -359,9 +368,26 @@ def _amendment_item(kind: str, a: ProposalAmendment) -> ThreadItem:
     )
 
 
+def _comment_item(c: ProposalComment) -> ThreadItem:
+    resolution = c.resolution_or_none()
+    return ThreadItem(
+        type="comment",
+        pk=c.pk,
+        author=c.author_label,
+        created_at=c.created_at,
+        revision=c.proposal_revision,
+        body=c.body,
+        anchor=c.anchor or {},
+        resolved_by=resolution.author_label if resolution else "",
+        resolved_at=resolution.created_at if resolution else None,
+        resolved_revision=resolution.proposal_revision if resolution else None,
+    )
+
+
 def thread(proposal: Proposal) -> list[ThreadItem]:
-    """The discussion, oldest first (``decisions``, ``comments`` and ``amendments`` are
-    prefetched): the order of ``proposals.serializers.thread_out``, with the amendments."""
+    """The discussion, oldest first (``decisions``, ``comments`` with their resolutions and
+    ``amendments`` are prefetched): the order of ``proposals.serializers.thread_out``, with the
+    amendments."""
     items = [
         ThreadItem(
             type="decision",
@@ -376,18 +402,7 @@ def thread(proposal: Proposal) -> list[ThreadItem]:
         )
         for d in proposal.decisions.all()
     ]
-    items += [
-        ThreadItem(
-            type="comment",
-            pk=c.pk,
-            author=c.author_label,
-            created_at=c.created_at,
-            revision=c.proposal_revision,
-            body=c.body,
-            anchor=c.anchor or {},
-        )
-        for c in proposal.comments.all()
-    ]
+    items += [_comment_item(c) for c in proposal.comments.all()]
     items += [_amendment_item(proposal.kind, a) for a in proposal.amendments.all()]
     return sorted(items, key=lambda i: (i.created_at, i.type, i.pk))
 

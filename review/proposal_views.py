@@ -9,8 +9,10 @@ htmx the same URL answers with the fragment that changed — the inbox row
 never a plain 302.
 
 A comment posted with htmx answers with the discussion (``#thread``); without JavaScript it
-redirects back. "Edit proposed text" is a plain form: the amendment changes the whole page (a new
-revision, verification and diff), so it always redirects back to the page.
+redirects back. "Resolve" on a comment does the same (a comment someone else resolved
+meanwhile: 409 with the discussion re-read, naming who resolved it). "Edit proposed text" is a
+plain form: the amendment changes the whole page (a new revision, verification and diff), so it
+always redirects back to the page.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from django_htmx.http import HttpResponseClientRedirect
 from lib.errors import DomainError
 from memory.actors import Actor
 from proposals.actions import rebase_proposal
-from proposals.actions.discussion import add_comment, amend_proposal
-from proposals.exceptions import IllegalTransition
+from proposals.actions.discussion import add_comment, amend_proposal, resolve_comment
+from proposals.exceptions import AlreadyResolved, IllegalTransition
 from proposals.kinds import kind_of
 from proposals.models import Proposal, RejectionReason
 
@@ -105,6 +107,8 @@ def _page_context(
     amend_form: AmendForm | None = None,
     notice: str = "",
     notice_kind: str = "info",
+    thread_notice: str = "",
+    thread_notice_kind: str = "info",
     with_preview: bool = True,
     with_queue: bool = True,
 ) -> dict[str, Any]:
@@ -143,6 +147,8 @@ def _page_context(
         "reasons": RejectionReason.choices,
         "notice": notice,
         "notice_kind": notice_kind,
+        "thread_notice": thread_notice,
+        "thread_notice_kind": thread_notice_kind,
         "here": request.get_full_path(),
         "now": now,
         **_queue(request, actor, proposal.pk, neighbours=with_queue),
@@ -449,6 +455,40 @@ def proposal_comment(
     if web.is_htmx(request):
         return _thread(request, actor, pk, status=422, comment_form=form)
     return _render_page(request, actor, pk, "review/proposal.html", status=422, comment_form=form)
+
+
+@require_POST
+@web.deciders
+def proposal_comment_resolve(
+    request: HttpRequest, actor: Actor, pk: int, comment_id: int
+) -> HttpResponse:
+    """Mark a comment of the discussion resolved (``proposals.actions.resolve_comment``)."""
+    proposal = _visible(actor, pk)
+    if proposal is None:
+        return web.refuse(request, f"No proposal {pk}.", status=404)
+    try:
+        resolve_comment(proposal, actor=actor, comment_id=comment_id)
+    except AlreadyResolved as exc:
+        notice = f"{exc.message} Nothing was changed."
+        if web.is_htmx(request):
+            return _thread(
+                request, actor, pk, status=409, thread_notice=notice, thread_notice_kind="conflict"
+            )
+        return _render_page(
+            request,
+            actor,
+            pk,
+            "review/proposal.html",
+            status=409,
+            thread_notice=notice,
+            thread_notice_kind="conflict",
+        )
+    except (NotFound, Forbidden) as exc:
+        return web.refuse(request, exc.message, status=exc.http_status)
+    if web.is_htmx(request):
+        return _thread(request, actor, pk, status=200)
+    messages.success(request, f"Comment resolved on proposal #{pk}.")
+    return HttpResponseRedirect(f"{web.proposal_url(pk)}#thread-comment-{comment_id}")
 
 
 def _text_changes(proposal: Proposal, text: str) -> dict[str, Any] | None:

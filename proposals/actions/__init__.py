@@ -2,7 +2,8 @@
 
 - ``intake``: :func:`submit_proposal` (and :func:`submit_in_transaction` for callers inside a
   memory write), :func:`purge_idempotency_keys`;
-- ``discussion``: :func:`add_comment`, :func:`amend_proposal`, :func:`assign_proposal`;
+- ``discussion``: :func:`add_comment`, :func:`resolve_comment`, :func:`amend_proposal`,
+  :func:`assign_proposal`;
 - ``rebase``: :func:`rebase_proposal` (a stale proposal pointed at the current heads);
 - ``status``: :func:`withdraw_proposal`, :func:`mark_stale` and the staleness hook
   :func:`mark_stale_for_heads`;
@@ -11,7 +12,7 @@
   :func:`file_injection_quarantine` (the injection scan's quarantine proposal at write time).
 """
 
-from .discussion import add_comment, amend_proposal, assign_proposal
+from .discussion import add_comment, amend_proposal, assign_proposal, resolve_comment
 from .intake import SubmitResult, purge_idempotency_keys, submit_in_transaction, submit_proposal
 from .rebase import rebase_proposal
 from .status import mark_stale, mark_stale_for_heads, withdraw_proposal
@@ -35,6 +36,7 @@ __all__ = [
     "purge_idempotency_keys",
     "quarantine_request",
     "rebase_proposal",
+    "resolve_comment",
     "submit_in_transaction",
     "submit_proposal",
     "withdraw_proposal",

@@ -2,6 +2,10 @@
 
 - :func:`add_comment` — reviewers and the submitter write to the proposal's thread (auditors
   and other agents read it). Append-only; nothing else changes.
+- :func:`resolve_comment` — a comment's point is settled, as in a code review: its author or a
+  reviewer marks it resolved. The resolution is a record of its own (:class:`CommentResolution`,
+  one per comment, never undone); the comment is not updated. A reply may resolve a comment
+  too (``add_comment(..., resolves=id)``: both are written in one transaction).
 - :func:`amend_proposal` — the submitter, or a reviewer editing the proposed text, replaces
   the proposal's fields with a new *revision*: the same intake checks run again on the new
   fields (references, heads, secrets, lost details, similarity), the proposal is pending again,
@@ -19,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory.actions import lock_memory
@@ -29,9 +33,17 @@ from memory.models import ApiRole
 
 from .. import hooks
 from ..events import record_proposal_event
-from ..exceptions import Forbidden, IllegalTransition, NoopRewrite, ValidationFailed
+from ..exceptions import (
+    AlreadyResolved,
+    Forbidden,
+    IllegalTransition,
+    NoopRewrite,
+    NotFound,
+    ValidationFailed,
+)
 from ..kinds import kind_of
 from ..models import (
+    CommentResolution,
     Proposal,
     ProposalAmendment,
     ProposalComment,
@@ -50,6 +62,17 @@ AMENDED_FIELDS = ("rationale", "evidence", "payload", "verification")
 def may_comment(actor: Actor, proposal: Proposal) -> bool:
     """Reviewers and the submitter discuss a proposal; auditors and other agents read."""
     return actor.is_reviewer or (actor.role != ApiRole.AUDITOR and proposal.is_submitter(actor))
+
+
+def may_resolve(actor: Actor, comment: ProposalComment) -> bool:
+    """A comment is resolved by the person who wrote it (any of their keys or their browser
+    session: ``Actor.identities``) or by a reviewer. The submitter answers a reviewer's comment
+    (a reply, an amendment) but does not close it on the reviewer's behalf; auditors change
+    nothing."""
+    if actor.role == ApiRole.AUDITOR:
+        return False
+    author = {comment.author_id, comment.on_behalf_of} - {""}
+    return actor.is_reviewer or bool(actor.identities() & author)
 
 
 def may_amend(actor: Actor, proposal: Proposal) -> bool:
@@ -113,12 +136,18 @@ def add_comment(
     actor: Actor,
     body: str,
     anchor: Mapping[str, Any] | None = None,
+    resolves: int | None = None,
 ) -> ProposalComment:
     """One comment on ``proposal`` (visible to ``actor``: the caller resolved it), optionally
-    anchored to a passage of its proposed text (:func:`resolve_anchor`).
+    anchored to a passage of its proposed text (:func:`resolve_anchor`) and, given
+    ``resolves`` (a comment id), resolving that comment of the same thread as
+    :func:`resolve_comment` does — the reply and the resolution are written together or not
+    at all.
 
-    403 ``forbidden`` for auditors and agents other than the submitter; 400 ``invalid`` for an
-    empty or over-long body or an anchor outside the proposed text; 422 ``secret_detected``.
+    403 ``forbidden`` for auditors and agents other than the submitter (and, with
+    ``resolves``, for whoever may not resolve that comment); 400 ``invalid`` for an empty or
+    over-long body or an anchor outside the proposed text; 404 ``not_found`` when ``resolves``
+    names no comment of this proposal; 409 ``already_resolved``; 422 ``secret_detected``.
     Any status: a decided proposal can still be discussed. No lock: a comment changes no state.
     """
     if not may_comment(actor, proposal):
@@ -126,6 +155,7 @@ def add_comment(
     with memory_policy(proposal.memory.policy):
         text = clean_text(body, field="body", required=True)
     check_no_secrets("body", text)
+    resolved = _resolvable(proposal, resolves, actor=actor) if resolves is not None else None
     comment = ProposalComment.objects.create(
         proposal=proposal,
         memory_id=proposal.memory_id,
@@ -141,7 +171,81 @@ def add_comment(
         actor=actor,
         payload={"comment": comment.pk, "revision": proposal.revision},
     )
+    if resolved is not None:
+        _resolve(proposal, resolved, actor=actor)
     hooks.commented(proposal, comment, actor=actor)  # the people it @mentions are told
+    return comment
+
+
+def _resolvable(proposal: Proposal, comment_id: int, *, actor: Actor) -> ProposalComment:
+    """Comment ``comment_id`` of ``proposal`` if ``actor`` may resolve it and it is open: 404
+    ``not_found`` (no such comment in this thread), 403 ``forbidden``, 409
+    ``already_resolved``."""
+    comment = (
+        ProposalComment.objects.select_related("resolution")
+        .filter(proposal=proposal, pk=comment_id)
+        .first()
+    )
+    if comment is None:
+        raise NotFound(f"No comment {comment_id} on proposal {proposal.pk}.")
+    if not may_resolve(actor, comment):
+        raise Forbidden("Only the comment's author or a reviewer may resolve it.")
+    _refuse_if_resolved(comment)
+    return comment
+
+
+def _refuse_if_resolved(comment: ProposalComment) -> None:
+    done = comment.resolution_or_none()
+    if done is not None:
+        raise AlreadyResolved(
+            f"Comment {comment.pk} was resolved by {done.author_label}.",
+            details={
+                "comment": comment.pk,
+                "resolved_by": done.author_label,
+                "resolved_at": done.created_at.isoformat(),
+            },
+        )
+
+
+def _resolve(proposal: Proposal, comment: ProposalComment, *, actor: Actor) -> CommentResolution:
+    """Write the resolution of ``comment`` and its audit event. Two resolvers at once: the
+    unique comment column lets one in; the other gets ``already_resolved`` (its savepoint is
+    rolled back, the caller's transaction goes on only to raise)."""
+    try:
+        with transaction.atomic():
+            resolution = CommentResolution.objects.create(
+                comment=comment,
+                memory_id=proposal.memory_id,
+                proposal_revision=proposal.revision,
+                **actor.columns("author"),
+                created_at=timezone.now(),
+            )
+    except IntegrityError:
+        _refuse_if_resolved(ProposalComment.objects.select_related("resolution").get(pk=comment.pk))
+        raise
+    record_proposal_event(
+        "proposal.comment_resolved",
+        proposal,
+        actor=actor,
+        payload={"comment": comment.pk, "revision": proposal.revision},
+    )
+    comment.resolution = resolution
+    return resolution
+
+
+@transaction.atomic(durable=True)
+def resolve_comment(proposal: Proposal, *, actor: Actor, comment_id: int) -> ProposalComment:
+    """Mark comment ``comment_id`` of ``proposal`` (visible to ``actor``: the caller checked)
+    resolved: one :class:`CommentResolution` naming who resolved it and on which proposal
+    revision, and a ``proposal.comment_resolved`` audit event. Nothing else changes.
+
+    403 ``forbidden`` unless the comment's author or a reviewer (:func:`may_resolve`); 404
+    ``not_found`` when the proposal has no such comment; 409 ``already_resolved`` when it was
+    resolved before (also when another resolver committed first). Any status, like comments.
+    No lock: the one-to-one column keeps it to one resolution. Returns the comment with its
+    resolution."""
+    comment = _resolvable(proposal, comment_id, actor=actor)
+    _resolve(proposal, comment, actor=actor)
     return comment
 
 

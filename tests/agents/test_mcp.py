@@ -539,3 +539,56 @@ def test_an_agent_answers_a_change_request_comments_amends_and_withdraws_over_mc
     withdrawn = ok(client.call("withdraw", proposal_id=pid, reason="Not needed after all."))
     assert withdrawn["status"] == "withdrawn"
     assert refused(client.call("withdraw", proposal_id=pid))["code"] == "already_decided"
+
+
+def test_an_agent_comments_on_a_passage_and_resolves_over_mcp(mcp, api, agent, reviewer):
+    a = api.as_(agent)
+    x = add_via_api(a, "Deploy runs at 02:00 UTC via deploy.sh", dedupe=False)
+    y = add_via_api(a, "Deploys run nightly at 02:00 UTC", dedupe=False)
+    client = mcp.as_(agent)
+    proposal = ok(
+        client.call(
+            "propose",
+            memory="acme",
+            kind="consolidation",
+            rationale="The same schedule twice.",
+            target={"entry_id": x["entry_id"], "version": 1},
+            redundant=[{"entry_id": y["entry_id"], "version": 1}],
+            body="Deploys run nightly at 02:00 UTC via deploy.sh",
+        )
+    )
+    pid = proposal["id"]
+    schema = client.tools()["comment"].input_schema
+    assert {"anchor", "resolves"} <= set(schema["properties"])
+    assert schema["required"] == ["proposal_id", "body"]
+
+    mine = ok(
+        client.call(
+            "comment", proposal_id=pid, body="Is it deploy.sh?", anchor={"quote": "via deploy.sh"}
+        )
+    )
+    assert mine["anchor"]["quote"] == "via deploy.sh" and mine["resolved_by"] is None
+    r = api.as_(reviewer).post(f"/api/v1/proposals/{pid}/comments", {"body": "Cite the runbook"})
+    theirs = r.json()["id"]
+
+    # A reviewer's point is not the submitter's to close: the REST code, nothing written.
+    assert refused(client.call("comment", proposal_id=pid, body="Done", resolves=theirs)) == {
+        "code": "forbidden",
+        "message": "Only the comment's author or a reviewer may resolve it.",
+        "details": {},
+    }
+    ok(client.call("comment", proposal_id=pid, body="Yes, checked the repo.", resolves=mine["id"]))
+    again = refused(client.call("comment", proposal_id=pid, body="x", resolves=mine["id"]))
+    assert again["code"] == "already_resolved"
+    outside = refused(client.call("comment", proposal_id=pid, body="x", anchor={"quote": "hourly"}))
+    assert outside["code"] == "invalid" and "anchor.quote" in outside["details"]
+
+    status = ok(client.call("proposal_status", id=pid))
+    by_id = {c["id"]: c for c in status["comments"]}
+    assert by_id[mine["id"]]["resolved_by"] == "agent-1"
+    assert by_id[theirs]["resolved_by"] is None
+    assert [c["body"] for c in status["comments"]] == [
+        "Is it deploy.sh?",
+        "Cite the runbook",
+        "Yes, checked the repo.",
+    ]

@@ -87,6 +87,10 @@ def world(api, memory, agent, reviewer, auditor) -> dict[str, Any]:
     pending = _submit_cleanup(a, active, "audit-probe-pending")
     if pending is not None:
         world["segments"]["proposals"] = pending
+        # A comment of the pending proposal, by its submitter (…/comments/{id}/resolve).
+        r = a.post(f"/api/v1/proposals/{pending}/comments", {"body": "A point to resolve"})
+        assert r.status_code == 201, r.text
+        world["segments"]["comments"] = r.json()["id"]
         approved = _submit_cleanup(a, spare, "audit-probe-approved")
         r = api.as_(reviewer).post(f"/api/v1/proposals/{approved}/approve", {"comment": "ok"})
         assert r.status_code == 200, r.text

@@ -28,6 +28,7 @@ POST .../relations                         relation.observed (no revision)
 POST /proposals                            proposal.submitted
 POST /proposals/{id}/withdraw              proposal.withdrawn
 POST /proposals/{id}/comments              proposal.commented (no revision)
+POST /proposals/{id}/comments/{c}/resolve  proposal.comment_resolved (no revision)
 POST /proposals/{id}/assign                proposal.assigned (no revision)
 POST /proposals/{id}/request-changes       proposal.changes_requested (no revision)
 POST /proposals/{id}/amend                 proposal.amended (no revision)
@@ -387,6 +388,16 @@ def test_each_discussion_action_writes_one_event_and_no_revision(
         assert actions_of(cid) == [action]
         assert events(cid)[0].proposal_id == pid
         assert not Revision.objects.filter(correlation_id=cid).exists()
+
+
+def test_resolving_a_comment_writes_one_event_and_no_revision(consolidation, a, r, reviewer):
+    pid = consolidation["id"]
+    _, made = send(a, "POST", f"/api/v1/proposals/{pid}/comments", {"body": "See deploy.sh"})
+    cid, _ = send(r, "POST", f"/api/v1/proposals/{pid}/comments/{made.json()['id']}/resolve", {})
+    [resolved] = events(cid)
+    assert (resolved.action, resolved.proposal_id) == ("proposal.comment_resolved", pid)
+    assert_actor(resolved, reviewer, "human")
+    assert not Revision.objects.filter(correlation_id=cid).exists()
 
 
 def test_a_bulk_decision_writes_each_proposals_own_event_under_one_request_id(

@@ -111,7 +111,9 @@ def test_the_proposal_page_keeps_the_focus_after_comments_and_decisions(
 
     page.get_by_label("Your comment").fill("Both say nightly")
     focused = _press(page, post)
-    assert focused["tag"] == "li" and focused["text"].endswith("Both say nightly")
+    # The new comment, with its Resolve button last.
+    assert focused["tag"] == "li"
+    assert " ".join(focused["text"].split()).endswith("Both say nightly Resolve")
 
     page.locator("#decision details.reject summary").focus()
     page.keyboard.press("Enter")

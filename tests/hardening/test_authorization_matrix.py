@@ -109,6 +109,9 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "POST /api/v1/proposals/{}/request-changes": (401, 403, 403, 403, 403, R, R),
     "POST /api/v1/proposals/bulk": (401, 403, 403, 403, 403, R, R),
     "POST /api/v1/proposals/{}/comments": (401, 404, 404, 403, R, R, R),
+    # A comment is resolved by its author (the world's comment is the submitting agent's) or a
+    # reviewer.
+    "POST /api/v1/proposals/{}/comments/{}/resolve": (401, 404, 404, 403, R, R, R),
     "POST /api/v1/proposals/{}/amend": (401, 404, 404, 403, R, R, R),
     "POST /api/v1/proposals/{}/rebase": (401, 404, 404, 403, R, R, R),
     "POST /api/v1/proposals/{}/assign": (401, 404, 404, 403, 403, R, R),
@@ -169,6 +172,7 @@ PAGES: dict[str, tuple[Any, ...]] = {
     "review/proposals/<int:pk>/reject/": POST_ONLY,
     "review/proposals/<int:pk>/request-changes/": POST_ONLY,
     "review/proposals/<int:pk>/comment/": POST_ONLY,
+    "review/proposals/<int:pk>/comments/<int:comment_id>/resolve/": POST_ONLY,
     "review/proposals/<int:pk>/amend/": POST_ONLY,
     "review/proposals/<int:pk>/rebase/": POST_ONLY,
     "review/proposals/<int:pk>/assign/": POST_ONLY,

@@ -109,6 +109,7 @@ def test_no_surface_names_a_hidden_entry_to_a_low_clearance_key(
         "number": "1",
         "proposal_id": str(proposal_pk),
         "operation_id": str(operation_pk),
+        "comment_id": "1",  # a POST-only route (resolve): not requested here
         "name": "repo",
         "pk": "1",
         "job": "decay_scan",
