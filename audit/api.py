@@ -35,6 +35,7 @@ from lib.schema import limit_parameter
 from lib.wording import one_of
 from memory.actors import Actor
 from memory.audit import ACTIONS
+from memory.audit_chain import COLUMNS
 from memory.models import AuditEvent
 
 from . import events
@@ -47,26 +48,9 @@ EXPORT_BUFFER = 64 * 1024
 
 EXPORT_FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 
-#: The stored columns an export reads (no model instances are built).
-EVENT_COLUMNS = [
-    "id",
-    "action",
-    "recorded_at",
-    "actor_type",
-    "actor_id",
-    "actor_label",
-    "on_behalf_of",
-    "correlation_id",
-    "memory_id",
-    "memory_label",
-    "label",
-    "revision_number",
-    "proposal_id",
-    "operation_id",
-    "run_id",
-    "entry_ids",
-    "payload",
-]
+#: The stored columns an export reads (no model instances are built): every stored column, the
+#: ones the audit chain's digest covers.
+EVENT_COLUMNS = list(COLUMNS)
 
 #: CSV header, in order.
 CSV_HEADER = [
