@@ -139,12 +139,14 @@ def add_entries(
     if result.replayed:
         return result
     _after_commit(memory, actor, result, items)
-    if key and any(r.proposal_id is not None for r in result.items):
-        # The candidates' proposals are filed after the commit: the stored answer names them.
+    if any(r.proposal_id is not None for r in result.items):
+        # The candidates' proposals are filed after the commit: the answer (and, under a key,
+        # the stored one a replay returns) names them.
         result.response = batch_out(result)
-        BatchImportKey.objects.filter(memory=memory, submitted_by=actor.id, key=key).update(
-            response=result.response
-        )
+        if key:
+            BatchImportKey.objects.filter(memory=memory, submitted_by=actor.id, key=key).update(
+                response=result.response
+            )
     return result
 
 

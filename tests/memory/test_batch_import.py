@@ -208,6 +208,16 @@ def test_admission_review_makes_candidates_with_their_proposals(a, memory, staff
     assert again == body
 
 
+def test_without_a_key_the_answer_names_the_candidates_proposals_too(a, memory, staff):
+    actions.update_memory_policy(
+        memory, actor=staff, policy={"admission_review": {"below_authority": "repository_attested"}}
+    )
+    body = a.post(B, {"entries": [{"body": "Deploys run on Tuesdays", "kind": "fact"}]}).json()
+    (item,) = body["results"]
+    assert item["state"] == "candidate"
+    assert Proposal.objects.get(pk=item["proposal"]).kind == ProposalKind.ADMISSION
+
+
 def test_over_the_item_limit_is_413(a, memory, settings):
     settings.STEWARD_BATCH_MAX_ENTRIES = 3
     r = a.post(B, {"entries": turns(4)})
