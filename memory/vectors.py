@@ -529,8 +529,9 @@ def _scan(
 
 
 def query_vector(provider: EmbeddingProvider, text: str) -> list[float]:
-    """The query's embedding (one model call)."""
-    return list(provider.embed([text])[0])
+    """The query's embedding (one model call), with the provider's ``query_prefix`` when it
+    declares one (a retrieval instruction some models were trained with)."""
+    return list(provider.embed([getattr(provider, "query_prefix", "") + text])[0])
 
 
 def as_candidates(found: Sequence[tuple[int, int, float]]) -> list[Candidate]:

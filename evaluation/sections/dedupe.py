@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from memory.dedupe import DEFAULT_THRESHOLDS, Score, round_score, similarity
-from memory.embeddings import MiniLMProvider, get_provider
+from memory.embeddings import get_provider, provider_key
 
 from ..metrics import mean, precision_recall_f1
 from ..registry import Figure, SectionResult, section
 from ..workbench import Workbench
-from .recall import MINILM, embeddings, model_unavailable
+from .recall import embeddings, model, model_unavailable
 
 PAIRS = Path(__file__).resolve().parent.parent / "corpora" / "near_duplicates.json"
 LABELS = ("same", "similar", "different")
@@ -126,9 +126,9 @@ def by_method(
     if skipped:
         methods["cosine"] = {"skipped": skipped}
     else:
-        with embeddings(MINILM):
+        with embeddings(model()):
             method, scores = score_pairs(pairs)
-            methods[method] = {"model": MiniLMProvider.key, **evaluate(method, scores)}
+            methods[method] = {"model": provider_key(model()), **evaluate(method, scores)}
     return methods
 
 

@@ -38,7 +38,7 @@ from ..passes_corpus import CORPORA, LANGUAGES, Corpus, expected_findings
 from ..registry import SectionResult, section
 from ..workbench import WRITER, Workbench
 from .dedupe import by_method
-from .recall import MINILM, embeddings, ensure_memory_vectors, model_unavailable
+from .recall import embeddings, ensure_memory_vectors, model, model_unavailable
 
 Pair = frozenset[str]
 JOBS = ("near_duplicates", "contradictions", "promotion")
@@ -320,7 +320,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
     if skipped:
         methods["model"] = {"skipped": skipped}
     else:
-        with embeddings(MINILM):
+        with embeddings(model()):
             for memory, _ in written.values():
                 ensure_memory_vectors(memory)
             methods["model"] = {

@@ -29,10 +29,10 @@ from ..metrics import mean, recall_at_k, reciprocal_rank
 from ..registry import SectionResult, section
 from ..workbench import ATTESTED, MODES, WRITER, Workbench, under_policy
 from .recall import (
-    MINILM,
     embeddings,
     ensure_memory_vectors,
     load_corpus,
+    model,
     model_unavailable,
     selected_queries,
 )
@@ -68,7 +68,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
         memory, pks = write(bench, corpus)
     out: dict[str, Any] = {"rules_version": RULES_VERSION, "queries": len(queries)}
     firsts: dict[str, list[int | None]] = {}
-    with embeddings(MINILM):
+    with embeddings(model()):
         ensure_memory_vectors(memory)
         for mode, policy in MODES:
             view = under_policy(memory, policy)

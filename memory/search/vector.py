@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from .. import vectors
-from ..embeddings import EmbeddingProvider, get_provider
+from ..embeddings import EmbeddingProvider, calibration, get_provider
 from .abbreviations import spelled_out
 from .common import Candidate
 from .filters import RecallFilters
@@ -68,7 +68,11 @@ def embed_query_soon(
 
 
 def min_cosine() -> float:
-    return float(getattr(settings, "STEWARD_SEARCH", {}).get("VECTOR_MIN_COSINE", 0.3))
+    """The vector channel's admission floor: ``STEWARD_SEARCH["VECTOR_MIN_COSINE"]`` when set,
+    else the configured model's (``memory.embeddings.Calibration.min_cosine``: 0.3 with
+    all-MiniLM-L6-v2, 0.5 with bge-small-en-v1.5, whose unrelated texts score 0.3–0.45)."""
+    configured = getattr(settings, "STEWARD_SEARCH", {}).get("VECTOR_MIN_COSINE")
+    return float(configured) if configured is not None else calibration().min_cosine
 
 
 def vector_channel(
