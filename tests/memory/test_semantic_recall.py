@@ -153,7 +153,7 @@ def test_backfill_indexes_what_was_written_without_a_model(memory, me, settings)
     settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
     remember(memory, me, MISO)
     remember(memory, me, DEPLOYS)
-    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.MiniLMProvider"}
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.BgeSmallProvider"}
     provider = require_provider()
     assert vectors.missing_versions(provider).count() == 2
     out = io.StringIO()
