@@ -445,6 +445,9 @@ STEWARD_EMBEDDINGS = {
     "PROVIDER": _embedding_provider(os.environ.get("STEWARD_EMBEDDINGS_PROVIDER")),
     # Inference threads per process (onnxruntime / torch).
     "THREADS": int(os.environ.get("STEWARD_EMBEDDINGS_THREADS", "1")),
+    # bge-small: texts of one batch (an import, a backfill) embedded at once, a call each.
+    # Default: one per core, at most 4.
+    "BATCH_THREADS": int(os.environ.get("STEWARD_EMBEDDINGS_BATCH_THREADS", "0")) or None,
 }
 
 # MCP at /mcp (agents app). Browser-based MCP clients send an Origin header; list the origins
