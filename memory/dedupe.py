@@ -35,7 +35,13 @@ from lib.errors import ValidationFailed
 from lib.wording import listed
 
 from .actors import Actor
-from .embeddings import EmbeddingProvider, get_provider, model_reads
+from .embeddings import (
+    MINILM_CALIBRATION,
+    EmbeddingProvider,
+    calibration,
+    get_provider,
+    model_reads,
+)
 from .jobs import Number
 from .models import Entry, Head, HeadState, Memory, RelationKind, sensitivities_up_to
 from .text import tokenize
@@ -46,7 +52,11 @@ MAX_CANDIDATES = 20
 #: ``manage.py evaluate dedupe`` (docs/recall-evaluation.md gives the precision and recall at
 #: each). A Memory's policy ``tau_same`` / ``tau_similar`` overrides them
 #: (:func:`policy_threshold`).
-DEFAULT_THRESHOLDS = {"lexical": (0.9, 0.6), "cosine": (0.85, 0.35)}
+DEFAULT_THRESHOLDS = {
+    "lexical": (0.9, 0.6),
+    # all-MiniLM-L6-v2's; another model's are its own (:func:`thresholds`).
+    "cosine": (MINILM_CALIBRATION.tau_same, MINILM_CALIBRATION.tau_similar),
+}
 DEFAULT_TAU_SAME, DEFAULT_TAU_SIMILAR = DEFAULT_THRESHOLDS["lexical"]
 #: The similarity methods, the keys of a per-method policy threshold.
 METHODS = ("cosine", "lexical")
@@ -192,6 +202,9 @@ def thresholds(memory: Memory, method: str | None = None) -> tuple[float, float]
     if method is None:
         method = configured_method()
     same, similar = DEFAULT_THRESHOLDS[method]
+    if method == "cosine":  # the configured model's own (memory.embeddings.Calibration)
+        cal = calibration()
+        same, similar = cal.tau_same, cal.tau_similar
     policy = memory.policy or {}
     tau_same = policy_threshold(policy.get("tau_same"), method, same)
     tau_similar = policy_threshold(policy.get("tau_similar"), method, similar)

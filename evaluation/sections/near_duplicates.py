@@ -3,8 +3,9 @@
 ``evaluation/restatement_corpus.py`` holds pairs labelled ``restatement`` (the only positive:
 one fact in other words), ``different_value``, ``different_fact`` and ``unrelated``. Each pair
 is scored by the similarity the pass uses (``memory.dedupe.Similarity``: lexical Jaccard
-always, and cosine over all-MiniLM-L6-v2 when its package is installed — for the pairs the
-model reads; the others lexically, as in the pass), then judged by the pass's own rule,
+always, and cosine over the packaged model (bge-small-en-v1.5 by default) when installed —
+for the pairs the model reads; the others lexically, as in the pass), then judged by the
+pass's own rule,
 ``proposals.passes.near_duplicates.pair_edge``, at the pass's default parameters for the
 similarity that scored the pair (``rules`` of a Memory with an empty policy). The sweep moves
 the threshold of the section's method only; ``unread_pairs`` counts the pairs the model cannot

@@ -6,8 +6,9 @@ as a bulk import: the add-time check files nothing, so the passes have all the w
 note sessions ended as in ``bench/maintenance_eval.py``. Then the near-duplicate, contradiction
 and promotion passes run for real on their code path as *dry runs* (nothing is filed or
 observed; the run's items say what would be), lexically (no embedding provider) and, when the
-all-MiniLM-L6-v2 package is installed, with the model (the heads indexed first; the model reads
-Latin script only, so the pairs it cannot read are scored by words, as in production).
+packaged model (bge-small-en-v1.5 by default) is installed, with the model (the heads indexed
+first; the model reads Latin script only, so the pairs it cannot read are scored by words,
+as in production).
 
 Scored per language and similarity:
 
@@ -38,7 +39,7 @@ from ..passes_corpus import CORPORA, LANGUAGES, Corpus, expected_findings
 from ..registry import SectionResult, section
 from ..workbench import WRITER, Workbench
 from .dedupe import by_method
-from .recall import MINILM, embeddings, ensure_memory_vectors, model_unavailable
+from .recall import embeddings, ensure_memory_vectors, model, model_unavailable
 
 Pair = frozenset[str]
 JOBS = ("near_duplicates", "contradictions", "promotion")
@@ -320,7 +321,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
     if skipped:
         methods["model"] = {"skipped": skipped}
     else:
-        with embeddings(MINILM):
+        with embeddings(model()):
             for memory, _ in written.values():
                 ensure_memory_vectors(memory)
             methods["model"] = {

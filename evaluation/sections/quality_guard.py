@@ -6,7 +6,7 @@ can hurt: every memory of the labelled recall corpus (``evaluation/corpora/recal
 answers a query is written uncited, as a ``fact`` (no vote), and every other memory — the
 distractors that share the topic and several words, and the background — is written as a
 ``decision`` citing an attested source (``importance_high`` and ``evidence_direct``: +2 each).
-Every query then runs hybrid (lexical + vector, all-MiniLM-L6-v2) with quality off and on over
+Every query then runs hybrid (lexical + vector, the packaged model) with quality off and on over
 the very same entries.
 
 Reported per mode: Recall@5, Recall@10 and MRR over every query, and with quality on how many
@@ -29,10 +29,10 @@ from ..metrics import mean, recall_at_k, reciprocal_rank
 from ..registry import SectionResult, section
 from ..workbench import ATTESTED, MODES, WRITER, Workbench, under_policy
 from .recall import (
-    MINILM,
     embeddings,
     ensure_memory_vectors,
     load_corpus,
+    model,
     model_unavailable,
     selected_queries,
 )
@@ -68,7 +68,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
         memory, pks = write(bench, corpus)
     out: dict[str, Any] = {"rules_version": RULES_VERSION, "queries": len(queries)}
     firsts: dict[str, list[int | None]] = {}
-    with embeddings(MINILM):
+    with embeddings(model()):
         ensure_memory_vectors(memory)
         for mode, policy in MODES:
             view = under_policy(memory, policy)

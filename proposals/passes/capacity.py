@@ -10,7 +10,8 @@ the reason.
 - *Near-duplicate density*: live ``duplicate_of`` observations (restatements: similarity at or
   above the Memory's ``tau_same``) between active entries per active entry; fires at
   ``jobs.capacity.duplicate_density`` (default 0.2). ``near_duplicate_of`` observations do not
-  count: with the embedding model they mark entries on the same subject (cosine ≥ 0.35), most
+  count: with the embedding model they mark entries on the same subject (cosine ≥ the model's
+  ``tau_similar``: 0.62 with bge-small, 0.35 with MiniLM), most
   of them different facts, and counting them made a Memory of distinct facts look crowded and
   filed its least-recalled facts for cleanup.
 - The proposal: at most ``jobs.capacity.max_entries`` (default 20, at most 50) active entries

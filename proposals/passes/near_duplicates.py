@@ -51,6 +51,7 @@ from memory.dedupe import (
     similarity,
     thresholds,
 )
+from memory.embeddings import MINILM_CALIBRATION, calibration
 from memory.models import Kind, MaintenanceRun, Memory, Validity
 
 from .. import bodies
@@ -76,13 +77,13 @@ DEFAULT_MIN_SUBJECT = 0.6
 #: ``bench/maintenance_eval.py``, where one person in two roles, mutually nearest, scores 0.658
 #: ("The billing service is owned by Ken Adebayo" / "The payments team lead is now Ken
 #: Adebayo"). docs/maintenance.md gives the sweep.
-COSINE_THRESHOLD = 0.66
+COSINE_THRESHOLD = MINILM_CALIBRATION.near_duplicate  # 0.66; another model's is its own
 #: Below this cosine an edge also needs the two entries to be each other's nearest: one value
 #: in two roles ("The payments service is owned by Mara Okafor" / "The payments team lead is
 #: Mara Okafor") scores 0.74–0.78, as high as a restatement in other words, and no check of
 #: the texts tells them apart — but such an entry has a closer neighbour (its own restatement,
 #: or the other value of its slot).
-COSINE_NEAREST_BELOW = 0.8
+COSINE_NEAREST_BELOW = MINILM_CALIBRATION.nearest_below  # 0.8
 #: With embeddings the model judges the meaning: a restatement may share no content word
 #: ("Errors are tracked in Sentry" / "Exceptions get reported to Sentry"), so no subject
 #: overlap is asked by default (``jobs.near_duplicates.min_subject`` sets one).
@@ -103,7 +104,7 @@ def rules(memory: Memory, method: str) -> dict[str, Rule]:
     lexical always (also the pairs the model cannot read), and cosine with embeddings."""
     out = {"lexical": Rule(*default_parameters(memory, "lexical"), None)}
     if method != "lexical":
-        out[method] = Rule(*default_parameters(memory, method), COSINE_NEAREST_BELOW)
+        out[method] = Rule(*default_parameters(memory, method), calibration().nearest_below)
     return out
 
 
@@ -386,7 +387,7 @@ def _default_threshold(method: str, tau_same: float, tau_similar: float) -> floa
     similarity; with embeddings at least the paraphrase floor ``COSINE_THRESHOLD``, but never
     above what the add-time check already calls the same text (a Memory may set ``tau_same``
     lower)."""
-    cosine = min(max(tau_similar, COSINE_THRESHOLD), tau_same)
+    cosine = min(max(tau_similar, calibration().near_duplicate), tau_same)
     return tau_similar if method == "lexical" else cosine
 
 

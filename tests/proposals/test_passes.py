@@ -17,6 +17,7 @@ from django.utils import timezone
 from memory import actions, maintenance, vectors
 from memory.actors import Actor
 from memory.dedupe import lexical_similarity
+from memory.embeddings import calibration
 from memory.exceptions import MaintenanceRunning
 from memory.models import (
     AuditEvent,
@@ -593,7 +594,7 @@ def test_with_the_model_only_paraphrases_make_an_edge(memory, agent, system):
     ]
     r = run(memory, "near_duplicates", system, dry_run=True)
     assert r.parameters["method"] == "cosine"
-    assert r.parameters["threshold"] == COSINE_THRESHOLD
+    assert r.parameters["threshold"] == calibration().near_duplicate  # the model's own
     clusters = [set(i["entries"]) for i in r.items if i["reason"] == "near_duplicate_cluster"]
     assert clusters == [{e.uid for e in paraphrases}]
     assert not any(facts[0].uid in c for c in clusters)

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 
 from memory import actions, maintenance, vectors
 from memory.actors import Actor
-from memory.embeddings import require_provider
+from memory.embeddings import calibration, require_provider
 from memory.models import Entry, EntryEmbedding, Memory
 from proposals.models import Proposal
 from proposals.passes.promotion import COSINE_THRESHOLD, DEFAULT_THRESHOLD
@@ -65,13 +65,14 @@ def test_with_the_model_notes_in_other_words_make_one_theme(memory, agent, syste
     enable_promotion(memory)
     r = maintenance.run_job(memory, actor=system, job="promotion", dry_run=False)
     assert r.parameters["method"] == "cosine"
-    assert r.parameters["threshold"] == COSINE_THRESHOLD
+    threshold = calibration().promotion  # the packaged model's own
+    assert r.parameters["threshold"] == threshold
     assert themes(r) == [{n.uid for n in notes}]
     (p,) = Proposal.objects.filter(memory=memory, kind="promotion")
     assert {n["entry_id"] for n in p.payload["notes"]} == {n.uid for n in notes}
     assert docker.uid not in {n["entry_id"] for n in p.payload["notes"]}
     (item,) = r.items
-    assert all(score >= COSINE_THRESHOLD for _, _, score in item["inputs"]["pairs"])
+    assert all(score >= threshold for _, _, score in item["inputs"]["pairs"])
 
 
 def test_without_the_model_the_same_notes_share_too_few_words(memory, agent, system):
