@@ -49,13 +49,14 @@ def test_lexical_sweep_reports_defaults_best_f1_and_a_precise_threshold(tmp_path
 
 
 def test_cosine_sweep_with_the_packaged_model(tmp_path):
-    if packaged_model_path() is None:
+    path = packaged_model_path()
+    if path is None:
         pytest.skip("no packaged embedding model is installed")
     d = run_dedupe(tmp_path)
     cosine = d["methods"]["cosine"]
-    assert cosine["model"] == provider_key(packaged_model_path())
+    assert cosine["model"] == provider_key(path)
     # The "at default" point is the measured model's own threshold, not another model's.
-    own = provider_calibration(packaged_model_path())
+    own = provider_calibration(path)
     assert d["defaults"]["cosine"] == {"tau_same": own.tau_same, "tau_similar": own.tau_similar}
     assert cosine["tau_similar"]["default"]["tau"] == own.tau_similar
     assert all(0.0 <= s <= 1.0 for s in cosine["scores"])

@@ -59,11 +59,12 @@ def test_lexical_figures_are_the_pass_rule_on_the_jaccard(tmp_path, monkeypatch)
 
 
 def test_with_the_real_model_restatements_pair_and_other_values_do_not(tmp_path):
-    if packaged_model_path() is None:
+    path = packaged_model_path()
+    if path is None:
         pytest.skip("no packaged embedding model is installed")
     report = run_section(tmp_path)
     cosine = report["methods"]["cosine"]
-    assert cosine["model"] == provider_key(packaged_model_path())
+    assert cosine["model"] == provider_key(path)
     labels = cosine["by_label"]
     # Restatements in other words ("runs on GitHub Actions" / "ship through GitHub Actions
     # workflows") each say something the other does not, as another method or actor would: the

@@ -61,10 +61,11 @@ def test_without_the_model_lexical_recall_is_measured_and_vector_is_skipped(
 
 
 def test_vector_and_hybrid_run_with_the_packaged_model(tmp_path):
-    if packaged_model_path() is None:
+    path = packaged_model_path()
+    if path is None:
         pytest.skip("no packaged embedding model is installed")
     r = run_recall(tmp_path)["recall"]
-    assert r["model"] == provider_key(packaged_model_path())
+    assert r["model"] == provider_key(path)
     assert r["heads_with_vectors"] == r["corpus"]["memories"]
     configs = r["configurations"]
     assert set(configs) == set(CONFIGURATIONS)
