@@ -423,7 +423,7 @@ STEWARD_ANALYZER = {"STEM": env_bool("STEWARD_ANALYZER_STEM", True)}
 # docs/recall-evaluation.md ("Models") measures the two. Each model carries its own cosine
 # thresholds (memory.embeddings.Calibration); after switching, `manage.py rebuild_projection
 # --vectors` embeds the stored versions with the new model (vectors are keyed by model).
-# STEWARD_EMBEDDINGS_PROVIDER=none runs lexical only (docs/recall-evaluation.md says what that costs).
+# STEWARD_EMBEDDINGS_PROVIDER=none runs lexical only (docs/recall-evaluation.md: what it costs).
 EMBEDDING_MODELS = {
     "bge-small": "memory.embeddings.BgeSmallProvider",
     "minilm": "memory.embeddings.MiniLMProvider",
