@@ -435,8 +435,7 @@ def main() -> None:
             provider = require_provider()
             qvecs = {q: provider.embed([q])[0] for q in qs + warm}
             # Every timed search embeds its query afresh, as a new question from an agent does.
-            provider.TEXT_CACHE = 0  # type: ignore[attr-defined]
-            provider._recent.clear()  # type: ignore[attr-defined]
+            provider._recent.clear(size=0)  # type: ignore[attr-defined]
 
         def run_search(q: str, memory: Memory = memory) -> None:
             search(memory, actor=actor, query=q, limit=args.limit)

@@ -28,7 +28,7 @@ import threading
 import unicodedata
 from array import array
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -108,6 +108,43 @@ def unpack(data: bytes | memoryview) -> array[float]:
     return out
 
 
+class RecentVectors:
+    """The vectors of the last ``size`` distinct texts a provider embedded, so a text a process
+    has seen (a repeated query, a body a maintenance pass compares again) costs no second
+    inference. Thread-safe; the model runs outside the lock."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._recent: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(
+        self, texts: Sequence[str], compute: Callable[[list[str]], list[list[float]]]
+    ) -> list[list[float]]:
+        """The vector of each of ``texts``: kept ones from here, the others from ``compute``
+        (called once, with each new text once, in order)."""
+        with self._lock:
+            found = {t: self._recent[t] for t in texts if t in self._recent}
+            for t in found:
+                self._recent.move_to_end(t)
+        todo = list(dict.fromkeys(t for t in texts if t not in found))
+        if todo:
+            fresh = dict(zip(todo, compute(todo), strict=True))
+            found.update(fresh)
+            with self._lock:
+                self._recent.update(fresh)
+                while len(self._recent) > self.size:
+                    self._recent.popitem(last=False)
+        return [found[t] for t in texts]
+
+    def clear(self, *, size: int | None = None) -> None:
+        """Forget every kept vector (and keep at most ``size`` from now on, when given)."""
+        with self._lock:
+            self._recent.clear()
+            if size is not None:
+                self.size = size
+
+
 class HashingProvider:
     """Deterministic hashed bag of the analyzer's unstemmed words (no model, no dependency; the
     words do not depend on ``STEWARD_ANALYZER``, so stored vectors stay valid when it changes).
@@ -149,32 +186,22 @@ class MiniLMProvider:
 
     def __init__(self) -> None:
         self._model = _load_minilm()
-        self._recent: OrderedDict[str, list[float]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._recent = RecentVectors(self.TEXT_CACHE)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        with self._lock:
-            found = {t: self._recent[t] for t in texts if t in self._recent}
-            for t in found:
-                self._recent.move_to_end(t)
-        todo = list(dict.fromkeys(t for t in texts if t not in found))
-        if todo:
-            # No progress bar: sentence-transformers shows one whenever logging is at INFO
-            # (``celery worker -l info``), a line in the worker's log for every write.
-            vectors = self._model.encode(
-                todo,
-                batch_size=64,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-            fresh = {t: v.tolist() for t, v in zip(todo, vectors.astype("float32"), strict=True)}
-            found.update(fresh)
-            with self._lock:
-                self._recent.update(fresh)
-                while len(self._recent) > self.TEXT_CACHE:
-                    self._recent.popitem(last=False)
-        return [found[t] for t in texts]
+        return self._recent.embed(texts, self._embed_new)
+
+    def _embed_new(self, todo: list[str]) -> list[list[float]]:
+        # No progress bar: sentence-transformers shows one whenever logging is at INFO
+        # (``celery worker -l info``), a line in the worker's log for every write.
+        vectors = self._model.encode(
+            todo,
+            batch_size=64,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return [v.tolist() for v in vectors.astype("float32")]
 
 
 class BgeSmallProvider:
@@ -217,25 +244,15 @@ class BgeSmallProvider:
         self._session, self._tokenizer = _load_onnx_encoder(
             self.PACKAGE, self.MODEL_DIR, self.MAX_TOKENS
         )
-        self._recent: OrderedDict[str, list[float]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._recent = RecentVectors(self.TEXT_CACHE)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        with self._lock:
-            found = {t: self._recent[t] for t in texts if t in self._recent}
-            for t in found:
-                self._recent.move_to_end(t)
-        todo = list(dict.fromkeys(t for t in texts if t not in found))
+        return self._recent.embed(texts, self._embed_new)
+
+    def _embed_new(self, todo: list[str]) -> list[list[float]]:
         if len(todo) > 1:  # a batch (an import, a backfill): a call per text, on every core
-            fresh = dict(zip(todo, _batch_executor().map(self._embed_one, todo), strict=True))
-        else:
-            fresh = {t: self._embed_one(t) for t in todo}
-        found.update(fresh)
-        with self._lock:
-            self._recent.update(fresh)
-            while len(self._recent) > self.TEXT_CACHE:
-                self._recent.popitem(last=False)
-        return [found[t] for t in texts]
+            return list(_batch_executor().map(self._embed_one, todo))
+        return [self._embed_one(t) for t in todo]
 
     def _embed_one(self, text: str) -> list[float]:
         import numpy as np

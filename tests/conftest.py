@@ -7,6 +7,7 @@ the same stack an agent does: sockets, middleware, parsers, authentication, erro
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,6 +193,22 @@ def _embeddings(request, settings) -> None:
         settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.BgeSmallProvider"}
     else:
         settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
+
+
+@pytest.fixture
+def hide_package(monkeypatch) -> Callable[[str], None]:
+    """``hide_package(name)``: from then on, ``importlib.util.find_spec`` finds no ``name`` (a
+    machine without that optional package)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    hidden: set[str] = set()
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in hidden else real(name, *a),
+    )
+    return hidden.add
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -69,13 +68,8 @@ def test_scores_do_not_depend_on_the_batch_a_pair_is_scored_in():
     assert together[15:20] == pytest.approx(alone, abs=1e-3)
 
 
-def test_without_the_package_the_setting_is_refused_with_what_to_do(monkeypatch):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == cross_encoder.PACKAGE else real(name, *a),
-    )
+def test_without_the_package_the_setting_is_refused_with_what_to_do(hide_package):
+    hide_package(cross_encoder.PACKAGE)
     with pytest.raises(ImproperlyConfigured, match="unset STEWARD_RERANKER"):
         model_dir()
 

