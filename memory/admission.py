@@ -176,13 +176,18 @@ def _joins(text: str) -> _Joins:
         for left, right in ((other.tail, mine.head), (mine.tail, other.head)):
             if left and right and len(left + right) >= 16:
                 out.tokens.append((left, right))
-        if any(
-            ch.isdigit() or ch == "@" for ch in other.last + mine.first + mine.last + other.first
-        ):
-            out.windows.extend(((other.last, mine.first), (mine.last, other.first)))
+        for left, right in ((other.last, mine.first), (mine.last, other.first)):
+            if _may_meet_in_personal_data(left + right):
+                out.windows.append((left, right))
     if mine not in edges:
         edges.append(mine)
     return out
+
+
+def _may_meet_in_personal_data(joined: str) -> bool:
+    """Whether two fields' windows put together could hold personal data neither holds alone:
+    every kind the finders know has a digit or an ``@`` (a card, an id, a phone, an email)."""
+    return "@" in joined or any(map(str.isdigit, joined))
 
 
 def check_no_secrets(field: str, text: str, joins: _Joins | None = None) -> None:
@@ -244,6 +249,13 @@ def personal_data_forms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _found_in_window(window: str, wanted: frozenset[str]) -> frozenset[str]:
+    """The personal data in one field's window alone. A window is joined with many others in
+    a batch (:data:`_MAX_EDGES`); it is read once."""
+    return frozenset(find_personal_data(personal_data_form(window), wanted))
+
+
 def check_no_personal_data(
     field: str, text: str, refuse: Iterable[str] | None = None, joins: _Joins | None = None
 ) -> None:
@@ -256,10 +268,7 @@ def check_no_personal_data(
         for form in personal_data_forms(text):
             kinds += [k for k in find_personal_data(form, wanted) if k not in kinds]
         for left, right in joins.windows if joins else []:
-            alone = {
-                *find_personal_data(personal_data_form(left), wanted),
-                *find_personal_data(personal_data_form(right), wanted),
-            }
+            alone = _found_in_window(left, wanted) | _found_in_window(right, wanted)
             met = find_personal_data(personal_data_form(left + right), wanted)
             kinds += [k for k in met if k not in kinds and k not in alone]
     if kinds:

@@ -261,11 +261,27 @@ def _is_card(candidate: str) -> bool:
     return False
 
 
+#: The fewest digits a card number (the card pattern: 13) and a national id (a UK NINO, or a
+#: labelled number: 6) are written with: a text holding fewer is not searched for one. A batch
+#: import joins each field's edges with two dozen others' (``memory.admission``), mostly prose.
+#: ``tests/hardening/test_personal_data_digits.py`` holds every pattern to them.
+MIN_CARD_DIGITS = 13
+MIN_ID_DIGITS = 6
+
+
+def _digit_count(text: str) -> int:
+    return sum(map(str.isdigit, text))
+
+
 def _find_cards(text: str) -> bool:
+    if _digit_count(text) < MIN_CARD_DIGITS:
+        return False
     return any(_is_card(m.group()) for m in _CARD.finditer(text))
 
 
 def _find_government_ids(text: str) -> bool:
+    if _digit_count(text) < MIN_ID_DIGITS:
+        return False
     if _labelled_id(text):
         return True
     for pattern, is_valid in _IDS:

@@ -365,6 +365,36 @@ def test_a_secret_split_across_two_fields_of_one_request_is_found(api, agent):
     assert Entry.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("Call Jane back; her SSN is 078-05", "-1120, she said"),  # body ends it, quote goes on
+        ("-1120, she said", "Call Jane back; her SSN is 078-05"),  # the quote ends it
+        ("Jane's card: 4111 1111", "1111 1111 expires in May"),
+    ],
+)
+def test_personal_data_split_across_two_fields_of_one_request_is_found(api, agent, first, second):
+    r = api.as_(agent).post(
+        E,
+        {
+            "body": first,
+            "kind": "fact",
+            "evidence": [{"source": "chat", "ref": "m1", "quote": second}],
+        },
+    )
+    assert r.status_code == 422 and r.json()["error"]["code"] == "personal_data_detected", r.text
+    assert Entry.objects.count() == 0
+
+
+def test_personal_data_split_across_two_items_of_a_batch_is_found(api, agent):
+    items = [{"body": f"Turn {i}: nothing to see here", "kind": "fact"} for i in range(30)]
+    items[20] = {"body": "Jane: my SSN is 078-05", "kind": "fact"}
+    items[21] = {"body": "-1120 by the way", "kind": "fact"}
+    r = api.as_(agent).post(f"{E}/batch", {"entries": items})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "personal_data_detected", r.text
+    assert Entry.objects.count() == 0
+
+
 def test_a_saved_view_name_and_search_are_scanned(reviewer, client):
     from django.contrib.auth.models import User
 
