@@ -119,6 +119,12 @@ _REQUEST_EDGES: ContextVar[list[_Edges] | None] = ContextVar(
 )
 #: How many earlier fields' edges a field is joined with (a batch import is one request).
 _MAX_EDGES = 24
+#: The personal data each window of this request holds alone, by (window, refused kinds): a
+#: window meets up to :data:`_MAX_EDGES` others in a batch and is read once. Kept for the
+#: request only.
+_WINDOW_FINDINGS: ContextVar[dict[tuple[str, frozenset[str]], frozenset[str]] | None] = ContextVar(
+    "admission_window_findings", default=None
+)
 _HEAD = re.compile(r"^\S{1,120}")
 _TAIL = re.compile(r"\S{1,120}$")
 _WINDOW = 40
@@ -135,9 +141,11 @@ class _Edges(NamedTuple):
 def request_scope() -> Iterator[None]:
     """Within it, every field scanned is also joined with the request's other fields."""
     token = _REQUEST_EDGES.set([])
+    windows = _WINDOW_FINDINGS.set({})
     try:
         yield
     finally:
+        _WINDOW_FINDINGS.reset(windows)
         _REQUEST_EDGES.reset(token)
 
 
@@ -184,10 +192,17 @@ def _joins(text: str) -> _Joins:
     return out
 
 
+#: What every kind of personal data the finders know is written with, besides digits: an
+#: email's ``@``, and the brackets of one spelled out (``jane [at] example [dot] com``).
+_PERSONAL_DATA_MARKS = frozenset("@[({<")
+
+
 def _may_meet_in_personal_data(joined: str) -> bool:
     """Whether two fields' windows put together could hold personal data neither holds alone:
-    every kind the finders know has a digit or an ``@`` (a card, an id, a phone, an email)."""
-    return "@" in joined or any(map(str.isdigit, joined))
+    a card, an id and a phone have digits, an email an ``@`` or a spelled one's brackets (read
+    after NFKC, so fullwidth forms count)."""
+    probe = unicodedata.normalize("NFKC", joined)
+    return not _PERSONAL_DATA_MARKS.isdisjoint(probe) or any(map(str.isdigit, probe))
 
 
 def check_no_secrets(field: str, text: str, joins: _Joins | None = None) -> None:
@@ -249,11 +264,16 @@ def personal_data_forms(text: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=4096)
 def _found_in_window(window: str, wanted: frozenset[str]) -> frozenset[str]:
-    """The personal data in one field's window alone. A window is joined with many others in
-    a batch (:data:`_MAX_EDGES`); it is read once."""
-    return frozenset(find_personal_data(personal_data_form(window), wanted))
+    """The personal data in one field's window alone, read once per request
+    (:data:`_WINDOW_FINDINGS`)."""
+    seen = _WINDOW_FINDINGS.get()
+    if seen is not None and (window, wanted) in seen:
+        return seen[(window, wanted)]
+    found = frozenset(find_personal_data(personal_data_form(window), wanted))
+    if seen is not None:
+        seen[(window, wanted)] = found
+    return found
 
 
 def check_no_personal_data(

@@ -371,9 +371,21 @@ def test_a_secret_split_across_two_fields_of_one_request_is_found(api, agent):
         ("Call Jane back; her SSN is 078-05", "-1120, she said"),  # body ends it, quote goes on
         ("-1120, she said", "Call Jane back; her SSN is 078-05"),  # the quote ends it
         ("Jane's card: 4111 1111", "1111 1111 expires in May"),
+        # A spelled email has no digit and no "@"; the digit far from the join used to be
+        # what joined the two (and without it, the split was stored).
+        (
+            "Please write to jane [at] exam",
+            "ple [dot] com when you can, thanks again, see you on 5 May",
+        ),
+        ("Please write to jane (at) exam", "ple (dot) com when you can"),
     ],
 )
-def test_personal_data_split_across_two_fields_of_one_request_is_found(api, agent, first, second):
+def test_personal_data_split_across_two_fields_of_one_request_is_found(
+    api, agent, reviewer, first, second
+):
+    refuse = {"personal_data": {"refuse": ["card", "government_id", "email"]}}
+    r = api.as_(reviewer).patch("/api/v1/memories/acme", {"policy": refuse})
+    assert r.status_code == 200, r.text
     r = api.as_(agent).post(
         E,
         {
