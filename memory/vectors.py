@@ -381,7 +381,7 @@ def _knn(kind: str, memory_pk: int, q: np.ndarray, k: int) -> list[tuple[int, fl
                 [q.tobytes(), k, memory_pk],
             )
         else:
-            _pg_ef_search(conn, k)
+            _pg_ef_search(conn, WALK_WIDTH * k)
             lit = _pg_literal(q)
             cursor.execute(
                 f"SELECT version_id, embedding <=> %s::vector AS d FROM {TABLE} "
@@ -417,16 +417,29 @@ def _pg_exact(cursor: Any, memory_pk: int, lit: str, k: int) -> list[tuple[Any, 
     return list(cursor.fetchall())
 
 
+#: How many candidates the HNSW walk keeps (``hnsw.ef_search``) per row asked for. The Memory is
+#: filtered after the walk, so with exactly ``k`` kept, one other Memory's vector among them made
+#: the answer short and sent even a Memory holding most of the table (100,000 of 110,000
+#: vectors) to the exact pass, linear in its size: bare ANN p95 94 ms at 100k
+#: (docs/benchmarks.md). Twice ``k`` leaves room for the others' share.
+WALK_WIDTH = 2
+
+
 def _pg_ef_search(conn: BaseDatabaseWrapper, k: int) -> None:
-    """HNSW returns at most ``hnsw.ef_search`` rows: raise it to ``k`` for this connection."""
+    """HNSW returns at most ``hnsw.ef_search`` rows: raise it to ``k`` for this connection.
+
+    Remembered per connection only outside a transaction: a setting made inside one is undone
+    when it rolls back, and a remembered value would then leave the walk at the default 40
+    (every longer answer short, so every search sent to the exact pass)."""
     want = min(max(k, 40), 1000)
     raw = conn.connection
+    inside = conn.in_atomic_block
     known = getattr(conn, "_steward_ef_search", None)
-    if known is not None and known[0] is raw and known[1] >= want:
+    if not inside and known is not None and known[0] is raw and known[1] >= want:
         return
     with conn.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, false)", [str(want)])
-    conn._steward_ef_search = (raw, want)  # type: ignore[attr-defined]
+    conn._steward_ef_search = None if inside else (raw, want)  # type: ignore[attr-defined]
 
 
 def _scoped(

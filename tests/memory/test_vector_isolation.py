@@ -30,11 +30,11 @@ def hashing(settings):
     _provider.cache_clear()
 
 
-def _crowd(memory_pk: int, n: int, near: np.ndarray) -> None:
+def _crowd(memory_pk: int, n: int, near: np.ndarray, first_id: int = 10_000_000) -> None:
     """``n`` vectors of another Memory about the same subject (close to ``near``), straight
     into the index (no entries: the small Memory's query never reads them, they only crowd
     its probe)."""
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(first_id)  # each crowd its own vectors
     noise = rng.normal(size=(n, vectors.DIMENSIONS)).astype(np.float32)
     rows = (near[None, :] * 4 + noise / np.sqrt(vectors.DIMENSIONS)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
@@ -42,13 +42,13 @@ def _crowd(memory_pk: int, n: int, near: np.ndarray) -> None:
         if vectors.index_kind() == vectors.SQLITE_VEC:
             cursor.executemany(
                 f"INSERT INTO {vectors.TABLE}(version_id, memory_id, embedding) VALUES (%s, %s, %s)",
-                [(10_000_000 + i, memory_pk, v.tobytes()) for i, v in enumerate(rows)],
+                [(first_id + i, memory_pk, v.tobytes()) for i, v in enumerate(rows)],
             )
         else:
             cursor.executemany(
                 f"INSERT INTO {vectors.TABLE}(version_id, memory_id, embedding) "
                 "VALUES (%s, %s, %s::vector)",
-                [(10_000_000 + i, memory_pk, vectors._pg_literal(v)) for i, v in enumerate(rows)],
+                [(first_id + i, memory_pk, vectors._pg_literal(v)) for i, v in enumerate(rows)],
             )
 
 
@@ -101,3 +101,36 @@ def test_a_small_memory_beside_a_large_one_gets_its_own_k_nearest(
     mine = vectors.head_vectors(memory.pk, hashing, [r.entry.pk for r in batch.items])
     exact = sorted((round(float(v @ q), 4) for v in mine.values()), reverse=True)[:80]
     assert [round(c, 4) for _, _, c in beside] == exact
+
+
+def test_a_memory_holding_most_of_the_index_is_answered_by_the_graph_walk(
+    memory, other_memory, monkeypatch
+):
+    """The walk keeps more candidates than it is asked for (``vectors.WALK_WIDTH``): a few
+    vectors of another Memory among them do not send the large Memory to the exact pass."""
+    if vectors.index_kind() != vectors.PGVECTOR:
+        pytest.skip("the graph walk filtered by Memory is pgvector's")
+    q = np.random.default_rng(3).normal(size=vectors.DIMENSIONS).astype(np.float32)
+    q /= np.linalg.norm(q)
+    _crowd(memory.pk, 1200, q)
+    _crowd(other_memory.pk, 120, q, first_id=20_000_000)  # a tenth of the table, as near
+    exact: list[int] = []
+    real = vectors._pg_exact
+
+    def counted(cursor, memory_pk, lit, k):  # type: ignore[no-untyped-def]
+        exact.append(memory_pk)
+        return real(cursor, memory_pk, lit, k)
+
+    monkeypatch.setattr(vectors, "_pg_exact", counted)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {vectors.TABLE}")
+        cursor.execute("SET enable_sort = off")  # walk the graph, as at 100,000 rows
+    try:
+        large = vectors._knn(vectors.PGVECTOR, memory.pk, q, 80)
+        small = vectors._knn(vectors.PGVECTOR, other_memory.pk, q, 80)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_sort")
+    assert len(large) == len(small) == 80
+    # The large Memory from the walk; the small one's walk came back short: answered exactly.
+    assert exact == [other_memory.pk]
