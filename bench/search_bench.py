@@ -377,6 +377,31 @@ def strict_fresh_side_by_side(
     )
 
 
+def bound_side_by_side(memory: Memory, qs: list[str], cap: int, vendor: str, entries: int) -> None:
+    """The search's lexical channel (exact: every admitted row ranked, plain BM25 over the same
+    tokens) beside the bounded reading the write path's near-duplicate check uses (only the
+    ``LEXICAL_TIER_ROWS`` newest admitted versions ranked), alternating query by query: the time
+    of each and how many queries' exact top 10 the bounded reading misses."""
+    times: dict[bool, list[float]] = {True: [], False: []}
+    missed = 0
+    for i, q in enumerate(qs):
+        found: dict[bool, list[int]] = {}
+        for exact in (True, False) if i % 2 == 0 else (False, True):
+            t0 = time.perf_counter()
+            rows = lexical_channel(
+                memory.pk, query_terms(q), view="current", limit=cap, exact=exact
+            )
+            times[exact].append((time.perf_counter() - t0) * 1000.0)
+            found[exact] = [c.entry_pk for c in rows]
+        missed += bool(set(found[True][:10]) - set(found[False]))
+    e, b = times[True], times[False]
+    print(
+        f"{vendor} {entries:>7} entries | lexical channel exact p50 {pct(e, 0.5):7.2f} ms  p95 "
+        f"{pct(e, 0.95):7.2f} ms | bounded p50 {pct(b, 0.5):7.2f} ms  p95 {pct(b, 0.95):7.2f} ms"
+        f" | queries whose exact top 10 the bounded reading misses: {missed}/{len(qs)}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
@@ -397,6 +422,11 @@ def main() -> None:
         action="store_true",
         help="also time search with strict_fresh, side by side with it off, after giving a fifth "
         "of the heads a past review date and a fifth a future one",
+    )
+    parser.add_argument(
+        "--exactness",
+        action="store_true",
+        help="also time the exact lexical channel beside the newest-rows bounded reading",
     )
     args = parser.parse_args()
     from django.conf import settings
@@ -469,6 +499,8 @@ def main() -> None:
                 f"{pct(s, 0.95) / (pct(bare, 0.95) + pct(e, 0.95)):5.2f}x"
             )
             continue
+        if args.exactness:
+            bound_side_by_side(memory, qs, cap, vendor, entries)
         if args.strict_fresh:
             strict_fresh_side_by_side(memory, actor, qs, warm, args.limit, vendor, entries)
         hits = statistics.mean(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -137,6 +137,8 @@ class Collection:
     versions: int
     mean_length: float
     weights: dict[str, int]
+    #: How many of the Memory's versions hold each query term (0: none).
+    dfs: dict[str, int] = field(default_factory=dict)
 
     def weight(self, term: str) -> int:
         return self.weights.get(term, idf_weight(self.versions, 0))
@@ -185,4 +187,5 @@ def collection(memory_pk: int, terms: Iterable[str]) -> Collection:
         versions=versions,
         mean_length=mean,
         weights={t: idf_weight(versions, df.get(t, 0)) for t in terms},
+        dfs={t: df.get(t, 0) for t in terms},
     )

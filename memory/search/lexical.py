@@ -35,6 +35,9 @@ from .filters import RecallFilters
 #: Most admitted rows one tier ranks (``LEXICAL_TIER_ROWS``): its newest versions.
 TIER_ROWS = 2000
 
+#: The bound of an exact reading: more rows than any Memory holds.
+EVERY_ROW = 2**62
+
 #: Seconds the lexeme frequencies read from ``pg_stats`` are reused within a process.
 STATS_TTL = 300.0
 _stats: dict[str, Any] = {"at": -STATS_TTL, "freq": {}}
@@ -302,16 +305,111 @@ class Tier:
     high: int | None = None
 
 
-#: Most tiers (statements) one channel call reads.
-MAX_TIERS = 3
+#: Cumulative document frequencies of the rarest content terms the first statements of an
+#: exact search read on PostgreSQL (:func:`_postgres_exact`); the last reads every term needed.
+EXACT_STEPS = (2000, 20000)
+
+#: Most statements one channel call reads (besides the term statistics).
+MAX_STATEMENTS = len(EXACT_STEPS) + 1
 
 
-def tiers(n_terms: int, lowest: int) -> list[Tier]:
-    """The tiers of a query of ``n_terms`` terms whose rows hold at least ``lowest``, best
-    first: each of the two lowest counts alone, every higher count in one tier (such rows are
-    rare, and its index condition asks for that many terms, which makes it selective)."""
-    lows = sorted({min(lowest + i, n_terms) for i in range(MAX_TIERS)}, reverse=True)
-    return [Tier(low, high) for low, high in zip(lows, [None, *lows], strict=False)]
+def essential_sizes(complete: Sequence[str], dfs: dict[str, int]) -> list[int]:
+    """How many of ``complete`` (rarest first) each statement of :func:`_postgres_exact` looks
+    up: the most whose document frequencies add up to at most each of :data:`EXACT_STEPS`
+    (at least one), then all of them."""
+    sizes: list[int] = []
+    for cap in EXACT_STEPS:
+        count, total = 0, 0
+        for term in complete:
+            if count and total + dfs.get(term, 0) > cap:
+                break
+            total += dfs.get(term, 0)
+            count += 1
+        if count < len(complete) and count not in sizes:
+            sizes.append(count)
+    return [*sizes, len(complete)]
+
+
+def _postgres_exact(
+    memory_pk: int,
+    terms: Sequence[str],
+    weights: Sequence[int],
+    content: Sequence[str],
+    floor: int,
+    lowest: int,
+    joins: str,
+    where: Sequence[str],
+    where_params: Sequence[Any],
+    *,
+    limit: int,
+    stats: Collection,
+) -> list[tuple[int, int, int, int, str]]:
+    """The ``limit`` best admitted rows by BM25 on PostgreSQL, exactly as if every admitted row
+    were ranked (MaxScore): every admitted row holds one of ``complete``, the rarest
+    ``len(content) - floor + 1`` content terms (pigeonhole). A statement looks up rows holding
+    one of the rarest few of them (:func:`essential_sizes`), ranks them and keeps ``limit``;
+    a row holding none of those holds only the other terms, so it scores at most their weights
+    at the shortest length. When that is below the ``limit``-th score kept, no row left out can
+    enter, and the rows are final; otherwise the next statement looks up more terms, the last
+    all of ``complete``. The common words are then never looked up while rarer ones fill the
+    top."""
+    weight_of = dict(zip(terms, weights, strict=True))
+    a, c = stats.length_terms()
+    rarest = sorted(range(len(content)), key=lambda i: (-weight_of[content[i]], i))
+    complete = [content[i] for i in rarest[: max(1, len(content) - floor + 1)]]
+    hit = "(v.search_vector @@ %s::tsquery)::int"
+    lexemes = [f"'{t}'" for t in terms]
+    weight = " + ".join(f"{hit} * %s" for _ in terms)
+    weight_params = [p for t, w in zip(lexemes, weights, strict=True) for p in (t, w)]
+    counts: list[str] = []
+    count_params: list[Any] = []
+    # A row found holds a content term of the lookup: a floor of one is implied.
+    if floor > 1:
+        counts.append(f"({' + '.join(hit for _ in content)}) >= %s")
+        count_params += [*(f"'{t}'" for t in content), floor]
+    if lowest > floor:
+        counts.append(f"({' + '.join(hit for _ in terms)}) >= %s")
+        count_params += [*lexemes, lowest]
+    wide = _matched_condition(terms, lowest)
+    lookup = ["v.search_vector @@ %s::tsquery", "v.memory_id = %s"]
+    rows: list[tuple[int, int, int, int, str]] = []
+    with connection.cursor() as cursor:
+        for size in essential_sizes(complete, stats.dfs):
+            essential = complete[:size]
+            query = _tsquery(essential)
+            if wide:
+                query = f"({query}) & ({wide})"
+            sql = f"""
+                SELECT v.entry_id, v.id, ({weight}) AS weight, v.term_count, v.searchable_text
+                FROM memory_entryversion v{joins}
+                WHERE {" AND ".join([*lookup, *counts, *where])}
+                ORDER BY CAST(({weight}) AS DOUBLE PRECISION) / (%s + %s * v.term_count) DESC,
+                    v.entry_id ASC, v.id ASC
+                LIMIT %s
+            """
+            cursor.execute(
+                sql,
+                [
+                    *weight_params,
+                    query,
+                    memory_pk,
+                    *count_params,
+                    *where_params,
+                    *weight_params,
+                    a,
+                    c,
+                    limit,
+                ],
+            )
+            rows = cursor.fetchall()
+            if size == len(complete):
+                break
+            rest = sum(weight_of[t] for t in terms if t not in essential)
+            if len(rows) >= limit and rest * 1.0 / a < stats.score(
+                int(rows[limit - 1][2]), int(rows[limit - 1][3])
+            ):
+                break
+    return rows
 
 
 def _view_scope(
@@ -367,7 +465,7 @@ def lexical_channel(
     sensitivities: Sequence[str] | None = None,
     exclude_entry_pks: Iterable[int] = (),
     min_matched: int = 0,
-    tiered: bool = True,
+    exact: bool = True,
     filters: RecallFilters | None = None,
 ) -> list[Candidate]:
     """Lexical candidates of ``memory_pk`` for already-analyzed ``terms``, best first.
@@ -378,65 +476,77 @@ def lexical_channel(
     (``common.content_terms``) and, for a caller that can discard texts with fewer matching
     terms anyway, ``min_matched`` terms.
 
-    Order: more matched terms first; ties go to the text with fewer tokens (``term_count``),
-    then to the lower entry id and version id. The rows are read in tiers of matched terms
-    (:func:`tiers`), best first, one query each, until ``limit`` rows are found — at most
-    ``MAX_TIERS`` queries whatever the size of the Memory (plus, at most every ``STATS_TTL``
-    seconds per process on PostgreSQL, one read of the lexeme statistics). A tier holding more
-    than ``LEXICAL_TIER_ROWS`` admitted rows (``settings.STEWARD_SEARCH``, at least ``limit``)
-    ranks only that many of them, its newest versions; below that the order is exactly the one
-    above, whatever the tiers. ``tiered=False`` reads every admitted row in one tier, one
-    query: for the write path's near-duplicate check, which runs on every add.
+    Order: BM25 (:mod:`memory.lexical_index`, then :func:`_rescored`), then the lower entry id
+    and version id, identical on both backends. ``exact=True`` (search): the ``limit`` best of
+    every admitted row — plain BM25 over the same tokens, however large the Memory. SQLite
+    counts every matching row's terms from the posting lists in one statement; PostgreSQL looks
+    up the rarest terms first and stops when no row holding only the others could enter
+    (:func:`_postgres_exact`, at most ``MAX_STATEMENTS`` statements, plus, at most every
+    ``STATS_TTL`` seconds per process, one read of the lexeme statistics). ``exact=False``: one
+    statement that ranks only the ``LEXICAL_TIER_ROWS`` newest admitted versions
+    (``settings.STEWARD_SEARCH``, at least ``limit``) — for the write path's near-duplicate
+    check, which runs on every add and must stay cheap whatever the Memory holds.
     """
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
     content, floor = content_and_floor(terms)
     joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks, filters)
-    bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit)
+    bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit) if not exact else EVERY_ROW
     stats = collection(memory_pk, terms)
     weights = [stats.weight(t) for t in terms]
-    length = stats.length_terms()
-    # (score, entry id, version id): the channel's order, identical on both backends.
-    rows: list[tuple[float, int, int]] = []
     lowest = max(floor, min_matched, 1)
-    read = tiers(len(terms), lowest) if tiered else [Tier(lowest)]
-    with connection.cursor() as cursor:
-        if connection.vendor != "postgresql":
-            # SQLite counts every matching row's terms from the posting lists whatever the
-            # tier, so the tiers are one statement there (same rows, same order).
+    if connection.vendor == "postgresql" and exact:
+        found = _postgres_exact(
+            memory_pk,
+            terms,
+            weights,
+            content,
+            floor,
+            lowest,
+            joins,
+            where,
+            where_params,
+            limit=limit,
+            stats=stats,
+        )
+    else:
+        if connection.vendor == "postgresql":
+            sql, params = _ranked_sql(
+                *_postgres_sql(
+                    memory_pk,
+                    terms,
+                    weights,
+                    content,
+                    floor,
+                    Tier(lowest),
+                    joins,
+                    where,
+                    where_params,
+                ),
+                bound=bound,
+                limit=limit,
+                length=stats.length_terms(),
+            )
+        else:
             sql, params = _sqlite_tiers_sql(
                 memory_pk,
                 terms,
                 weights,
                 content,
                 floor,
-                read,
+                [Tier(lowest)],
                 joins,
                 where,
                 where_params,
                 bound=bound,
                 limit=limit,
-                length=length,
+                length=stats.length_terms(),
             )
+        with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            rows = _rescored(cursor.fetchall(), terms, weights, stats)
-            return [Candidate(e, v, i) for i, (_, e, v) in enumerate(rows, start=1)]
-        for tier in read:
-            if len(rows) >= limit and _tier_bound(tier, weights, length) < rows[limit - 1][0]:
-                # No row of this tier (or of the lower ones) can outrank the rows kept.
-                break
-            sql, params = _ranked_sql(
-                *_postgres_sql(
-                    memory_pk, terms, weights, content, floor, tier, joins, where, where_params
-                ),
-                bound=bound,
-                limit=limit,
-                length=length,
-            )
-            cursor.execute(sql, params)
-            rows += _rescored(cursor.fetchall(), terms, weights, stats)
-            rows.sort(key=lambda r: (-r[0], r[1], r[2]))
-            del rows[limit:]
+            found = cursor.fetchall()
+    # (score, entry id, version id): the channel's order, identical on both backends.
+    rows = _rescored(found, terms, weights, stats)
     return [Candidate(e, v, i) for i, (_, e, v) in enumerate(rows, start=1)]
 
 
@@ -473,15 +583,6 @@ def _rescored(
     return rows
 
 
-def _tier_bound(tier: Tier, weights: Sequence[int], length: tuple[int, int]) -> float:
-    """The highest score (:func:`_rescored`) a row of ``tier`` or a lower one can reach: its
-    most matched terms (fewer than the tier above asks for) with the heaviest weights, all its
-    own, at the shortest length."""
-    most = len(weights) if tier.high is None else tier.high - 1
-    heaviest = sum(sorted(weights, reverse=True)[:most])
-    return OWN_SHARE * heaviest * 1.0 / length[0]
-
-
 def lexical_candidates(
     memory_pk: int,
     text: str,
@@ -508,7 +609,7 @@ def lexical_candidates(
         limit=limit,
         exclude_entry_pks=exclude_entry_pks,
         min_matched=jaccard_min_matched(len(set(tokenize(text))), len(terms), min_jaccard),
-        tiered=False,
+        exact=False,
     )
     return [c.entry_pk for c in found]
 

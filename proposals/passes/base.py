@@ -111,7 +111,7 @@ def neighbourhood(
 ) -> list[int]:
     """Pks of the entries nearest to ``body`` (lexical ∪ vector), at most 2·limit: active
     heads, or every head (``heads=True``: a finished session's notes are inactive). One lexical
-    channel call (up to ``memory.search.lexical.MAX_TIERS`` queries): the passes use
+    channel call (up to ``memory.search.lexical.MAX_STATEMENTS`` queries): the passes use
     :func:`neighbourhoods` per batch instead."""
     from memory.search import ACTIVE, HEADS, lexical_channel, query_terms
 

@@ -417,9 +417,9 @@ def test_filters_must_be_an_object(client, memory):
 def test_a_page_of_hits_costs_the_same_queries_whatever_its_size(
     client, memory, me, n, django_assert_max_num_queries
 ):
-    """Authentication, the lexical channel's tiers, the hits and their provenance: however many
+    """Authentication, the lexical channel's statements, the hits and their provenance: however many
     hits, and however much evidence each cites."""
-    from memory.search.lexical import MAX_TIERS
+    from memory.search.lexical import MAX_STATEMENTS
 
     for i in range(n):
         evidence = [
@@ -435,7 +435,7 @@ def test_a_page_of_hits_costs_the_same_queries_whatever_its_size(
         )
     filters = {"session_id": "s-1", "source": ["repo"], "effective_before": "2100-01-01"}
     for url, key, limit in ((S, "hits", {"limit": 20}), (P, "items", {})):
-        with django_assert_max_num_queries(6 + MAX_TIERS - 1):
+        with django_assert_max_num_queries(6 + MAX_STATEMENTS - 1):
             r = post(client, url, {"query": "leader election", "filters": filters, **limit})
         assert r.status_code == 200, r.content
         assert len(r.json()[key]) == min(n, 20 if key == "hits" else 8)

@@ -317,21 +317,21 @@ def test_ordinary_search_never_writes(memory, me):
 
 
 def test_search_has_a_fixed_query_count(memory, me, django_assert_max_num_queries):
-    """The lexical channel reads the term statistics and at most ``MAX_TIERS`` tiers, one query
+    """The lexical channel reads the term statistics and at most ``MAX_STATEMENTS`` statements
     each, then the hits are loaded in one and their provenance in another; the trace runs the
     channel once more over every head and counts validity."""
-    from memory.search.lexical import MAX_TIERS
+    from memory.search.lexical import MAX_STATEMENTS
 
     for i in range(3):
         remember(memory, me, f"Leader election note {i}")
-    with django_assert_max_num_queries(3 + MAX_TIERS):
+    with django_assert_max_num_queries(3 + MAX_STATEMENTS):
         search(memory, actor=me, query="the leader election")
     for i in range(30):
         remember(memory, me, f"Leader election extra {i}")
         remember(memory, me, f"Leader note {i}")
-    with django_assert_max_num_queries(3 + MAX_TIERS):
+    with django_assert_max_num_queries(3 + MAX_STATEMENTS):
         search(memory, actor=me, query="the leader election", limit=20)
-    with django_assert_max_num_queries(5 + 2 * MAX_TIERS):
+    with django_assert_max_num_queries(5 + 2 * MAX_STATEMENTS):
         search(memory, actor=me, query="the leader election", trace=True)
 
 

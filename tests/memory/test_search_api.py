@@ -111,12 +111,12 @@ def test_search_never_writes_a_revision(a):
 def test_search_and_context_pack_have_fixed_query_counts(
     a, agent, reviewer, n, django_assert_max_num_queries
 ):
-    """Search and the Context Pack: authentication, the lexical channel's tiers (at most
-    ``MAX_TIERS`` queries), the hits and their provenance; the trace runs the channel once
+    """Search and the Context Pack: authentication, the lexical channel (at most
+    ``MAX_STATEMENTS`` queries), the hits and their provenance; the trace runs the channel once
     more."""
-    from memory.search.lexical import MAX_TIERS
+    from memory.search.lexical import MAX_STATEMENTS
 
-    extra = MAX_TIERS - 1  # the tiers beyond the first
+    extra = MAX_STATEMENTS - 1  # the statements beyond the first
     for i in range(n):
         add_via_api(a, f"Leader election note {i}")
     agent_client = Client(HTTP_AUTHORIZATION=f"Bearer {agent.secret}")

@@ -15,7 +15,7 @@ from memory.search import (
     lexical_channel,
     query_terms,
 )
-from memory.search.lexical import MAX_TIERS, tiers
+from memory.search.lexical import MAX_STATEMENTS, essential_sizes
 from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
@@ -122,15 +122,15 @@ def test_lexical_candidates_is_two_queries_when_the_best_tier_fills_the_limit(
 
 
 @pytest.mark.parametrize("entries", [3, 60])
-def test_the_channel_reads_at_most_max_tiers_queries_whatever_the_memory_holds(
+def test_the_channel_reads_at_most_max_statements_whatever_the_memory_holds(
     memory, me, entries, django_assert_max_num_queries
 ):
     for i in range(entries):
         words = ["leader", "election", "the"][: 1 + i % 3]
         remember(memory, me, f"{' '.join(words).capitalize()} note {i}")
     terms = query_terms("the leader election")
-    assert len(tiers(len(terms), 1)) == MAX_TIERS  # every tier is read: the limit is not filled
-    with django_assert_max_num_queries(1 + MAX_TIERS):  # the term statistics, then the tiers
+    # The term statistics, then the statements (one on SQLite).
+    with django_assert_max_num_queries(1 + MAX_STATEMENTS):
         found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=1000)
     assert len(found) == entries
 
@@ -194,15 +194,27 @@ def test_tiers_rank_exactly_as_one_query_over_every_admitted_text(memory, me):
                 assert [c.rank for c in found] == list(range(1, len(found) + 1))
 
 
-def test_a_tier_holding_more_rows_than_the_bound_ranks_its_newest(memory, me, settings):
-    """Above ``LEXICAL_TIER_ROWS`` admitted rows in a tier, only its newest versions are
-    ranked; the better tier above it is always ranked whole."""
+def test_search_ranks_every_admitted_row_and_the_write_check_its_newest(memory, me, settings):
+    """Search is plain BM25 over every admitted row, however many match: past
+    ``LEXICAL_TIER_ROWS`` of them an older, better text is still found. Only the write path's
+    near-duplicate check (``exact=False``) ranks just the newest that many."""
     settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_TIER_ROWS": 6}
     both = [remember(memory, me, f"Leader election {'x ' * i}note").entry.pk for i in range(2)]
-    # Older is shorter: a ranking of every row would return the three oldest one-term texts.
+    # Older is shorter: a ranking of every row returns the three oldest one-term texts.
     one = [remember(memory, me, f"Leader {'y ' * i}note").entry.pk for i in range(12)]
-    found = lexical_channel(memory.pk, query_terms("leader election"), view=ACTIVE, limit=5)
-    assert [c.entry_pk for c in found] == both + one[-6:][:3]
+    terms = query_terms("leader election")
+    found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=5)
+    assert [c.entry_pk for c in found] == both + one[:3]
+    newest = lexical_channel(memory.pk, terms, view=ACTIVE, limit=5, exact=False)
+    assert [c.entry_pk for c in newest] == one[-6:][:5]
+
+
+def test_the_rarest_terms_are_looked_up_first_and_the_rest_only_when_needed():
+    dfs = {"zebra": 3, "quartz": 1500, "deploy": 9000, "the": 50000}
+    rarest = ["zebra", "quartz", "deploy", "the"]
+    assert essential_sizes(rarest, dfs) == [2, 3, 4]
+    assert essential_sizes(["the", "deploy"], dfs) == [1, 2]  # at least one term each time
+    assert essential_sizes(["zebra"], dfs) == [1]
 
 
 def test_a_cjk_run_counts_toward_the_floor_by_its_content_words(memory, me):

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from memory import actions as memory_actions
 from memory.actors import Actor
 from memory.search import search
-from memory.search.lexical import MAX_TIERS
+from memory.search.lexical import MAX_STATEMENTS
 from proposals.requests import submit_request
 from review import actions, pages
 from review.recall_preview import MAX_PREVIEWS, recall_preview
@@ -321,7 +321,7 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
     # inbox order, keyset reads) + 1 (conflicts recorded between its entries) + the recall preview
     # (per previewed entry: the lexical statistics of its terms, the lexical channel's tiers, the
     # hits' rows and their provenance).
-    with django_assert_max_num_queries(3 + 9 + (1 + MAX_TIERS + 2) * MAX_PREVIEWS):
+    with django_assert_max_num_queries(3 + 9 + (1 + MAX_STATEMENTS + 2) * MAX_PREVIEWS):
         page_of(rita, lossy.pk)
     ids = [add(memory, agent.actor, f"Build cache note number {i}") for i in range(12)]
     big = submit_request(
@@ -333,7 +333,7 @@ def test_proposal_page_costs_a_bounded_number_of_queries(
             "entries": [{"entry_id": i, "version": 1} for i in ids],
         },
     ).proposal
-    with django_assert_max_num_queries(3 + 9 + (1 + MAX_TIERS + 2) * MAX_PREVIEWS):
+    with django_assert_max_num_queries(3 + 9 + (1 + MAX_STATEMENTS + 2) * MAX_PREVIEWS):
         html = page_of(rita, big.pk)
     assert "8 more affected entries not previewed." in html
 
