@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 
 from ..lexical_index import Collection, collection
@@ -309,16 +310,19 @@ class Tier:
 #: exact search read on PostgreSQL (:func:`_postgres_exact`); the last reads every term needed.
 EXACT_STEPS = (2000, 20000)
 
-#: Most statements one channel call reads (besides the term statistics).
+#: Most statements one channel call reads (besides the term statistics) with the default steps.
 MAX_STATEMENTS = len(EXACT_STEPS) + 1
 
 
-def essential_sizes(complete: Sequence[str], dfs: dict[str, int]) -> list[int]:
+def essential_sizes(
+    complete: Sequence[str], dfs: dict[str, int], steps: Sequence[int] = EXACT_STEPS
+) -> list[int]:
     """How many of ``complete`` (rarest first) each statement of :func:`_postgres_exact` looks
-    up: the most whose document frequencies add up to at most each of :data:`EXACT_STEPS`
-    (at least one), then all of them."""
+    up: the most whose document frequencies add up to at most each of ``steps``
+    (``STEWARD_SEARCH["LEXICAL_EXACT_STEPS"]``, default :data:`EXACT_STEPS`; at least one
+    term), then all of them."""
     sizes: list[int] = []
-    for cap in EXACT_STEPS:
+    for cap in steps:
         count, total = 0, 0
         for term in complete:
             if count and total + dfs.get(term, 0) > cap:
@@ -374,7 +378,9 @@ def _postgres_exact(
     lookup = ["v.search_vector @@ %s::tsquery", "v.memory_id = %s"]
     rows: list[tuple[int, int, int, int, str]] = []
     with connection.cursor() as cursor:
-        for size in essential_sizes(complete, stats.dfs):
+        configured = getattr(settings, "STEWARD_SEARCH", {}).get("LEXICAL_EXACT_STEPS")
+        steps = tuple(int(n) for n in configured or EXACT_STEPS)
+        for size in essential_sizes(complete, stats.dfs, steps):
             essential = complete[:size]
             query = _tsquery(essential)
             if wide:

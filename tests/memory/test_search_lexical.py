@@ -163,10 +163,20 @@ def _ranked_by_hand(memory, terms, floor, min_matched=0):
     return [entry for _, entry, _ in sorted(rows)]
 
 
-def test_tiers_rank_exactly_as_one_query_over_every_admitted_text(memory, me):
-    """Many ties of matched terms and of lengths: whichever tier fills the limit, the order is
-    the one of ranking every admitted text at once."""
+@pytest.mark.parametrize("steps", [None, (1, 30)])
+def test_search_ranks_exactly_as_one_query_over_every_admitted_text(memory, me, settings, steps):
+    """Many ties of matched terms and of lengths: whichever statement fills the limit, the order
+    is the one of ranking every admitted text at once. With small steps (``LEXICAL_EXACT_STEPS``)
+    PostgreSQL looks up the rarest term alone first, and stops there only when no row holding
+    just the other terms could enter the top."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
     from memory.search import query_floor
+
+    if steps is not None:
+        settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_EXACT_STEPS": steps}
+    statements = set()
 
     rng = random.Random(11)
     vocab = ["quorvex", "blintar", "zatpel", "mervo", "kestrel", "the"]
@@ -187,11 +197,16 @@ def test_tiers_rank_exactly_as_one_query_over_every_admitted_text(memory, me):
             expected = _ranked_by_hand(memory, terms, floor, min_matched)
             assert len(expected) > 10, query
             for limit in (1, 5, 17, 40, 1000):
-                found = lexical_channel(
-                    memory.pk, terms, view=ACTIVE, limit=limit, min_matched=min_matched
-                )
+                with CaptureQueriesContext(connection) as read:
+                    found = lexical_channel(
+                        memory.pk, terms, view=ACTIVE, limit=limit, min_matched=min_matched
+                    )
+                statements.add(len(read))
                 assert [c.entry_pk for c in found] == expected[:limit], (query, min_matched, limit)
                 assert [c.rank for c in found] == list(range(1, len(found) + 1))
+    if steps is not None and connection.vendor == "postgresql":
+        # Some searches stopped after the rarest term, some needed the later statements.
+        assert min(statements) < max(statements), statements
 
 
 def test_search_ranks_every_admitted_row_and_the_write_check_its_newest(memory, me, settings):
