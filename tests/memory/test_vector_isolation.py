@@ -134,3 +134,39 @@ def test_a_memory_holding_most_of_the_index_is_answered_by_the_graph_walk(
     assert len(large) == len(small) == 80
     # The large Memory from the walk; the small one's walk came back short: answered exactly.
     assert exact == [other_memory.pk]
+
+
+def test_a_memory_sharing_its_neighbourhood_is_answered_by_a_wider_walk(
+    memory, other_memory, monkeypatch
+):
+    """Another Memory holds two thirds of the neighbourhood: the first walk comes back short,
+    but with more than ``1 / WIDEN_SHARE`` of the rows asked for, so a wider walk
+    (``WIDE_WALK_WIDTH``) answers instead of the exact pass; its answer is nearly the exact
+    one."""
+    if vectors.index_kind() != vectors.PGVECTOR:
+        pytest.skip("the graph walk filtered by Memory is pgvector's")
+    q = np.random.default_rng(5).normal(size=vectors.DIMENSIONS).astype(np.float32)
+    q /= np.linalg.norm(q)
+    _crowd(memory.pk, 400, q, first_id=30_000_000)
+    _crowd(other_memory.pk, 800, q, first_id=40_000_000)
+    exact: list[int] = []
+    real = vectors._pg_exact
+
+    def counted(cursor, memory_pk, lit, k):  # type: ignore[no-untyped-def]
+        exact.append(memory_pk)
+        return real(cursor, memory_pk, lit, k)
+
+    monkeypatch.setattr(vectors, "_pg_exact", counted)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {vectors.TABLE}")
+        cursor.execute("SET enable_sort = off")  # walk the graph, as at 100,000 rows
+    try:
+        walked = vectors._knn(vectors.PGVECTOR, memory.pk, q, 80)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_sort")
+    assert exact == []
+    assert len(walked) == 80
+    with connection.cursor() as cursor:
+        truth = real(cursor, memory.pk, vectors._pg_literal(q), 80)
+    assert len({pk for pk, _ in walked} & {int(pk) for pk, _ in truth}) >= 72
