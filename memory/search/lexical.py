@@ -257,6 +257,18 @@ def _sqlite_tiers_sql(
     scored, scored_params = _scored_sql(memory_pk, terms, weights, content, floor, Tier(lowest))
     cases = " ".join(f"WHEN m.matched >= {int(t.low)} THEN {i}" for i, t in enumerate(read))
     a, c = length
+    if bound >= EVERY_ROW:
+        # Every admitted row ranked: no window to number the newest.
+        sql = f"""
+            SELECT v.entry_id, v.id, m.weight, v.term_count, v.searchable_text
+            FROM ({scored}) m
+            JOIN memory_entryversion v ON v.id = m.id{joins}
+            WHERE {" AND ".join(["v.memory_id = %s", *where])}
+            ORDER BY CAST(m.weight AS DOUBLE PRECISION) / (%s + %s * v.term_count) DESC,
+                v.entry_id ASC, v.id ASC
+            LIMIT %s
+        """
+        return sql, [*scored_params, memory_pk, *where_params, a, c, limit]
     sql = f"""
         WITH r AS (
             SELECT v.entry_id, v.id, v.term_count, m.weight, v.searchable_text,
