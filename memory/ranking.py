@@ -24,7 +24,10 @@ relevance: the baseline is cut into *relevance tiers* — a tier ends where the 
 falls below 1/``TIER_RATIO`` (2/3) of the tier's first member's — and each tier is reordered on
 its own. A member both channels ranked near the top (an RRF score about twice a one-channel
 member's) is never passed by a member only one channel found because of its votes; inside a
-tier (near-duplicates, hits of one channel) the votes work as before. Freshness
+tier (near-duplicates, hits of one channel) the votes work as before, except that no member
+passes one that *dominates* it (:func:`dominators`): found by both channels and ranked more
+than two places above it by every channel that found it — RRF's sum of reciprocal ranks is
+flat enough that a fourth-and-seventeenth hit shares a tier with a first-and-first one. Freshness
 ``alpha + (1 − alpha)·2^(−age/half_life)`` applies only to ``current_state`` entries when the
 query has current/temporal intent; unknown time is neutral.
 
@@ -50,7 +53,7 @@ MAX_SHIFT = 2
 TIER_RATIO = 1.5
 #: The version of the vote rules above, named in every RankingTrace. A change to a rule, a
 #: vote, the tiers or the protection bumps it.
-RULES_VERSION = "quality:v3"
+RULES_VERSION = "quality:v4"
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_ALPHA = 0.5
@@ -85,7 +88,30 @@ class ReorderInvariantError(AssertionError):
     """The reorder broke its contract (membership or the ±2 bound). A bug, never data."""
 
 
-def bounded_stable_reorder(baseline: Sequence[K], shifts: Mapping[K, int]) -> list[K]:
+def dominators(ranks: Mapping[K, Mapping[str, int]]) -> dict[K, frozenset[K]]:
+    """For each member, the members that *dominate* it: found by two or more channels, by
+    every channel that found it, and ranked more than ``MAX_SHIFT`` places above it by each of
+    those — further than the reorder itself may move anything. Its plain RRF score is then
+    higher in every term, so it sits above in the baseline."""
+    found: dict[K, frozenset[K]] = {}
+    for b, b_ranks in ranks.items():
+        above = [
+            a
+            for a, a_ranks in ranks.items()
+            if a != b
+            and len(a_ranks) >= 2
+            and all(c in a_ranks and a_ranks[c] + MAX_SHIFT < r for c, r in b_ranks.items())
+        ]
+        if above:
+            found[b] = frozenset(above)
+    return found
+
+
+def bounded_stable_reorder(
+    baseline: Sequence[K],
+    shifts: Mapping[K, int],
+    above: Mapping[K, frozenset[K]] | None = None,
+) -> list[K]:
     """Reorder ``baseline`` by desired ``shifts`` (positive = up), each clamped to ±2.
 
     Greedy and total: at position p the member at baseline p−2 is placed if still waiting (it
@@ -93,12 +119,16 @@ def bounded_stable_reorder(baseline: Sequence[K], shifts: Mapping[K, int]) -> li
     with the smallest ``index − shift`` goes; on a tie the larger shift wins (so +1 passes the
     neighbour above), then the smaller baseline index. So nobody
     moves more than two places either way, equal shifts keep RRF order, and all-zero shifts are
-    the identity. The result is verified before it is returned.
+    the identity. A member waits while one of its ``above`` (:func:`dominators`, which sit above
+    it in the baseline) is still waiting: the first waiting member never has one, and a member
+    forced at its deadline has none left. The result is verified before it is returned.
     """
+    above = above or {}
     n = len(baseline)
     if len(set(baseline)) != n:
         raise ValueError("baseline members must be distinct")
     want = [max(-MAX_SHIFT, min(MAX_SHIFT, int(shifts.get(m, 0)))) for m in baseline]
+    at = {m: i for i, m in enumerate(baseline)}
     placed = [False] * n
     out: list[int] = []
     for p in range(n):
@@ -106,7 +136,11 @@ def bounded_stable_reorder(baseline: Sequence[K], shifts: Mapping[K, int]) -> li
         if forced >= 0 and not placed[forced]:
             choice = forced
         else:
-            window = [i for i in range(max(0, forced), min(n, p + MAX_SHIFT + 1)) if not placed[i]]
+            window = [
+                i
+                for i in range(max(0, forced), min(n, p + MAX_SHIFT + 1))
+                if not placed[i] and not any(not placed[at[a]] for a in above.get(baseline[i], ()))
+            ]
             choice = min(window, key=lambda i: (i - want[i], -want[i], i))
         placed[choice] = True
         out.append(choice)
@@ -277,11 +311,15 @@ def quality_votes(
 
 
 def quality_order(
-    baseline: Sequence[K], votes: Mapping[K, Votes], scores: Sequence[float] | None = None
+    baseline: Sequence[K],
+    votes: Mapping[K, Votes],
+    scores: Sequence[float] | None = None,
+    channel_ranks: Mapping[K, Mapping[str, int]] | None = None,
 ) -> list[K]:
     """The bounded stable reorder of ``baseline`` by ``votes`` inside each relevance tier of
     its plain RRF ``scores`` (one tier without them), with no protected member lower than in
-    the order freshness did not vote on. Tiers are contiguous runs of the baseline, so the
+    the order freshness did not vote on, and no member passing one that dominates it by its
+    ``channel_ranks`` (:func:`dominators`). Tiers are contiguous runs of the baseline, so the
     bound and the membership hold for the whole as for each tier (checked again here).
     """
     sizes = relevance_tiers(scores) if scores is not None else [len(baseline)]
@@ -290,13 +328,19 @@ def quality_order(
     order: list[K] = []
     start = 0
     for size in sizes:
-        order += _tier_order(baseline[start : start + size], votes)
+        tier = baseline[start : start + size]
+        above = dominators({k: channel_ranks[k] for k in tier}) if channel_ranks else {}
+        order += _tier_order(tier, votes, above)
         start += size
     check_reorder(baseline, order)
     return order
 
 
-def _tier_order(baseline: Sequence[K], votes: Mapping[K, Votes]) -> list[K]:
+def _tier_order(
+    baseline: Sequence[K],
+    votes: Mapping[K, Votes],
+    above: Mapping[K, frozenset[K]] | None = None,
+) -> list[K]:
     """The bounded stable reorder of one tier by ``votes``, with no protected member lower than
     in the order freshness did not vote on.
 
@@ -307,10 +351,12 @@ def _tier_order(baseline: Sequence[K], votes: Mapping[K, Votes]) -> list[K]:
     round withdraws a vote, so it ends: at the latest with no freshness vote left, which is
     the order without freshness. Mutates the withdrawn members' ``Votes``.
     """
-    plain = bounded_stable_reorder(baseline, {k: v.without_freshness() for k, v in votes.items()})
+    plain = bounded_stable_reorder(
+        baseline, {k: v.without_freshness() for k, v in votes.items()}, above
+    )
     plain_at = {k: i for i, k in enumerate(plain)}
     while True:
-        order = bounded_stable_reorder(baseline, {k: v.shift for k, v in votes.items()})
+        order = bounded_stable_reorder(baseline, {k: v.shift for k, v in votes.items()}, above)
         culprit = _freshness_culprit(order, plain_at, votes)
         if culprit is None:
             return order

@@ -11,7 +11,7 @@ the very same entries.
 
 Reported per mode: Recall@5, Recall@10 and MRR over every query, and with quality on how many
 queries whose answer plain RRF ranked first lost that place (``answers_unseated``). Quality only
-permutes the pool inside relevance tiers (``memory.ranking``, rules ``quality:v3``): an answer
+permutes the pool inside relevance tiers (``memory.ranking``, rules ``quality:v4``): an answer
 both channels ranked near the top is not passed by a distractor only one channel found, while
 inside a tier the votes still act. Skipped without the model package.
 """

@@ -204,7 +204,9 @@ def _reorder(hits: list[Hit], *, current_intent: bool, memory: Memory, now: date
         if h.quality is not None
     }
     by_key = {h.key: h for h in hits}
-    order = quality_order([h.key for h in hits], votes, [h.score for h in hits])
+    order = quality_order(
+        [h.key for h in hits], votes, [h.score for h in hits], {h.key: h.channels for h in hits}
+    )
     for key, v in votes.items():
         by_key[key].rules = v.rules
     return [by_key[k] for k in order]

@@ -28,7 +28,7 @@ def test_the_weaker_answers_keep_recall_and_lose_at_most_two_ranks(tmp_path):
     if packaged_model_path() is None:
         pytest.skip("no packaged embedding model is installed")
     r = run_section(tmp_path)
-    assert r["rules_version"] == "quality:v3"
+    assert r["rules_version"] == "quality:v4"
     assert r["queries"] == 34  # --quick: 6 per class, 2 per multilingual language (8)
     off, on = r["quality_off"], r["quality_on"]
     # Quality only permutes the pool: the top 10 holds the same answers either way.

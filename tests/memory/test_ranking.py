@@ -15,6 +15,7 @@ from memory.ranking import (
     ReorderInvariantError,
     bounded_stable_reorder,
     check_reorder,
+    dominators,
     freshness,
     has_current_intent,
     quality_order,
@@ -207,7 +208,7 @@ def test_freshness_never_lowers_a_protected_member_below_its_place_without_fresh
 
 def test_the_policy_named_in_the_trace_is_the_one_applied():
     assert quality_policy({"freshness": {"alpha": 2, "half_life_days": 7}}) == {
-        "rules_version": "quality:v3",
+        "rules_version": "quality:v4",
         "max_shift": 2,
         "tier_ratio": 1.5,
         "freshness": {"alpha": 1.0, "half_life_days": 7.0},
@@ -261,3 +262,64 @@ def test_tiers_keep_membership_the_bound_and_their_own_order(members):
             range(start, start + size)
         )
         start += size
+
+
+def test_votes_never_lift_a_hit_over_one_both_channels_ranked_far_above_it():
+    """The demo's case: "who is on call this week". Two on-call notes first and second in both
+    channels; a cited note on HTTP timeouts, fourth by words and seventeenth by meaning, is in
+    their relevance tier (RRF 0.0286 against 0.0328) and its two votes lifted it to first.
+    The first note is more than the reorder's two places above it in both channels: it stays
+    below that one. The second note is only two places above it by words: it may pass that
+    one, as before."""
+    table = {
+        "on-call": votes(inputs(importance=1)),
+        "on-call-2": votes(inputs(importance=1)),
+        "timeout": votes(inputs(importance=2, evidence_strength="direct")),
+    }
+    pool = ["on-call", "on-call-2", "timeout"]
+    scores = [2 / 61, 2 / 62, 1 / 64 + 1 / 77]
+    assert relevance_tiers(scores) == [3]
+    top = {"on-call": {"lexical": 1, "vector": 1}, "on-call-2": {"lexical": 2, "vector": 2}}
+    demo = {**top, "timeout": {"lexical": 4, "vector": 17}}
+    assert quality_order(pool, table, scores) == ["timeout", "on-call", "on-call-2"]
+    assert quality_order(pool, table, scores, demo) == ["on-call", "timeout", "on-call-2"]
+    further = {**top, "timeout": {"lexical": 5, "vector": 17}}
+    assert quality_order(pool, table, scores, further) == pool
+    # One channel's hits never dominate one another: the votes act as before.
+    single = {k: {"vector": i} for i, k in enumerate(pool, start=1)}
+    assert quality_order(pool, table, [1 / 61, 1 / 62, 1 / 63], single)[0] == "timeout"
+
+
+def test_a_dominator_needs_two_channels_and_every_channel_of_the_other_far_below():
+    assert dominators({"a": {"lexical": 1, "vector": 1}, "b": {"vector": 4}}) == {
+        "b": frozenset({"a"})
+    }
+    assert dominators({"a": {"lexical": 1, "vector": 1}, "b": {"lexical": 3, "vector": 9}}) == {}
+    assert dominators({"a": {"vector": 1}, "b": {"vector": 9}}) == {}
+    # b found by words too, where a is not: no dominance.
+    assert dominators({"a": {"vector": 1, "other": 1}, "b": {"vector": 9, "lexical": 1}}) == {}
+
+
+@given(
+    st.lists(
+        st.tuples(
+            member_inputs,
+            st.integers(min_value=1, max_value=40),
+            st.one_of(st.none(), st.integers(min_value=1, max_value=40)),
+        ),
+        max_size=25,
+    )
+)
+def test_no_member_passes_one_that_dominates_it(members):
+    ranks = {
+        i: {"lexical": lex, **({"vector": vec} if vec is not None else {})}
+        for i, (_, lex, vec) in enumerate(members)
+    }
+    score = {i: sum(1 / (60 + r) for r in ranks[i].values()) for i in ranks}
+    pool = sorted(ranks, key=lambda i: (-score[i], i))
+    table = {i: votes(members[i][0]) for i in pool}
+    out = quality_order(pool, table, [score[i] for i in pool], ranks)
+    check_reorder(pool, out)
+    where = {m: i for i, m in enumerate(out)}
+    for b, above in dominators(ranks).items():
+        assert all(where[a] < where[b] for a in above), (b, above)

@@ -142,7 +142,7 @@ def test_without_quality_ranking_order_is_exactly_plain_rrf(memory, me):
         "reason": "policy_off",
         "current_intent": False,
         "policy": {
-            "rules_version": "quality:v3",
+            "rules_version": "quality:v4",
             "max_shift": 2,
             "tier_ratio": 1.5,
             "freshness": {"alpha": 0.5, "half_life_days": 30.0},

@@ -55,7 +55,7 @@ def test_reviewer_sees_hits_lifecycle_and_trace(reviewer_client, memory, agent):
     assert "1 → 1" in html
     assert "Membership changed</dt><dd>no" in html
     assert (
-        "quality:v3 · max shift ±2 inside relevance tiers (ratio 1.5) · freshness α 0.5, half-life 30.0 d"
+        "quality:v4 · max shift ±2 inside relevance tiers (ratio 1.5) · freshness α 0.5, half-life 30.0 d"
         in html
     )
     hist = reviewer_client.get(URL, {"q": "docs changes make", "view": "history"}).content.decode()

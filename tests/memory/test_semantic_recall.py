@@ -223,3 +223,33 @@ def test_quality_never_sinks_the_answer_both_channels_ranked_first(memory, me):
     # The decisions were voted up (+2 each) but stay in the tier below.
     assert all("importance_high" in h.rules for h in result.hits[1:])
     assert [h.baseline_rank for h in result.hits] == sorted(h.baseline_rank for h in result.hits)
+
+
+def test_the_reorder_reads_each_hit_s_channel_ranks(memory, me, monkeypatch):
+    """The pipeline hands the reorder every pooled hit's rank in each channel, so no hit passes
+    one that dominates it (``memory.ranking.dominators``; the rule itself is tested in
+    tests/memory/test_ranking.py)."""
+    from memory.search import pipeline
+
+    memory.policy = {"quality_ranking": True}
+    memory.save(update_fields=["policy"])
+    remember(memory, me, "The staging database is db-stage-3.")
+    remember(
+        memory,
+        me,
+        "The primary database is PostgreSQL 15.6 on db-main-1.",
+        kind="decision",
+        evidence=[{"source": "repo", "ref": "ADR-9"}],
+    )
+    seen = []
+    real = pipeline.quality_order
+
+    def spy(baseline, votes, scores=None, channel_ranks=None):  # type: ignore[no-untyped-def]
+        seen.append(channel_ranks)
+        return real(baseline, votes, scores, channel_ranks)
+
+    monkeypatch.setattr(pipeline, "quality_order", spy)
+    hits = search(memory, actor=me, query="what database does staging use").hits
+    assert len(seen) == 1 and seen[0] is not None
+    assert {h.channels.get("lexical") for h in hits} - {None}
+    assert sorted(seen[0].values(), key=str) == sorted((h.channels for h in hits), key=str)
