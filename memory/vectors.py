@@ -383,7 +383,11 @@ def _knn(kind: str, memory_pk: int, q: np.ndarray, k: int) -> list[tuple[int, fl
         else:
             lit = _pg_literal(q)
             rows = _pg_walk(conn, cursor, memory_pk, lit, k, WALK_WIDTH)
-            if k // WIDEN_SHARE <= len(rows) < k:
+            if (
+                k // WIDEN_SHARE <= len(rows) < k
+                and min(WIDE_WALK_WIDTH * k, MAX_EF) > min(WALK_WIDTH * k, MAX_EF)
+                and _indexed_versions(cursor, memory_pk) > EXACT_BELOW
+            ):
                 # Other Memories' vectors hold part of this neighbourhood (a Memory's texts
                 # sit near another's on the same subject), but not most of it: a wider walk
                 # finds the rest at a fraction of the exact pass's cost for a large Memory.
@@ -396,6 +400,14 @@ def _knn(kind: str, memory_pk: int, q: np.ndarray, k: int) -> list[tuple[int, fl
                 rows = _pg_exact(cursor, memory_pk, lit, k)
             return _cosines(rows)
         return _cosines(cursor.fetchall())
+
+
+def _indexed_versions(cursor: Any, memory_pk: int) -> int:
+    """The Memory's indexed versions (its BM25 collection size, one row by key): at most as
+    many vectors."""
+    cursor.execute("SELECT versions FROM memory_lexicalcorpus WHERE memory_id = %s", [memory_pk])
+    row = cursor.fetchone()
+    return int(row[0]) if row else 0
 
 
 def _pg_walk(
@@ -442,22 +454,28 @@ WALK_WIDTH = 2
 #: neighbourhood, and its exact pass (linear in its own rows) is the cheaper answer. On the
 #: search bench, where the 10k and 100k Memories each hold a thousand model-made vectors near
 #: every question, 36 of 100 searches of the large Memory went to its exact pass (73 ms each).
-#: The walk's width stays raised for the connection (``_pg_ef_search`` only raises it).
+#: The second walk is tried only where it can help: when its width is wider than the first's
+#: (pgvector walks at most ``MAX_EF``) and the Memory holds more than ``EXACT_BELOW`` indexed
+#: versions — a smaller one (or one holding fewer vectors than asked for) is answered exactly at
+#: once, in ~3 ms at 10,000 rows.
 WIDE_WALK_WIDTH = 8
 WIDEN_SHARE = 4
+EXACT_BELOW = 20_000
+MAX_EF = 1000
 
 
 def _pg_ef_search(conn: BaseDatabaseWrapper, k: int) -> None:
-    """HNSW returns at most ``hnsw.ef_search`` rows: raise it to ``k`` for this connection.
+    """HNSW returns at most ``hnsw.ef_search`` rows: set it to ``k`` (40..``MAX_EF``) for this
+    connection, so a walk keeps the width asked for (a wide walk does not widen the next).
 
     Remembered per connection only outside a transaction: a setting made inside one is undone
     when it rolls back, and a remembered value would then leave the walk at the default 40
     (every longer answer short, so every search sent to the exact pass)."""
-    want = min(max(k, 40), 1000)
+    want = min(max(k, 40), MAX_EF)
     raw = conn.connection
     inside = conn.in_atomic_block
     known = getattr(conn, "_steward_ef_search", None)
-    if not inside and known is not None and known[0] is raw and known[1] >= want:
+    if not inside and known is not None and known[0] is raw and known[1] == want:
         return
     with conn.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, false)", [str(want)])

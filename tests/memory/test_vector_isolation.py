@@ -157,6 +157,8 @@ def test_a_memory_sharing_its_neighbourhood_is_answered_by_a_wider_walk(
         return real(cursor, memory_pk, lit, k)
 
     monkeypatch.setattr(vectors, "_pg_exact", counted)
+    # The crowd has no entries: the Memory stands for one past the size answered exactly.
+    monkeypatch.setattr(vectors, "_indexed_versions", lambda cursor, pk: vectors.EXACT_BELOW + 1)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {vectors.TABLE}")
         cursor.execute("SET enable_sort = off")  # walk the graph, as at 100,000 rows
@@ -170,3 +172,37 @@ def test_a_memory_sharing_its_neighbourhood_is_answered_by_a_wider_walk(
     with connection.cursor() as cursor:
         truth = real(cursor, memory.pk, vectors._pg_literal(q), 80)
     assert len({pk for pk, _ in walked} & {int(pk) for pk, _ in truth}) >= 72
+
+
+def test_a_small_memory_or_a_walk_as_wide_as_allowed_goes_straight_to_the_exact_pass(
+    memory, other_memory, monkeypatch
+):
+    """The second walk only where it can help: not for a Memory holding at most
+    ``EXACT_BELOW`` versions (its exact pass is cheap, and it may hold fewer vectors than asked
+    for), and not when the first walk was already as wide as pgvector walks."""
+    if vectors.index_kind() != vectors.PGVECTOR:
+        pytest.skip("the graph walk filtered by Memory is pgvector's")
+    q = np.random.default_rng(5).normal(size=vectors.DIMENSIONS).astype(np.float32)
+    q /= np.linalg.norm(q)
+    _crowd(memory.pk, 400, q, first_id=50_000_000)
+    _crowd(other_memory.pk, 800, q, first_id=60_000_000)
+    walks: list[int] = []
+    real = vectors._pg_walk
+
+    def counted(conn, cursor, memory_pk, lit, k, width):  # type: ignore[no-untyped-def]
+        walks.append(width)
+        return real(conn, cursor, memory_pk, lit, k, width)
+
+    monkeypatch.setattr(vectors, "_pg_walk", counted)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {vectors.TABLE}")
+        cursor.execute("SET enable_sort = off")
+    try:
+        small = vectors._knn(vectors.PGVECTOR, memory.pk, q, 80)  # no entries: 0 versions
+        monkeypatch.setattr(vectors, "_indexed_versions", lambda c, pk: vectors.EXACT_BELOW + 1)
+        wide = vectors._knn(vectors.PGVECTOR, memory.pk, q, 500)  # 2·500 is pgvector's most
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_sort")
+    assert len(small) == 80 and len(wide) == 400
+    assert walks == [vectors.WALK_WIDTH, vectors.WALK_WIDTH]
