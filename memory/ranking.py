@@ -136,11 +136,12 @@ def bounded_stable_reorder(
         if forced >= 0 and not placed[forced]:
             choice = forced
         else:
+            waiting = [i for i in range(max(0, forced), min(n, p + MAX_SHIFT + 1)) if not placed[i]]
+            # Dominators sit above in an RRF baseline, so the first waiting member is always
+            # free; ranks that disagree with the baseline fall back to the plain window.
             window = [
-                i
-                for i in range(max(0, forced), min(n, p + MAX_SHIFT + 1))
-                if not placed[i] and not any(not placed[at[a]] for a in above.get(baseline[i], ()))
-            ]
+                i for i in waiting if not any(not placed[at[a]] for a in above.get(baseline[i], ()))
+            ] or waiting
             choice = min(window, key=lambda i: (i - want[i], -want[i], i))
         placed[choice] = True
         out.append(choice)

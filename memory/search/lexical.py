@@ -249,13 +249,13 @@ def _sqlite_tiers_sql(
     limit: int,
     length: tuple[int, int],
 ) -> tuple[str, list[Any]]:
-    """Every tier of ``read`` in one SQLite statement: the admitted rows with their matched
-    count and weight (:func:`_scored_sql`, the posting lists read once), each row's tier, each
-    tier's ``bound`` newest rows (a window), ranked by BM25 like :func:`_ranked_sql` — exactly
-    the rows and order the tier-by-tier reading of PostgreSQL keeps."""
+    """The tiers of ``read`` in one SQLite statement: the admitted rows with their matched
+    count and weight (:func:`_scored_sql`, the posting lists read once), ranked by BM25 like
+    :func:`_ranked_sql`. With ``bound`` at :data:`EVERY_ROW` (search) every admitted row is
+    ranked, as :func:`_postgres_exact` does; below it each tier ranks its ``bound`` newest rows
+    (a window), as :func:`_ranked_sql` does on PostgreSQL for the write path's check."""
     lowest = min(t.low for t in read)
     scored, scored_params = _scored_sql(memory_pk, terms, weights, content, floor, Tier(lowest))
-    cases = " ".join(f"WHEN m.matched >= {int(t.low)} THEN {i}" for i, t in enumerate(read))
     a, c = length
     if bound >= EVERY_ROW:
         # Every admitted row ranked: no window to number the newest.
@@ -269,6 +269,7 @@ def _sqlite_tiers_sql(
             LIMIT %s
         """
         return sql, [*scored_params, memory_pk, *where_params, a, c, limit]
+    cases = " ".join(f"WHEN m.matched >= {int(t.low)} THEN {i}" for i, t in enumerate(read))
     sql = f"""
         WITH r AS (
             SELECT v.entry_id, v.id, v.term_count, m.weight, v.searchable_text,
@@ -616,8 +617,8 @@ def lexical_candidates(
     the system's, scoped to the Memory), and nothing is written. With ``min_jaccard``, texts
     that cannot reach that Jaccard similarity of distinct tokens are left out (they would be
     discarded by the caller anyway): the candidates that remain are the same, found faster.
-    One query (one tier: an add runs it, and the best matches of a large Memory come from its
-    newest ``LEXICAL_TIER_ROWS`` admitted versions, like any tier's).
+    One query (``exact=False``: an add runs it, and the best matches of a large Memory come
+    from its newest ``LEXICAL_TIER_ROWS`` admitted versions).
     """
     terms = query_terms(text)
     found = lexical_channel(

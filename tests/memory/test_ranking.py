@@ -323,3 +323,19 @@ def test_no_member_passes_one_that_dominates_it(members):
     where = {m: i for i, m in enumerate(out)}
     for b, above in dominators(ranks).items():
         assert all(where[a] < where[b] for a in above), (b, above)
+
+
+def test_channel_ranks_that_disagree_with_the_baseline_still_give_a_bounded_reorder():
+    """Dominators sit above in an RRF baseline; with ranks that say otherwise (not a baseline
+    the pipeline makes) a position whose every waiting member is dominated takes the plain
+    choice rather than fail, and the bound and the membership hold."""
+    pool = ["A", "B", "C", "D"]
+    ranks = {
+        "A": {"lexical": 9},
+        "B": {"lexical": 8},
+        "C": {"lexical": 7},
+        "D": {"lexical": 1, "vector": 1},
+    }
+    out = quality_order(pool, {}, None, ranks)
+    check_reorder(pool, out)
+    assert out == ["A", "D", "B", "C"]  # D as high as its bound allows once A had to go

@@ -111,10 +111,8 @@ def test_query_without_terms_finds_nothing(memory, me):
     assert lexical_candidates(memory.pk, "  ?! ") == []
 
 
-def test_lexical_candidates_is_two_queries_when_the_best_tier_fills_the_limit(
-    memory, me, django_assert_num_queries
-):
-    """The term statistics (one query), then the single tier."""
+def test_lexical_candidates_is_two_queries(memory, me, django_assert_num_queries):
+    """The term statistics (one query), then the one bounded statement of the write path."""
     for i in range(5):
         remember(memory, me, f"Leader election note {i}")
     with django_assert_num_queries(2):
