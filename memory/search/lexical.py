@@ -529,37 +529,15 @@ def lexical_channel(
             stats=stats,
         )
     else:
+        query = (memory_pk, terms, weights, content, floor)
+        scope = (joins, where, where_params)
+        length = stats.length_terms()
         if connection.vendor == "postgresql":
-            sql, params = _ranked_sql(
-                *_postgres_sql(
-                    memory_pk,
-                    terms,
-                    weights,
-                    content,
-                    floor,
-                    Tier(lowest),
-                    joins,
-                    where,
-                    where_params,
-                ),
-                bound=bound,
-                limit=limit,
-                length=stats.length_terms(),
-            )
+            rows_sql, rows_params = _postgres_sql(*query, Tier(lowest), *scope)
+            sql, params = _ranked_sql(rows_sql, rows_params, bound, limit, length)
         else:
             sql, params = _sqlite_tiers_sql(
-                memory_pk,
-                terms,
-                weights,
-                content,
-                floor,
-                [Tier(lowest)],
-                joins,
-                where,
-                where_params,
-                bound=bound,
-                limit=limit,
-                length=stats.length_terms(),
+                *query, [Tier(lowest)], *scope, bound=bound, limit=limit, length=length
             )
         with connection.cursor() as cursor:
             cursor.execute(sql, params)

@@ -8,6 +8,9 @@ the index is pgvector (`make test-pgvector`); elsewhere the index is partitioned
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from django.db import connection
@@ -103,6 +106,38 @@ def test_a_small_memory_beside_a_large_one_gets_its_own_k_nearest(
     assert [round(c, 4) for _, _, c in beside] == exact
 
 
+def _unit(seed: int) -> np.ndarray:
+    q = np.random.default_rng(seed).normal(size=vectors.DIMENSIONS).astype(np.float32)
+    return q / np.linalg.norm(q)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[object, ...]]:
+    """The arguments of every call to ``memory.vectors.<name>``, which still runs."""
+    calls: list[tuple[object, ...]] = []
+    real = getattr(vectors, name)
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(vectors, name, spy)
+    return calls
+
+
+@contextmanager
+def _walking_the_graph() -> Iterator[None]:
+    """The planner walks the HNSW graph, as at 100,000 rows: the filled table's statistics (as
+    autovacuum would gather them), and sorting made what it would rather avoid."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {vectors.TABLE}")
+        cursor.execute("SET enable_sort = off")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_sort")
+
+
 def test_a_memory_holding_most_of_the_index_is_answered_by_the_graph_walk(
     memory, other_memory, monkeypatch
 ):
@@ -110,30 +145,16 @@ def test_a_memory_holding_most_of_the_index_is_answered_by_the_graph_walk(
     vectors of another Memory among them do not send the large Memory to the exact pass."""
     if vectors.index_kind() != vectors.PGVECTOR:
         pytest.skip("the graph walk filtered by Memory is pgvector's")
-    q = np.random.default_rng(3).normal(size=vectors.DIMENSIONS).astype(np.float32)
-    q /= np.linalg.norm(q)
+    q = _unit(3)
     _crowd(memory.pk, 1200, q)
     _crowd(other_memory.pk, 120, q, first_id=20_000_000)  # a tenth of the table, as near
-    exact: list[int] = []
-    real = vectors._pg_exact
-
-    def counted(cursor, memory_pk, lit, k):  # type: ignore[no-untyped-def]
-        exact.append(memory_pk)
-        return real(cursor, memory_pk, lit, k)
-
-    monkeypatch.setattr(vectors, "_pg_exact", counted)
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {vectors.TABLE}")
-        cursor.execute("SET enable_sort = off")  # walk the graph, as at 100,000 rows
-    try:
+    exact = _spy(monkeypatch, "_pg_exact")
+    with _walking_the_graph():
         large = vectors._knn(vectors.PGVECTOR, memory.pk, q, 80)
         small = vectors._knn(vectors.PGVECTOR, other_memory.pk, q, 80)
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET enable_sort")
     assert len(large) == len(small) == 80
     # The large Memory from the walk; the small one's walk came back short: answered exactly.
-    assert exact == [other_memory.pk]
+    assert [call[1] for call in exact] == [other_memory.pk]
 
 
 def test_a_memory_sharing_its_neighbourhood_is_answered_by_a_wider_walk(
@@ -145,28 +166,15 @@ def test_a_memory_sharing_its_neighbourhood_is_answered_by_a_wider_walk(
     one."""
     if vectors.index_kind() != vectors.PGVECTOR:
         pytest.skip("the graph walk filtered by Memory is pgvector's")
-    q = np.random.default_rng(5).normal(size=vectors.DIMENSIONS).astype(np.float32)
-    q /= np.linalg.norm(q)
+    q = _unit(5)
     _crowd(memory.pk, 400, q, first_id=30_000_000)
     _crowd(other_memory.pk, 800, q, first_id=40_000_000)
-    exact: list[int] = []
     real = vectors._pg_exact
-
-    def counted(cursor, memory_pk, lit, k):  # type: ignore[no-untyped-def]
-        exact.append(memory_pk)
-        return real(cursor, memory_pk, lit, k)
-
-    monkeypatch.setattr(vectors, "_pg_exact", counted)
+    exact = _spy(monkeypatch, "_pg_exact")
     # The crowd has no entries: the Memory stands for one past the size answered exactly.
     monkeypatch.setattr(vectors, "_indexed_versions", lambda cursor, pk: vectors.EXACT_BELOW + 1)
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {vectors.TABLE}")
-        cursor.execute("SET enable_sort = off")  # walk the graph, as at 100,000 rows
-    try:
+    with _walking_the_graph():
         walked = vectors._knn(vectors.PGVECTOR, memory.pk, q, 80)
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET enable_sort")
     assert exact == []
     assert len(walked) == 80
     with connection.cursor() as cursor:
@@ -182,27 +190,13 @@ def test_a_small_memory_or_a_walk_as_wide_as_allowed_goes_straight_to_the_exact_
     for), and not when the first walk was already as wide as pgvector walks."""
     if vectors.index_kind() != vectors.PGVECTOR:
         pytest.skip("the graph walk filtered by Memory is pgvector's")
-    q = np.random.default_rng(5).normal(size=vectors.DIMENSIONS).astype(np.float32)
-    q /= np.linalg.norm(q)
+    q = _unit(5)
     _crowd(memory.pk, 400, q, first_id=50_000_000)
     _crowd(other_memory.pk, 800, q, first_id=60_000_000)
-    walks: list[int] = []
-    real = vectors._pg_walk
-
-    def counted(conn, cursor, memory_pk, lit, k, width):  # type: ignore[no-untyped-def]
-        walks.append(width)
-        return real(conn, cursor, memory_pk, lit, k, width)
-
-    monkeypatch.setattr(vectors, "_pg_walk", counted)
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {vectors.TABLE}")
-        cursor.execute("SET enable_sort = off")
-    try:
+    walks = _spy(monkeypatch, "_pg_walk")
+    with _walking_the_graph():
         small = vectors._knn(vectors.PGVECTOR, memory.pk, q, 80)  # no entries: 0 versions
         monkeypatch.setattr(vectors, "_indexed_versions", lambda c, pk: vectors.EXACT_BELOW + 1)
         wide = vectors._knn(vectors.PGVECTOR, memory.pk, q, 500)  # 2·500 is pgvector's most
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET enable_sort")
     assert len(small) == 80 and len(wide) == 400
-    assert walks == [vectors.WALK_WIDTH, vectors.WALK_WIDTH]
+    assert [call[5] for call in walks] == [vectors.WALK_WIDTH, vectors.WALK_WIDTH]
