@@ -398,27 +398,24 @@ def _postgres_exact(
             query = _tsquery(essential)
             if wide:
                 query = f"({query}) & ({wide})"
+            # The weight is computed once per row: ``OFFSET 0`` keeps PostgreSQL from pulling
+            # the subquery up and writing the expression into the sort key a second time.
             sql = f"""
-                SELECT v.entry_id, v.id, ({weight}) AS weight, v.term_count, v.searchable_text
-                FROM memory_entryversion v{joins}
-                WHERE {" AND ".join([*lookup, *counts, *where])}
-                ORDER BY CAST(({weight}) AS DOUBLE PRECISION) / (%s + %s * v.term_count) DESC,
-                    v.entry_id ASC, v.id ASC
+                SELECT s.entry_id, s.id, s.weight, s.term_count, s.searchable_text
+                FROM (
+                    SELECT v.entry_id, v.id, ({weight}) AS weight, v.term_count,
+                        v.searchable_text
+                    FROM memory_entryversion v{joins}
+                    WHERE {" AND ".join([*lookup, *counts, *where])}
+                    OFFSET 0
+                ) s
+                ORDER BY CAST(s.weight AS DOUBLE PRECISION) / (%s + %s * s.term_count) DESC,
+                    s.entry_id ASC, s.id ASC
                 LIMIT %s
             """
             cursor.execute(
                 sql,
-                [
-                    *weight_params,
-                    query,
-                    memory_pk,
-                    *count_params,
-                    *where_params,
-                    *weight_params,
-                    a,
-                    c,
-                    limit,
-                ],
+                [*weight_params, query, memory_pk, *count_params, *where_params, a, c, limit],
             )
             rows = cursor.fetchall()
             if size == len(complete):

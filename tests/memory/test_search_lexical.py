@@ -328,3 +328,26 @@ def test_a_query_written_only_in_hiragana_still_counts_its_hiragana_terms(memory
     remember(memory, me, "明日の会議をよろしくお願いします。")
     found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=10)
     assert [c.entry_pk for c in found] == [sushi.pk]
+
+
+def test_postgres_computes_each_rows_weight_once(memory, me):
+    """The exact statement sorts by the weight its scan computed: the sort key reads the
+    subquery's column, so each ``@@`` of the weight runs once per row, not again for the order
+    (at a million rows of a common word, that second pass was most of the statement's cost)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the weight expression is PostgreSQL's statement")
+    for i in range(4):
+        remember(memory, me, f"The leader election note {i}")
+    with CaptureQueriesContext(connection) as read:
+        assert lexical_channel(memory.pk, query_terms("the leader"), view=ACTIVE, limit=3)
+    statement = read.captured_queries[-1]["sql"]
+    assert "search_vector @@" in statement
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (VERBOSE) {statement}")
+        plan = [row[0] for row in cursor.fetchall()]
+    sort_keys = [line for line in plan if "Sort Key:" in line]
+    assert sort_keys, plan
+    assert not any("@@" in line for line in sort_keys), sort_keys
