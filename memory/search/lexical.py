@@ -323,8 +323,16 @@ class Tier:
 #: exact search read on PostgreSQL (:func:`_postgres_exact`); the last reads every term needed.
 EXACT_STEPS = (2000, 20000)
 
-#: Most statements one channel call reads (besides the term statistics) with the default steps.
-MAX_STATEMENTS = len(EXACT_STEPS) + 1
+#: A lookup of more rows than this (by the terms' document frequencies) is ranked before the
+#: view's joins (:func:`_postgres_exact`): its ``RANK_FIRST_POOL × limit`` best rows, then only
+#: those the view admits. ``STEWARD_SEARCH["LEXICAL_RANK_FIRST_ROWS"]`` overrides it.
+RANK_FIRST_ROWS = 20000
+RANK_FIRST_POOL = 4
+
+#: Most statements one channel call reads (besides the term statistics) with the default steps:
+#: each step's lookup ranked first and, when too few of its best rows are admitted, again
+#: with the view's joins inside the ranking.
+MAX_STATEMENTS = 2 * (len(EXACT_STEPS) + 1)
 
 
 def essential_sizes(
@@ -360,6 +368,7 @@ def _postgres_exact(
     *,
     limit: int,
     stats: Collection,
+    narrowed: bool = False,
 ) -> list[tuple[int, int, int, int, str]]:
     """The ``limit`` best admitted rows by BM25 on PostgreSQL, exactly as if every admitted row
     were ranked (MaxScore): every admitted row holds one of ``complete``, the rarest
@@ -369,15 +378,28 @@ def _postgres_exact(
     at the shortest length. When that is below the ``limit``-th score kept, no row left out can
     enter, and the rows are final; otherwise the next statement looks up more terms, the last
     all of ``complete``. The common words are then never looked up while rarer ones fill the
-    top."""
+    top.
+
+    A lookup of more than ``RANK_FIRST_ROWS`` rows (a common word's) is ranked on its own, the
+    way the bare full-text query ranks it, and only its ``RANK_FIRST_POOL × limit`` best rows
+    are joined to the view's heads, lifecycle and filters: every admitted row is one of the
+    lookup's, so the first ``limit`` admitted in that order are the exact top whenever there
+    are that many. When fewer are, the lookup is ranked again with the joins inside. A search
+    ``narrowed`` by the caller's filters (a session, a kind, a time range, a source) keeps the
+    joins inside: its admitted rows are a small share of a common word's by design."""
     weight_of = dict(zip(terms, weights, strict=True))
     a, c = stats.length_terms()
     rarest = sorted(range(len(content)), key=lambda i: (-weight_of[content[i]], i))
     complete = [content[i] for i in rarest[: max(1, len(content) - floor + 1)]]
     hit = "(v.search_vector @@ %s::tsquery)::int"
     lexemes = [f"'{t}'" for t in terms]
-    weight = " + ".join(f"{hit} * %s" for _ in terms)
-    weight_params = [p for t, w in zip(lexemes, weights, strict=True) for p in (t, w)]
+    # One term: every row the lookup finds holds it, so the weight is the term's.
+    weight_params: list[str | int]
+    if len(terms) == 1:
+        weight, weight_params = "%s", [weights[0]]
+    else:
+        weight = " + ".join(f"{hit} * %s" for _ in terms)
+        weight_params = [p for t, w in zip(lexemes, weights, strict=True) for p in (t, w)]
     counts: list[str] = []
     count_params: list[Any] = []
     # A row found holds a content term of the lookup: a floor of one is implied.
@@ -389,35 +411,58 @@ def _postgres_exact(
         count_params += [*lexemes, lowest]
     wide = _matched_condition(terms, lowest)
     lookup = ["v.search_vector @@ %s::tsquery", "v.memory_id = %s"]
+    # The ranking carries ids and numbers only; the texts of the rows kept are read after it
+    # (at a million rows of a common word, texts carried through the joins and the sort spilled
+    # to disk). The weight is written into the sort key a second time when PostgreSQL pulls the
+    # subquery up: fencing it off (``OFFSET 0``) computed it once but ran the scan on one core,
+    # twice as slow as the two workers' scans.
+    ranked = f"""
+        SELECT s.entry_id, s.id, s.weight, s.term_count,
+            CAST(s.weight AS DOUBLE PRECISION) / (%s + %s * s.term_count) AS score
+        FROM (
+            SELECT v.entry_id, v.id, ({weight}) AS weight, v.term_count
+            FROM memory_entryversion v{{joins}}
+            WHERE {{conditions}}
+        ) s
+        ORDER BY score DESC, s.entry_id ASC, s.id ASC
+        LIMIT %s
+    """
+    # Every admitted row of the lookup ranked (the view's joins and filters inside the ranking).
+    joined = f"""
+        SELECT r.entry_id, r.id, r.weight, r.term_count, t.searchable_text
+        FROM ({ranked.format(joins=joins, conditions=" AND ".join([*lookup, *counts, *where]))}) r
+        JOIN memory_entryversion t ON t.id = r.id
+        ORDER BY r.score DESC, r.entry_id ASC, r.id ASC
+    """
+    # The lookup's best rows ranked first, whatever the view, then only those admitted: the
+    # first ``limit`` admitted in that order are the exact top when there are that many.
+    admitted_after = f"""
+        SELECT r.entry_id, r.id, r.weight, r.term_count, v.searchable_text
+        FROM ({ranked.format(joins="", conditions=" AND ".join([*lookup, *counts]))}) r
+        JOIN memory_entryversion v ON v.id = r.id{joins}
+        {"WHERE " + " AND ".join(where) if where else ""}
+        ORDER BY r.score DESC, r.entry_id ASC, r.id ASC
+        LIMIT %s
+    """
+    configured = getattr(settings, "STEWARD_SEARCH", {})
+    steps = tuple(int(n) for n in configured.get("LEXICAL_EXACT_STEPS") or EXACT_STEPS)
+    rank_first = int(configured.get("LEXICAL_RANK_FIRST_ROWS", RANK_FIRST_ROWS))
     rows: list[tuple[int, int, int, int, str]] = []
     with connection.cursor() as cursor:
-        configured = getattr(settings, "STEWARD_SEARCH", {}).get("LEXICAL_EXACT_STEPS")
-        steps = tuple(int(n) for n in configured or EXACT_STEPS)
         for size in essential_sizes(complete, stats.dfs, steps):
             essential = complete[:size]
             query = _tsquery(essential)
             if wide:
                 query = f"({query}) & ({wide})"
-            # The weight is computed once per row: ``OFFSET 0`` keeps PostgreSQL from pulling
-            # the subquery up and writing the expression into the sort key a second time.
-            sql = f"""
-                SELECT s.entry_id, s.id, s.weight, s.term_count, s.searchable_text
-                FROM (
-                    SELECT v.entry_id, v.id, ({weight}) AS weight, v.term_count,
-                        v.searchable_text
-                    FROM memory_entryversion v{joins}
-                    WHERE {" AND ".join([*lookup, *counts, *where])}
-                    OFFSET 0
-                ) s
-                ORDER BY CAST(s.weight AS DOUBLE PRECISION) / (%s + %s * s.term_count) DESC,
-                    s.entry_id ASC, s.id ASC
-                LIMIT %s
-            """
-            cursor.execute(
-                sql,
-                [*weight_params, query, memory_pk, *count_params, *where_params, a, c, limit],
-            )
-            rows = cursor.fetchall()
+            head = [a, c, *weight_params, query, memory_pk, *count_params]
+            rows = []
+            if not narrowed and sum(stats.dfs.get(t, 0) for t in essential) > rank_first:
+                pool = RANK_FIRST_POOL * limit
+                cursor.execute(admitted_after, [*head, pool, *where_params, limit])
+                rows = cursor.fetchall()
+            if len(rows) < limit:  # too few of the best rows admitted (or a small lookup)
+                cursor.execute(joined, [*head, *where_params, limit])
+                rows = cursor.fetchall()
             if size == len(complete):
                 break
             rest = sum(weight_of[t] for t in terms if t not in essential)
@@ -524,6 +569,7 @@ def lexical_channel(
             where_params,
             limit=limit,
             stats=stats,
+            narrowed=filters is not None and filters.active,
         )
     else:
         query = (memory_pk, terms, weights, content, floor)

@@ -9,6 +9,7 @@ import pytest
 from memory import actions
 from memory.search import (
     ACTIVE,
+    CURRENT,
     admission_floor,
     channel_cap,
     lexical_candidates,
@@ -161,12 +162,15 @@ def _ranked_by_hand(memory, terms, floor, min_matched=0):
     return [entry for _, entry, _ in sorted(rows)]
 
 
-@pytest.mark.parametrize("steps", [None, (1, 30)])
-def test_search_ranks_exactly_as_one_query_over_every_admitted_text(memory, me, settings, steps):
+@pytest.mark.parametrize(("steps", "rank_first"), [(None, None), ((1, 30), None), (None, 0)])
+def test_search_ranks_exactly_as_one_query_over_every_admitted_text(
+    memory, me, settings, steps, rank_first
+):
     """Many ties of matched terms and of lengths: whichever statement fills the limit, the order
     is the one of ranking every admitted text at once. With small steps (``LEXICAL_EXACT_STEPS``)
     PostgreSQL looks up the rarest term alone first, and stops there only when no row holding
-    just the other terms could enter the top."""
+    just the other terms could enter the top. With ``LEXICAL_RANK_FIRST_ROWS`` 0 every lookup
+    is ranked before the view's joins, and ranked again with them when too few are admitted."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -174,6 +178,8 @@ def test_search_ranks_exactly_as_one_query_over_every_admitted_text(memory, me, 
 
     if steps is not None:
         settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_EXACT_STEPS": steps}
+    if rank_first is not None:
+        settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": rank_first}
     statements = set()
 
     rng = random.Random(11)
@@ -330,24 +336,110 @@ def test_a_query_written_only_in_hiragana_still_counts_its_hiragana_terms(memory
     assert [c.entry_pk for c in found] == [sushi.pk]
 
 
-def test_postgres_computes_each_rows_weight_once(memory, me):
-    """The exact statement sorts by the weight its scan computed: the sort key reads the
-    subquery's column, so each ``@@`` of the weight runs once per row, not again for the order
-    (at a million rows of a common word, that second pass was most of the statement's cost)."""
+def _forget(memory, me, entry_pk):
+    from memory.models import Entry
+
+    actions.forget_entry(memory, actor=me, entry_uid=Entry.objects.get(pk=entry_pk).uid, reason="x")
+
+
+@pytest.mark.parametrize("rank_first", [None, 0])
+def test_the_best_rows_forgotten_leave_the_next_admitted_in_order(memory, me, settings, rank_first):
+    """Most of the shortest (best) texts forgotten: the channel returns the best admitted rows, exactly
+    as ranking every admitted text. Ranked before the view's joins (``LEXICAL_RANK_FIRST_ROWS``
+    0), the lookup's best ``RANK_FIRST_POOL × limit`` rows hold too few admitted ones and
+    PostgreSQL ranks the lookup again with the joins: the same answer."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.search import query_floor
+
+    if rank_first is not None:
+        settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": rank_first}
+    short = [remember(memory, me, f"Quorvex note {i}").entry.pk for i in range(9)]
+    long = [
+        remember(memory, me, f"Quorvex {'alpha ' * (1 + i % 3)}note {i}").entry.pk
+        for i in range(12)
+    ]
+    for pk in short[:7]:
+        _forget(memory, me, pk)
+    terms = query_terms("quorvex")
+    expected = _ranked_by_hand(memory, terms, query_floor(terms))
+    assert expected[:2] == short[7:] and set(expected) == {*short[7:], *long}
+    for limit in (1, 2, 5, 20):
+        with CaptureQueriesContext(connection) as read:
+            found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=limit)
+        assert [c.entry_pk for c in found] == expected[:limit], limit
+        if rank_first == 0 and connection.vendor == "postgresql" and limit <= 2:
+            # Of the best 4 × limit rows, fewer than limit are admitted: ranked first, then
+            # again with the joins.
+            assert len(read) == 3, [q["sql"] for q in read.captured_queries]
+
+
+def test_a_common_word_is_ranked_before_the_views_joins_and_its_texts_read_after(
+    memory, me, settings
+):
+    """A lookup of more rows than ``LEXICAL_RANK_FIRST_ROWS`` (0 here) ranks the lookup's rows
+    alone — no head, no lifecycle projection, no text — and joins only its best few: at a
+    million rows of a common word, ranking inside the joins cost four times the bare full-text
+    query (docs/benchmarks.md)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     if connection.vendor != "postgresql":
-        pytest.skip("the weight expression is PostgreSQL's statement")
+        pytest.skip("the statement is PostgreSQL's")
+    settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": 0}
     for i in range(4):
         remember(memory, me, f"The leader election note {i}")
     with CaptureQueriesContext(connection) as read:
-        assert lexical_channel(memory.pk, query_terms("the leader"), view=ACTIVE, limit=3)
+        assert lexical_channel(memory.pk, query_terms("the leader"), view=CURRENT, limit=3)
     statement = read.captured_queries[-1]["sql"]
-    assert "search_vector @@" in statement
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (VERBOSE) {statement}")
         plan = [row[0] for row in cursor.fetchall()]
-    sort_keys = [line for line in plan if "Sort Key:" in line]
-    assert sort_keys, plan
-    assert not any("@@" in line for line in sort_keys), sort_keys
+
+    def depth(line):
+        return len(line) - len(line.lstrip(" ->"))
+
+    # The ranking: the innermost Limit over a Sort, and everything under it.
+    ranking = max(
+        i
+        for i, line in enumerate(plan[:-1])
+        if line.lstrip(" ->").startswith("Limit") and "Sort" in plan[i + 2]
+    )
+    subtree = [plan[ranking]]
+    for line in plan[ranking + 1 :]:
+        if line.lstrip().startswith("->") and depth(line) <= depth(plan[ranking]):
+            break
+        subtree.append(line)
+    scanned = " ".join(subtree)
+    assert "memory_entryversion" in scanned, subtree
+    assert "memory_head" not in scanned and "memory_lifecycleprojection" not in scanned, subtree
+    assert "searchable_text" not in scanned, subtree
+    joined = " ".join(line for line in plan if line not in subtree)
+    assert "memory_head" in joined and "memory_lifecycleprojection" in joined, plan
+
+
+def test_a_search_narrowed_by_filters_ranks_with_the_joins_inside(memory, me, settings):
+    """A session's rows are a small share of a common word's: ranking the lookup's best rows
+    first would find few of them and rank again, so a filtered search keeps the one statement
+    per step, whatever ``LEXICAL_RANK_FIRST_ROWS`` says."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.search.filters import RecallFilters
+
+    settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": 0}
+    ours = [
+        remember(memory, me, f"Quorvex session note {i}", session_id="s-1").entry.pk
+        for i in range(3)
+    ]
+    for i in range(12):
+        remember(memory, me, f"Quorvex note {i}", session_id="s-2")
+    terms = query_terms("quorvex")
+    with CaptureQueriesContext(connection) as read:
+        found = lexical_channel(
+            memory.pk, terms, view=ACTIVE, limit=2, filters=RecallFilters(session_id="s-1")
+        )
+    assert [c.entry_pk for c in found] == ours[:2]
+    if connection.vendor == "postgresql":
+        assert len(read) == 2  # the term statistics, then one statement
