@@ -68,6 +68,9 @@ class Hit:
     confidence: float | None = None
     review_at: datetime | None = None
     review_due: bool = False
+    #: The short question this turn answers in its conversation, read with it by the reranker
+    #: (``memory.search.exchanges``); None when it answers none or no reranker runs.
+    asked: str | None = None
 
     @property
     def key(self) -> tuple[int, int]:

@@ -473,7 +473,7 @@ def _postgres_exact(
     return rows
 
 
-def _view_scope(
+def view_scope(
     view: str,
     sensitivities: Sequence[str] | None,
     exclude_entry_pks: Iterable[int],
@@ -551,7 +551,7 @@ def lexical_channel(
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
     content, floor = content_and_floor(terms)
-    joins, where, where_params = _view_scope(view, sensitivities, exclude_entry_pks, filters)
+    joins, where, where_params = view_scope(view, sensitivities, exclude_entry_pks, filters)
     bound = max(setting("LEXICAL_TIER_ROWS", TIER_ROWS), limit) if not exact else EVERY_ROW
     stats = collection(memory_pk, terms)
     weights = [stats.weight(t) for t in terms]

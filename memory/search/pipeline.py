@@ -30,6 +30,7 @@ from . import channels
 from .abbreviations import spelled_words
 from .channels import ChannelQuery
 from .common import CANDIDATES, CURRENT, HISTORY, Candidate, channel_cap, query_terms, setting
+from .exchanges import find_exchanges
 from .filters import RecallFilters
 from .fusion import coarse_pool_size, rrf_fuse
 from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
@@ -98,7 +99,10 @@ def search(
         hit.baseline_rank = i
     quality_on, why = _quality_gate(memory, baseline)
     current_intent = has_current_intent(query, intent)
-    ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now)
+    answers: list[Hit] = []
+    if reranker is not None and view == "current":
+        answers = _exchanges(memory.pk, baseline, clearance, filters, now)
+    ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now, answers)
     filtered = (
         validity_counts(memory.pk, qv, terms, ranked, cap, clearance, filters)
         if (trace and view == "current")
@@ -163,6 +167,25 @@ def run_channels(
     )
 
 
+def _exchanges(
+    memory_pk: int,
+    pool: list[Hit],
+    clearance: Sequence[str],
+    filters: RecallFilters | None,
+    now: datetime,
+) -> list[Hit]:
+    """The pool's question-and-answer exchanges for the reranker (``.exchanges``): each pooled
+    answer learns its question, and the answers of pooled questions, admitted like the pool's
+    members, are returned to join the pool (two queries, and two to load any answers)."""
+    found = find_exchanges(memory_pk, pool, scope=CURRENT, sensitivities=clearance, filters=filters)
+    answers = load_hits(found.answers, now)
+    for hit in [*pool, *answers]:
+        hit.asked = found.asked.get(hit.key)
+    for i, hit in enumerate(answers, start=len(pool) + 1):
+        hit.baseline_rank = i
+    return answers
+
+
 def _order(
     baseline: list[Hit],
     memory: Memory,
@@ -171,15 +194,17 @@ def _order(
     current_intent: bool,
     reranker: Reranker | None,
     now: datetime,
+    answers: Sequence[Hit] = (),
 ) -> list[Hit]:
-    """The bounded quality reorder (when on), then the reranker; ranks recorded on each hit."""
+    """The bounded quality reorder (when on), then the reranker over the pool and the answers
+    its exchanges bring; ranks recorded on each hit."""
     ordered = list(baseline)
     if quality_on:
         ordered = _reorder(ordered, current_intent=current_intent, memory=memory, now=now)
-    for i, hit in enumerate(ordered, start=1):
+    for i, hit in enumerate([*ordered, *answers], start=1):
         hit.quality_rank = i
     if reranker is not None:
-        shown = list(ordered)
+        shown = [*ordered, *answers]
         ordered = list(reranker.rerank(query, shown))
         check_membership(shown, ordered)
     for i, hit in enumerate(ordered, start=1):

@@ -96,3 +96,39 @@ def test_the_environment_names_the_packaged_reranker_by_a_short_name_or_any_by_i
         "memory.search.cross_encoder.CrossEncoderReranker"
     )
     assert _reranker_setting("my.module.Reranker") == "my.module.Reranker"
+
+
+def test_an_answer_holding_none_of_the_words_is_found_through_its_question(memory, agent):
+    """ "Three times a week" answers the question turn before it; the search's words are all in
+    the question. In a session, the pooled question brings its answer and the model reads the
+    two together; written without sessions, the answer is never found."""
+    turns = [
+        "Caroline: I started going to the gym on weekdays, it helps me work on myself.",
+        "Caroline: How often do you and your husband work out together?",
+        "Melanie: Three times a week; it keeps us on track.",
+        "Melanie: My husband and I went camping with the kids last summer.",
+    ]
+    query = "How often do Melanie and her husband work out?"
+    for body in turns:
+        remember(memory, agent.actor, body, session_id="s-1", dedupe=False)
+    ranked = search(
+        memory, actor=agent.actor, query=query, limit=3, reranker=CrossEncoderReranker()
+    )
+    assert turns[2] in [h.body for h in ranked.hits]
+
+
+def test_without_a_session_the_answer_is_not_found(other_memory, agent):
+    turns = [
+        "Caroline: How often do you and your husband work out together?",
+        "Melanie: Three times a week; it keeps us on track.",
+    ]
+    for body in turns:
+        remember(other_memory, agent.actor, body, dedupe=False)
+    ranked = search(
+        other_memory,
+        actor=agent.actor,
+        query="How often do Melanie and her husband work out?",
+        limit=3,
+        reranker=CrossEncoderReranker(),
+    )
+    assert [h.body for h in ranked.hits] == [turns[0]]
