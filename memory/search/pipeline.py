@@ -65,7 +65,8 @@ def search(
 
     Read-only: never writes, never locks. A fixed number of queries: the channels (one each), the
     pool rows (one) and their evidence (one, for the provenance), the redaction of ids above the
-    actor's clearance (one, only when a hit names another entry), and — only when ``trace`` is asked
+    actor's clearance (one, only when a hit names another entry), with a reranker the pool's
+    question-and-answer exchanges (two, ``.exchanges``), and — only when ``trace`` is asked
     — the validity-filter counts (two).
     The hits are redacted for ``actor`` (``memory.visibility.redact_hits``).
     """
@@ -99,10 +100,14 @@ def search(
         hit.baseline_rank = i
     quality_on, why = _quality_gate(memory, baseline)
     current_intent = has_current_intent(query, intent)
-    answers: list[Hit] = []
     if reranker is not None and view == "current":
-        answers = _exchanges(memory.pk, baseline, clearance, filters, now)
-    ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now, answers)
+        # A pooled answer is also read after its question (``.exchanges``): two queries.
+        questions = find_exchanges(
+            memory.pk, baseline, scope=CURRENT, sensitivities=clearance, filters=filters
+        )
+        for hit in baseline:
+            hit.asked = questions.get(hit.key)
+    ordered = _order(baseline, memory, query, quality_on, current_intent, reranker, now)
     filtered = (
         validity_counts(memory.pk, qv, terms, ranked, cap, clearance, filters)
         if (trace and view == "current")
@@ -167,25 +172,6 @@ def run_channels(
     )
 
 
-def _exchanges(
-    memory_pk: int,
-    pool: list[Hit],
-    clearance: Sequence[str],
-    filters: RecallFilters | None,
-    now: datetime,
-) -> list[Hit]:
-    """The pool's question-and-answer exchanges for the reranker (``.exchanges``): each pooled
-    answer learns its question, and the answers of pooled questions, admitted like the pool's
-    members, are returned to join the pool (two queries, and two to load any answers)."""
-    found = find_exchanges(memory_pk, pool, scope=CURRENT, sensitivities=clearance, filters=filters)
-    answers = load_hits(found.answers, now)
-    for hit in [*pool, *answers]:
-        hit.asked = found.asked.get(hit.key)
-    for i, hit in enumerate(answers, start=len(pool) + 1):
-        hit.baseline_rank = i
-    return answers
-
-
 def _order(
     baseline: list[Hit],
     memory: Memory,
@@ -194,17 +180,15 @@ def _order(
     current_intent: bool,
     reranker: Reranker | None,
     now: datetime,
-    answers: Sequence[Hit] = (),
 ) -> list[Hit]:
-    """The bounded quality reorder (when on), then the reranker over the pool and the answers
-    its exchanges bring; ranks recorded on each hit."""
+    """The bounded quality reorder (when on), then the reranker; ranks recorded on each hit."""
     ordered = list(baseline)
     if quality_on:
         ordered = _reorder(ordered, current_intent=current_intent, memory=memory, now=now)
-    for i, hit in enumerate([*ordered, *answers], start=1):
+    for i, hit in enumerate(ordered, start=1):
         hit.quality_rank = i
     if reranker is not None:
-        shown = [*ordered, *answers]
+        shown = list(ordered)
         ordered = list(reranker.rerank(query, shown))
         check_membership(shown, ordered)
     for i, hit in enumerate(ordered, start=1):

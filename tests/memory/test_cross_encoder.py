@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memory.search import cross_encoder, search
 from memory.search.cross_encoder import CrossEncoderReranker, model_dir
+from memory.search.hits import Hit
 from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
@@ -98,37 +99,40 @@ def test_the_environment_names_the_packaged_reranker_by_a_short_name_or_any_by_i
     assert _reranker_setting("my.module.Reranker") == "my.module.Reranker"
 
 
-def test_an_answer_holding_none_of_the_words_is_found_through_its_question(memory, agent):
-    """ "Three times a week" answers the question turn before it; the search's words are all in
-    the question. In a session, the pooled question brings its answer and the model reads the
-    two together; written without sessions, the answer is never found."""
-    turns = [
-        "Caroline: I started going to the gym on weekdays, it helps me work on myself.",
-        "Caroline: How often do you and your husband work out together?",
-        "Melanie: Three times a week; it keeps us on track.",
-        "Melanie: My husband and I went camping with the kids last summer.",
-    ]
-    query = "How often do Melanie and her husband work out?"
-    for body in turns:
-        remember(memory, agent.actor, body, session_id="s-1", dedupe=False)
-    ranked = search(
-        memory, actor=agent.actor, query=query, limit=3, reranker=CrossEncoderReranker()
+def _hit(pk: int, body: str, asked: str | None = None) -> Hit:
+    return Hit(
+        entry_pk=pk,
+        version_pk=pk,
+        entry_id=f"e{pk}",
+        version=1,
+        body=body,
+        score=0.0,
+        channels={},
+        validity="current",
+        validity_reason="",
+        successor_entry=None,
+        time_known=True,
+        recorded_at=None,
+        effective_at=None,
+        is_head=True,
+        state="active",
+        current_state=False,
+        asked=asked,
     )
-    assert turns[2] in [h.body for h in ranked.hits]
 
 
-def test_without_a_session_the_answer_is_not_found(other_memory, agent):
-    turns = [
-        "Caroline: How often do you and your husband work out together?",
-        "Melanie: Three times a week; it keeps us on track.",
+def test_an_answer_is_also_scored_after_the_question_it_answers():
+    """ "Mostly sunsets." means little alone; read after "What does your daughter
+    like to paint?" it answers the search, and moves above the turns that only share words."""
+    query = "What does Melanie's daughter like to paint?"
+    question = "Caroline: What does your daughter like to paint these days?"
+    answer = "Melanie: Mostly sunsets."
+    others = [
+        "Melanie: My daughter loves to paint with me on weekends.",
+        "Caroline: I painted my kitchen last week, it took all day.",
     ]
-    for body in turns:
-        remember(other_memory, agent.actor, body, dedupe=False)
-    ranked = search(
-        other_memory,
-        actor=agent.actor,
-        query="How often do Melanie and her husband work out?",
-        limit=3,
-        reranker=CrossEncoderReranker(),
-    )
-    assert [h.body for h in ranked.hits] == [turns[0]]
+    alone = [_hit(1, others[0]), _hit(2, others[1]), _hit(3, answer)]
+    read = [_hit(1, others[0]), _hit(2, others[1]), _hit(3, answer, asked=question)]
+    reranker = CrossEncoderReranker()
+    assert reranker.rerank(query, alone)[0].body != answer
+    assert reranker.rerank(query, read)[0].body == answer

@@ -17,7 +17,6 @@ from memory.search.exchanges import (
     is_short_question,
 )
 from memory.search.filters import RecallFilters
-from memory.search.hits import Hit
 from tests.factories import remember
 
 from .conftest import RecordingReranker
@@ -25,7 +24,8 @@ from .conftest import RecordingReranker
 pytestmark = pytest.mark.django_db
 
 QUESTION = "Caroline: How often do you and your husband work out together?"
-ANSWER = "Melanie: Three times a week; it keeps us on track."
+ANSWER = "Melanie: Three times a week; it keeps our workouts on track."
+QUERY = "workouts on track"
 
 
 @pytest.fixture
@@ -61,117 +61,73 @@ def test_a_short_question_and_a_short_answer():
     assert not is_short_answer("word " * (ANSWER_WORDS + 1))
 
 
-def test_a_pooled_question_brings_its_answer_read_with_it(memory, me):
-    """The answer holds none of the search's words: only the question is found, and its answer
-    joins the reranker's pool, read after the question."""
-    question, answer, _ = chat(memory, me, [QUESTION, ANSWER, "Caroline: Nice, see you soon!"])
-    result = search(
-        memory, actor=me, query="how often do they work out together", limit=5, reranker=Reading()
-    )
-    assert Reading.asked == {QUESTION: None, ANSWER: QUESTION}
-    found = [h.entry_id for h in result.hits]
-    assert found == [question.uid, answer.uid]
-    assert result.hits[1].channels == {}
-    # Without a reranker the pool is the channels' alone.
-    assert [h.entry_id for h in search(memory, actor=me, query="work out together").hits] == [
-        question.uid
-    ]
+def test_a_pooled_answer_is_read_with_its_question(memory, me):
+    chat(memory, me, [QUESTION, ANSWER])
+    result = search(memory, actor=me, query=QUERY, limit=5, reranker=Reading())
+    assert Reading.asked[ANSWER] == QUESTION
+    assert [h.body for h in result.hits] == [ANSWER]
+    # Without a reranker nothing is read.
+    assert search(memory, actor=me, query=QUERY).hits[0].asked is None
 
 
-def test_a_pooled_answer_learns_its_question(memory, me):
-    chat(memory, me, [QUESTION, "Melanie: Three times a week, the workouts keep us on track."])
-    search(memory, actor=me, query="workouts on track", limit=5, reranker=Reading())
-    assert Reading.asked["Melanie: Three times a week, the workouts keep us on track."] == QUESTION
+def test_the_pool_keeps_its_members_an_unfound_answer_is_not_added(memory, me, recording_reranker):
+    """DESIGN §6: the reranker runs over the same members. A pooled question does not bring
+    its answer (which holds none of the search's words) into the pool."""
+    chat(memory, me, [QUESTION, "Melanie: Three times a week."])
+    chat(memory, me, ["Caroline: Do you work out at home?", "Melanie: At the gym."], session="s-2")
+    plain = search(memory, actor=me, query="work out together", limit=30)
+    search(memory, actor=me, query="work out together", limit=5, reranker=recording_reranker)
+    assert RecordingReranker.shown == [[h.entry_id for h in plain.hits]]
 
 
 def test_long_turns_other_sessions_and_plain_statements_are_read_alone(memory, me):
     chat(memory, me, [QUESTION], session="s-1")
     chat(memory, me, [ANSWER], session="s-2")  # the next entry, but another session
     long_question = "Caroline: " + "so " * QUESTION_WORDS + "how often do you work out?"
-    chat(memory, me, [long_question, "Melanie: Twice a week, we work out."], session="s-3")
-    long_answer = "Melanie: " + "we " * ANSWER_WORDS + "work out."
+    chat(memory, me, [long_question, "Melanie: Twice a week, our workouts."], session="s-3")
+    long_answer = "Melanie: " + "we " * ANSWER_WORDS + "do workouts."
     chat(memory, me, ["Caroline: How often do you lift?", long_answer], session="s-4")
     remember(memory, me, "How often do deploys run?")  # no session: not a conversation
-    remember(memory, me, "Deploys run every Tuesday.")
-    search(memory, actor=me, query="how often do you work out", limit=10, reranker=Reading())
-    assert ANSWER not in Reading.asked  # another session's turn is not an answer
-    assert "How often do deploys run?" in Reading.asked
-    assert "Deploys run every Tuesday." not in Reading.asked
-    assert {"Melanie: Twice a week, we work out.", long_answer} <= set(Reading.asked)
+    remember(memory, me, "Deploys run often, the workouts of the release train.")
+    search(memory, actor=me, query=QUERY, limit=10, reranker=Reading())
+    assert {
+        ANSWER,
+        "Melanie: Twice a week, our workouts.",
+        long_answer,
+        "Deploys run often, the workouts of the release train.",
+    } <= set(Reading.asked)
     assert all(asked is None for asked in Reading.asked.values()), Reading.asked
 
 
 @pytest.mark.parametrize("hidden", ["forgotten", "restricted", "filtered"])
-def test_an_answer_recall_may_not_return_never_joins_the_pool(memory, me, hidden):
-    """The answer is admitted exactly like the pool's members: not forgotten, within the
+def test_a_question_recall_may_not_return_is_never_read(memory, me, hidden):
+    """The question is admitted exactly like the pool's members: not forgotten, within the
     caller's clearance, inside the request's filters."""
-    question = chat(memory, me, [QUESTION])[0]
     extra = {"sensitivity": "restricted"} if hidden == "restricted" else {}
     writer = Actor.system() if hidden == "restricted" else me
-    answer = chat(memory, writer, [ANSWER], **extra)[0]
+    kind = {"kind": "preference"} if hidden == "filtered" else {}
+    question = chat(memory, writer, [QUESTION], **extra, **kind)[0]
+    chat(memory, me, [ANSWER])
     if hidden == "forgotten":
-        actions.forget_entry(memory, actor=me, entry_uid=answer.uid, reason="wrong")
+        actions.forget_entry(memory, actor=me, entry_uid=question.uid, reason="wrong")
     filters = RecallFilters(kinds=("fact",)) if hidden == "filtered" else None
-    if hidden == "filtered":
-        actions.forget_entry(memory, actor=me, entry_uid=answer.uid, reason="rewrite")
-        answer = chat(memory, me, [ANSWER], kind="preference")[0]
-    result = search(
-        memory,
-        actor=me,
-        query="how often work out together",
-        limit=5,
-        reranker=Reading(),
-        filters=filters,
-    )
-    assert [h.entry_id for h in result.hits] == [question.uid]
-    assert ANSWER not in Reading.asked
+    result = search(memory, actor=me, query=QUERY, limit=5, reranker=Reading(), filters=filters)
+    assert [h.body for h in result.hits] == [ANSWER]
+    assert Reading.asked == {ANSWER: None}
 
 
 def test_the_exchanges_cost_two_queries_and_none_without_a_session(memory, me):
     chat(memory, me, [QUESTION, ANSWER])
-    pool = [
-        Hit(
-            entry_pk=h.entry_pk,
-            version_pk=h.version_pk,
-            entry_id="",
-            version=1,
-            body=h.body,
-            score=0.0,
-            channels={},
-            validity="current",
-            validity_reason="",
-            successor_entry=None,
-            time_known=True,
-            recorded_at=None,
-            effective_at=None,
-            is_head=True,
-            state="active",
-            current_state=False,
-            session_id=h.session_id,
-        )
-        for h in search(memory, actor=me, query="work out together").hits
-    ]
+    pool = search(memory, actor=me, query=QUERY).hits
+    assert [h.body for h in pool] == [ANSWER]
     with CaptureQueriesContext(connection) as read:
         found = find_exchanges(memory.pk, pool, scope="current", sensitivities=None, filters=None)
     assert len(read) == 2
-    assert [f.entry_pk for f in found.answers] and list(found.asked.values()) == [QUESTION]
+    assert found == {pool[0].key: QUESTION}
     for hit in pool:
         hit.session_id = None
     with CaptureQueriesContext(connection) as read:
         assert (
-            find_exchanges(
-                memory.pk, pool, scope="current", sensitivities=None, filters=None
-            ).answers
-            == []
+            find_exchanges(memory.pk, pool, scope="current", sensitivities=None, filters=None) == {}
         )
     assert len(read) == 0
-
-
-def test_a_reranker_is_shown_the_answers_and_may_only_permute_them(memory, me, recording_reranker):
-    question, answer = chat(memory, me, [QUESTION, ANSWER])
-    result = search(
-        memory, actor=me, query="work out together", limit=5, reranker=recording_reranker
-    )
-    assert RecordingReranker.shown == [[question.uid, answer.uid]]
-    assert [h.entry_id for h in result.hits] == [answer.uid, question.uid]
-    assert [h.rank for h in result.hits] == [1, 2]
