@@ -2,9 +2,11 @@
 
 **A turn indexed with its context.** A conversation is many short turns leaning on each other:
 "5 years already!" answers "How long have you been married?" only beside the turn before it.
-So a short version (``SHORT_TURN_TOKENS``) of an entry written in a session is indexed with the
-words of the turn before it in that session (the latest version of the session's previous entry,
-at most ``CONTEXT_TOKENS`` of its tokens). The stored body stays exact; ``searchable_text`` is
+So a version of an entry written in a session is indexed with the words of the turn before it in
+that session (the latest version of the session's previous entry, at most ``CONTEXT_TOKENS`` of
+its tokens) when it is short (``SHORT_TURN_TOKENS``) or answers a short question
+(:func:`answers_a_question`: "Three times a week; it keeps us on track." after "How often do you
+all work out together?"). The stored body stays exact; ``searchable_text`` is
 the version's own tokens followed by those context tokens, and ``term_count`` counts only its
 own, so whatever reads a version's words (the maintenance passes' similarity, the BM25 length)
 reads
@@ -37,6 +39,16 @@ CONTEXT_TOKENS = 48
 #: turn indexed with its neighbour's words lets the neighbour's matches outrank the turn that
 #: holds them (measured in docs/recall-evaluation.md, "Conversations").
 SHORT_TURN_TOKENS = 6
+
+#: A turn that answers a question is indexed with it: a question of at most
+#: ``QUESTION_WORDS`` words (its text ends with a question mark) followed by an answer of at
+#: most ``ANSWER_WORDS``. Longer turns — an assistant's reply, a pasted document — stand on
+#: their own words (docs/recall-evaluation.md, "Exchanges"); the reranker reads the same
+#: exchanges (``memory.search.exchanges``).
+QUESTION_WORDS = 40
+ANSWER_WORDS = 100
+#: What a question turn ends with (after trailing spaces and closing quotes or brackets).
+QUESTION_MARKS = ("?", "？")
 
 #: Okapi BM25's constants (Robertson's defaults, as in Lucene and every peer's baseline).
 K1 = 1.2
@@ -90,12 +102,26 @@ def previous_turn_body(
     return row[0] if row else None
 
 
+def is_short_question(body: str) -> bool:
+    text = body.rstrip().rstrip("\"'”’)]")
+    return text.endswith(QUESTION_MARKS) and len(body.split()) <= QUESTION_WORDS
+
+
+def is_short_answer(body: str) -> bool:
+    return len(body.split()) <= ANSWER_WORDS
+
+
+def answers_a_question(body: str, previous: str | None) -> bool:
+    """Whether the turn ``body`` answers the short question ``previous`` (the turn before it)."""
+    return previous is not None and is_short_question(previous) and is_short_answer(body)
+
+
 def indexed_with_context(body: str, context: str | None) -> tuple[str, int]:
     """``(searchable_text, term_count)`` of a version: its own tokens, then — for a short turn
-    (``SHORT_TURN_TOKENS``) — at most ``CONTEXT_TOKENS`` tokens of the turn before it;
-    ``term_count`` counts its own."""
+    (``SHORT_TURN_TOKENS``) or an answer to a short question (:func:`answers_a_question`) — at
+    most ``CONTEXT_TOKENS`` tokens of the turn before it; ``term_count`` counts its own."""
     own = tokenize(body)
-    short = len(own) <= SHORT_TURN_TOKENS
+    short = len(own) <= SHORT_TURN_TOKENS or answers_a_question(body, context)
     extra = tokenize(context)[: context_tokens()] if (context and short) else []
     return " ".join([*own, *extra]), len(own)
 

@@ -15,10 +15,12 @@ Turns are neighbours by their entries' order within a session (``Entry.session_i
 order a conversation is written in. Only the ``current`` view is read this way.
 
 "Short" keeps an exchange inside the cross-encoder's window (256 word pieces with the search's
-own question): a question of at most :data:`QUESTION_WORDS` words and an answer of at most
-:data:`ANSWER_WORDS`. A long turn — an assistant's reply, a document pasted into a chat — is
-read alone: read after a long turn that happened to end with a question, a reply was cut off
-and took that turn's score (measured in docs/recall-evaluation.md).
+own question): a question of at most ``lexical_index.QUESTION_WORDS`` words and an answer of at
+most ``lexical_index.ANSWER_WORDS`` — the exchanges the lexical index reads too
+(``lexical_index.answers_a_question``: an answer is indexed with its question's words). A long
+turn — an assistant's reply, a document pasted into a chat — is read alone: read after a long
+turn that happened to end with a question, a reply was cut off and took that turn's score
+(measured in docs/recall-evaluation.md).
 """
 
 from __future__ import annotations
@@ -28,25 +30,11 @@ from typing import Any
 
 from django.db import connection
 
+from ..lexical_index import is_short_answer, is_short_question
 from ..models import Entry
 from .filters import RecallFilters
 from .hits import Hit
 from .lexical import view_scope
-
-#: Most words of a question turn read with its answer, and of an answer read with its question.
-QUESTION_WORDS = 40
-ANSWER_WORDS = 100
-#: What a question turn ends with (after trailing spaces and closing quotes or brackets).
-QUESTION_MARKS = ("?", "？")
-
-
-def is_short_question(body: str) -> bool:
-    text = body.rstrip().rstrip("\"'”’)]")
-    return text.endswith(QUESTION_MARKS) and len(body.split()) <= QUESTION_WORDS
-
-
-def is_short_answer(body: str) -> bool:
-    return len(body.split()) <= ANSWER_WORDS
 
 
 def find_exchanges(

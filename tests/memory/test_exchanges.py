@@ -8,13 +8,10 @@ from django.test.utils import CaptureQueriesContext
 
 from memory import actions
 from memory.actors import Actor
+from memory.lexical_index import ANSWER_WORDS, QUESTION_WORDS, is_short_answer, is_short_question
 from memory.search import search
 from memory.search.exchanges import (
-    ANSWER_WORDS,
-    QUESTION_WORDS,
     find_exchanges,
-    is_short_answer,
-    is_short_question,
 )
 from memory.search.filters import RecallFilters
 from tests.factories import remember

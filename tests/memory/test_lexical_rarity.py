@@ -56,17 +56,52 @@ def test_a_short_reply_is_found_by_the_question_it_answers(memory, me):
 
 
 def test_a_long_turn_is_indexed_with_its_own_words_only(memory, me):
-    remember(memory, me, "Mel: How long have you and your husband been married?", session_id="s1")
-    long = remember(
+    """After a statement, a turn longer than ``SHORT_TURN_TOKENS`` stands on its own words; so
+    does an answer longer than ``ANSWER_WORDS`` after a question, and any turn after a question
+    longer than ``QUESTION_WORDS``."""
+    from memory.lexical_index import ANSWER_WORDS, QUESTION_WORDS
+
+    remember(memory, me, "Mel: We have been married for a while now.", session_id="s1")
+    after_statement = remember(
         memory,
         me,
         "Caroline: We met at a friend's barbecue in the summer of 2018.",
         session_id="s1",
     )
-    version = EntryVersion.objects.get(entry=long.entry)
-    assert version.searchable_text.split() == own_tokens(
-        version.searchable_text, version.term_count
+    remember(memory, me, "Mel: How long have you been married?", session_id="s2")
+    long_answer = remember(
+        memory, me, "Caroline: " + "we met " * (ANSWER_WORDS // 2) + "in 2018.", session_id="s2"
     )
+    remember(memory, me, "Mel: " + "so " * QUESTION_WORDS + "when did you marry?", session_id="s3")
+    after_long_question = remember(
+        memory, me, "Caroline: We met at a barbecue in the summer of 2018.", session_id="s3"
+    )
+    for turn in (after_statement, long_answer, after_long_question):
+        version = EntryVersion.objects.get(entry=turn.entry)
+        assert version.searchable_text.split() == own_tokens(
+            version.searchable_text, version.term_count
+        )
+
+
+def test_an_answer_to_a_short_question_is_found_by_its_words(memory, me):
+    """ "Three times a week; it keeps us on track." holds none of the search's words; it is
+    indexed with the question before it (at half weight), so it is found — below the turn that
+    holds those words itself."""
+    question = remember(
+        memory,
+        me,
+        "Caroline: How often do you and your husband work out together?",
+        session_id="s1",
+    )
+    answer = remember(
+        memory, me, "Melanie: Three times a week; it keeps us on track.", session_id="s1"
+    )
+    remember(memory, me, "Melanie: We went camping last summer.", session_id="s1")
+    ranked = _ranked(memory, "How often do Melanie and her husband work out together?")
+    assert ranked[:2] == [question.entry.pk, answer.entry.pk]
+    version = EntryVersion.objects.get(entry=answer.entry)
+    assert version.body == "Melanie: Three times a week; it keeps us on track."
+    assert "husband" in version.searchable_text.split()[version.term_count :]
 
 
 def test_a_turn_of_another_session_lends_it_no_words(memory, me):
