@@ -382,11 +382,12 @@ def _postgres_exact(
 
     A lookup of more than ``RANK_FIRST_ROWS`` rows (a common word's) is ranked on its own, the
     way the bare full-text query ranks it, and only its ``RANK_FIRST_POOL × limit`` best rows
-    are joined to the view's heads, lifecycle and filters: every admitted row is one of the
-    lookup's, so the first ``limit`` admitted in that order are the exact top whenever there
-    are that many. When fewer are, the lookup is ranked again with the joins inside. A search
-    ``narrowed`` by the caller's filters (a session, a kind, a time range, a source) keeps the
-    joins inside: its admitted rows are a small share of a common word's by design."""
+    are held to the floor's term counts and joined to the view's heads, lifecycle and filters:
+    every admitted row is one of the lookup's, so the first ``limit`` admitted in that order
+    are the exact top whenever there are that many. When fewer are, the lookup is ranked again
+    with the counts and joins inside. A search ``narrowed`` by the caller's filters (a session,
+    a kind, a time range, a source) keeps them inside: its admitted rows are a small share of a
+    common word's by design."""
     weight_of = dict(zip(terms, weights, strict=True))
     a, c = stats.length_terms()
     rarest = sorted(range(len(content)), key=lambda i: (-weight_of[content[i]], i))
@@ -438,9 +439,9 @@ def _postgres_exact(
     # first ``limit`` admitted in that order are the exact top when there are that many.
     admitted_after = f"""
         SELECT r.entry_id, r.id, r.weight, r.term_count, v.searchable_text
-        FROM ({ranked.format(joins="", conditions=" AND ".join([*lookup, *counts]))}) r
+        FROM ({ranked.format(joins="", conditions=" AND ".join(lookup))}) r
         JOIN memory_entryversion v ON v.id = r.id{joins}
-        {"WHERE " + " AND ".join(where) if where else ""}
+        {"WHERE " + " AND ".join([*counts, *where]) if counts or where else ""}
         ORDER BY r.score DESC, r.entry_id ASC, r.id ASC
         LIMIT %s
     """
@@ -454,14 +455,14 @@ def _postgres_exact(
             query = _tsquery(essential)
             if wide:
                 query = f"({query}) & ({wide})"
-            head = [a, c, *weight_params, query, memory_pk, *count_params]
+            head = [a, c, *weight_params, query, memory_pk]
             rows = []
             if not narrowed and sum(stats.dfs.get(t, 0) for t in essential) > rank_first:
                 pool = RANK_FIRST_POOL * limit
-                cursor.execute(admitted_after, [*head, pool, *where_params, limit])
+                cursor.execute(admitted_after, [*head, pool, *count_params, *where_params, limit])
                 rows = cursor.fetchall()
             if len(rows) < limit:  # too few of the best rows admitted (or a small lookup)
-                cursor.execute(joined, [*head, *where_params, limit])
+                cursor.execute(joined, [*head, *count_params, *where_params, limit])
                 rows = cursor.fetchall()
             if size == len(complete):
                 break
