@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
+from lib.identity import SENSITIVITY_ORDER, Sensitivity
+
 from .text import tokenize
 
 #: Most tokens of the previous turn a version is indexed with.
@@ -68,11 +70,22 @@ def own_tokens(searchable_text: str, term_count: int) -> list[str]:
     return searchable_text.split()[:term_count]
 
 
+def lends_words(previous: str, sensitivity: str | None) -> bool:
+    """Whether a turn of sensitivity ``previous`` may lend its words to the index of a turn of
+    ``sensitivity`` (None: unknown, any): never to a less sensitive one, or a caller cleared
+    for the reply but not for the question would find the reply by the question's words.
+    An entry's sensitivity never changes, so neither does the answer."""
+    if sensitivity is None:
+        return True
+    return SENSITIVITY_ORDER[Sensitivity(previous)] <= SENSITIVITY_ORDER[Sensitivity(sensitivity)]
+
+
 def previous_turn_body(
     memory_pk: int,
     session_id: str,
     entry_pk: int | None,
     *,
+    sensitivity: str | None = None,
     before_version: int | None = None,
     using: str = DEFAULT_DB_ALIAS,
 ) -> str | None:
@@ -80,8 +93,9 @@ def previous_turn_body(
     last before it, in its latest version written before ``before_version`` (the version being
     indexed; None while it is being written, when every stored version is older). So the
     context a version is indexed with is a fact of the history, the same when the reindex
-    recomputes it after the turn before was revised. One indexed query; None outside a
-    session."""
+    recomputes it after the turn before was revised. None when that turn is more sensitive
+    than ``sensitivity`` (the indexed turn's, :func:`lends_words`). One indexed query; None
+    outside a session."""
     if not session_id:
         return None
     conditions = ["e.memory_id = %s", "e.session_id = %s"]
@@ -94,21 +108,28 @@ def previous_turn_body(
         params.append(before_version)
     with connections[using].cursor() as cursor:
         cursor.execute(
-            "SELECT v.body FROM memory_entry e JOIN memory_entryversion v ON v.entry_id = e.id "
+            "SELECT v.body, e.sensitivity FROM memory_entry e "
+            "JOIN memory_entryversion v ON v.entry_id = e.id "
             f"WHERE {' AND '.join(conditions)} ORDER BY e.id DESC, v.id DESC LIMIT 1",
             params,
         )
         row = cursor.fetchone()
-    return row[0] if row else None
+    return row[0] if row and lends_words(row[1], sensitivity) else None
+
+
+def _words(body: str) -> int:
+    """A text's length in words: its spaced words, or its analyzer tokens when more (text
+    written without spaces — a CJK run counts its unigrams and bigrams — is not one word)."""
+    return max(len(body.split()), len(tokenize(body)))
 
 
 def is_short_question(body: str) -> bool:
     text = body.rstrip().rstrip("\"'”’)]")
-    return text.endswith(QUESTION_MARKS) and len(body.split()) <= QUESTION_WORDS
+    return text.endswith(QUESTION_MARKS) and _words(body) <= QUESTION_WORDS
 
 
 def is_short_answer(body: str) -> bool:
-    return len(body.split()) <= ANSWER_WORDS
+    return _words(body) <= ANSWER_WORDS
 
 
 def answers_a_question(body: str, previous: str | None) -> bool:

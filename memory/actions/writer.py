@@ -18,7 +18,12 @@ from lib.correlation import current_correlation_id
 
 from .. import effects, hooks, lifecycle
 from ..actors import Actor
-from ..lexical_index import indexed_with_context, previous_turn_body, record_versions
+from ..lexical_index import (
+    indexed_with_context,
+    lends_words,
+    previous_turn_body,
+    record_versions,
+)
 from ..models import (
     AUTHORITATIVE_RELATIONS,
     Authority,
@@ -300,7 +305,7 @@ def _create_versions(
     # A short turn is indexed with the words of the turn before it in its session (the body
     # stays exact), and counted into the Memory's term statistics (memory.lexical_index). The
     # turn before may be an earlier item of the same revision: entries are created in order.
-    last_in_session: dict[str, tuple[int, str]] = {}
+    last_in_session: dict[str, tuple[int, str, str]] = {}
     indexed = []
     for change, _ in items:
         new = change.new_body
@@ -308,11 +313,14 @@ def _create_versions(
         entry = change.entry
         earlier = last_in_session.get(entry.session_id)
         if entry.session_id and earlier is not None and earlier[0] < entry.pk:
-            context: str | None = earlier[1]
+            lends = lends_words(earlier[2], entry.sensitivity)
+            context: str | None = earlier[1] if lends else None
         else:
-            context = previous_turn_body(memory.pk, entry.session_id, entry.pk)
+            context = previous_turn_body(
+                memory.pk, entry.session_id, entry.pk, sensitivity=entry.sensitivity
+            )
         if entry.session_id:
-            last_in_session[entry.session_id] = (entry.pk, new.body)
+            last_in_session[entry.session_id] = (entry.pk, new.body, entry.sensitivity)
         indexed.append(indexed_with_context(new.body, context))
     record_versions(memory.pk, indexed)
     for (change, predecessor), (text, term_count) in zip(items, indexed, strict=True):

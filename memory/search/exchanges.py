@@ -45,8 +45,8 @@ def find_exchanges(
     sensitivities: Sequence[str] | None,
     filters: RecallFilters | None,
 ) -> dict[tuple[int, int], str]:
-    """The short question each pooled short turn answers, by the hit's key: two queries when
-    a pooled turn has a session, none otherwise."""
+    """The short question each pooled short turn answers, by the hit's key: at most two
+    queries when a pooled turn has a session, none otherwise."""
     answering = [h for h in pool if h.session_id and is_short_answer(h.body)]
     if not answering:
         return {}

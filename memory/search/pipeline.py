@@ -66,7 +66,7 @@ def search(
     Read-only: never writes, never locks. A fixed number of queries: the channels (one each), the
     pool rows (one) and their evidence (one, for the provenance), the redaction of ids above the
     actor's clearance (one, only when a hit names another entry), with a reranker the pool's
-    question-and-answer exchanges (two, ``.exchanges``), and — only when ``trace`` is asked
+    question-and-answer exchanges (at most two, ``.exchanges``), and — only when ``trace`` is asked
     — the validity-filter counts (two).
     The hits are redacted for ``actor`` (``memory.visibility.redact_hits``).
     """
@@ -101,7 +101,7 @@ def search(
     quality_on, why = _quality_gate(memory, baseline)
     current_intent = has_current_intent(query, intent)
     if reranker is not None and view == "current":
-        # A pooled answer is also read after its question (``.exchanges``): two queries.
+        # A pooled answer is also read after its question (``.exchanges``): at most two queries.
         questions = find_exchanges(
             memory.pk, baseline, scope=CURRENT, sensitivities=clearance, filters=filters
         )

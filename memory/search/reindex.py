@@ -66,7 +66,8 @@ def reanalyze_versions(
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT v.id, v.body, v.searchable_text, v.term_count, v.memory_id, "
-                f"e.session_id, e.id FROM {TABLE} v JOIN memory_entry e ON e.id = v.entry_id "
+                f"e.session_id, e.id, e.sensitivity "
+                f"FROM {TABLE} v JOIN memory_entry e ON e.id = v.entry_id "
                 "WHERE v.id > %s ORDER BY v.id LIMIT %s",
                 [last, max(1, batch_size)],
             )
@@ -79,9 +80,14 @@ def reanalyze_versions(
             return report
         last = rows[-1][0]
         changes = []
-        for pk, body, text, term_count, memory_pk, session_id, entry_pk in rows:
+        for pk, body, text, term_count, memory_pk, session_id, entry_pk, sensitivity in rows:
             context = previous_turn_body(
-                memory_pk, session_id, entry_pk, before_version=pk, using=using
+                memory_pk,
+                session_id,
+                entry_pk,
+                sensitivity=sensitivity,
+                before_version=pk,
+                using=using,
             )
             new_text, new_count = indexed_with_context(body, context)
             if new_text != text or new_count != term_count:

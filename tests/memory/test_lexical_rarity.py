@@ -150,3 +150,74 @@ def test_the_context_is_history_a_reindex_recomputes_after_the_turn_before_is_re
     assert reanalyze_versions(check=True).changed == 0
     version = EntryVersion.objects.get(entry=reply.entry)
     assert "marri" in version.searchable_text.split()[version.term_count :]
+
+
+@pytest.mark.parametrize("answer_sensitivity", ["internal", "restricted"])
+def test_a_more_sensitive_question_lends_its_words_to_no_answer(memory, me, answer_sensitivity):
+    """A caller cleared for the answer but not for the question must not find the answer by
+    the question's words: a turn lends words only to a turn at least as sensitive, in the
+    writer, in a batch and in the reindex alike."""
+    from memory.actors import Actor
+    from memory.search.reindex import reanalyze_versions
+
+    remember(
+        memory,
+        Actor.system(),
+        "Mel: Did you visit the oncologist last week?",
+        session_id="s1",
+        sensitivity="restricted",
+    )
+    answer = remember(
+        memory,
+        Actor.system(),
+        "Caroline: Yes, on Tuesday, and everything looked fine.",
+        session_id="s1",
+        sensitivity=answer_sensitivity,
+    )
+    version = EntryVersion.objects.get(entry=answer.entry)
+    lent = "oncolog" in version.searchable_text.split()
+    assert lent == (answer_sensitivity == "restricted")
+    reanalyze_versions()
+    version.refresh_from_db()
+    assert ("oncolog" in version.searchable_text.split()) == lent
+    if answer_sensitivity == "internal":
+        assert not search(memory, actor=me, query="oncologist").hits
+
+
+def test_text_written_without_spaces_is_not_one_word():
+    from memory.lexical_index import ANSWER_WORDS, is_short_answer, is_short_question
+
+    assert is_short_question("週末は何をしますか？")
+    assert not is_short_question("日本語の長い文章です。" * 10 + "どう思いますか？")
+    assert not is_short_answer("とても長い返事です。" * ANSWER_WORDS)
+
+
+def test_in_one_batch_a_more_sensitive_question_lends_no_words(memory, me):
+    from memory.actions.batch import add_entries
+    from memory.actors import Actor
+
+    question = {
+        "body": "Mel: Did you visit the oncologist last week?",
+        "session_id": "s1",
+        "kind": "fact",
+    }
+    answer = {
+        "body": "Caroline: Yes, on Tuesday, and everything looked fine.",
+        "session_id": "s1",
+        "kind": "fact",
+    }
+    outcome = add_entries(
+        memory,
+        actor=Actor.system(),
+        entries=[
+            {**question, "sensitivity": "restricted"},
+            {**answer, "sensitivity": "internal"},
+            {**question, "body": question["body"].replace("Mel", "Jo"), "sensitivity": "internal"},
+            {**answer, "body": answer["body"].replace("Caroline", "Ann")},
+        ],
+    )
+    texts = [
+        EntryVersion.objects.get(entry=item.entry).searchable_text.split() for item in outcome.items
+    ]
+    assert "oncolog" not in texts[1]  # the restricted question lends nothing
+    assert "oncolog" in texts[3]  # an internal question lends its words
