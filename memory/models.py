@@ -175,7 +175,12 @@ class Entry(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["memory", "uid"], name="uniq_entry_uid_per_memory")
         ]
-        indexes = [models.Index(fields=["memory", "session_id", "tier"])]
+        # A session's turns in the order they were written: the session filter, and a turn's
+        # previous turn (``lexical_index.previous_turn_body``, ``search.exchanges``) found by a
+        # walk of one index entry, not a sort of the whole session.
+        indexes = [
+            models.Index(fields=["memory", "session_id", "id"], name="memory_entry_session_turn")
+        ]
 
     def __str__(self) -> str:
         return self.uid

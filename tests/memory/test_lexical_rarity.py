@@ -221,3 +221,40 @@ def test_in_one_batch_a_more_sensitive_question_lends_no_words(memory, me):
     ]
     assert "oncolog" not in texts[1]  # the restricted question lends nothing
     assert "oncolog" in texts[3]  # an internal question lends its words
+
+
+@pytest.mark.parametrize("lookup", ["writer", "exchanges"])
+def test_the_turn_before_is_one_step_of_the_session_index_not_a_sort_of_the_session(
+    memory, me, lookup
+):
+    """Every write of a turn reads the turn before it (its index context), and a reranked search
+    reads the question each pooled answer follows. Both walk the entry's (memory, session_id,
+    id) index one step backward: under the old (memory, session_id, tier) index they read every
+    turn of the session before it and sorted them, and an agent's session grows without bound."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.lexical_index import previous_turn_body
+    from memory.search.exchanges import _previous
+
+    turns = [remember(memory, me, f"Turn {i}?", session_id="main") for i in range(3)]
+    last = turns[-1].entry.pk
+    with CaptureQueriesContext(connection) as read:
+        if lookup == "writer":
+            assert previous_turn_body(memory.pk, "main", last) == "Turn 1?"
+        else:
+            assert _previous([last]) == {last: turns[1].entry.pk}
+    (statement,) = [q["sql"] for q in read.captured_queries]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # A few rows would be read whole; the planner is asked to prefer an index, as it
+            # does for a session of thousands of turns.
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(f"EXPLAIN {statement}")
+        else:
+            cursor.execute(f"EXPLAIN QUERY PLAN {statement}")
+        lines = [str(row[-1]) for row in cursor.fetchall()]
+    assert "memory_entry_session_turn" in " ".join(lines), lines
+    # No sort of the session's turns: at most of one turn's versions, in the index's order.
+    assert not [line for line in lines if "TEMP B-TREE FOR ORDER BY" in line], lines
+    assert not [line for line in lines if line.lstrip(" ->").startswith("Sort  (")], lines
