@@ -10,7 +10,8 @@ and costs tens of milliseconds of CPU per pooled hit (docs/recall-evaluation.md,
 
 The score of a hit is the model's relevance logit for (query, body) — for a turn that answers a
 short question in its conversation, the better of that and (query, question + body)
-(``memory.search.exchanges``). Ties keep the pool's order.
+(``memory.search.exchanges``). A hit effective inside a calendar period the query names ("in
+January 2024") gains ``PERIOD_BOOST`` (``memory.search.periods``). Ties keep the pool's order.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from django.core.exceptions import ImproperlyConfigured
 from lib.packaged import packaged_model
 
 from .hits import Hit
+from .periods import named_periods, within
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,6 +45,10 @@ MAX_TOKENS = 256
 #: measured) and a hit's rank would depend on what else is in the pool; one pair per call keeps
 #: every score a function of (query, text) alone, for ~1.5× the CPU of batches of 16.
 BATCH = 1
+#: Logits added to the score of a hit effective inside a period the query names: a preference,
+#: not a filter — a hit outside it still wins by more than this. Measured flat from 1 to 5 on
+#: LoCoMo's dated questions (docs/recall-evaluation.md, "Periods named in the question").
+PERIOD_BOOST = 3.0
 
 
 def model_dir() -> Path:
@@ -112,6 +118,10 @@ class CrossEncoderReranker:
         paired = model.scores(query, [f"{hits[i].asked} {hits[i].body}" for i in answering])
         for i, score in zip(answering, paired, strict=True):
             scores[i] = max(scores[i], score)
+        periods = named_periods(query)
+        for i, hit in enumerate(hits):
+            if periods and within(hit.effective_at, periods):
+                scores[i] += PERIOD_BOOST
         order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
         return [hits[i] for i in order]
 
