@@ -329,10 +329,21 @@ EXACT_STEPS = (2000, 20000)
 RANK_FIRST_ROWS = 20000
 RANK_FIRST_POOL = 4
 
+#: Readings of one search's lexical channel: the statements rank by the full weight of every
+#: indexed token, and a term a row holds only through its context counts half
+#: (:func:`_rescored`), so when a row of the first ``limit`` lost weight that way, a row left
+#: unread could pass it. The first reading keeps ``READ_FIRST`` times the rows asked for; when
+#: a row left unread could still enter (:func:`_settled`), the statement is read again for
+#: ``READ_WIDER`` times as many, at most ``READINGS`` times in all. On LoCoMo's 1,012 questions
+#: a first reading of ``limit`` rows left 631 unsettled; of twice ``limit``, one.
+READINGS = 3
+READ_FIRST = 2
+READ_WIDER = 4
+
 #: Most statements one channel call reads (besides the term statistics) with the default steps:
-#: each step's lookup ranked first and, when too few of its best rows are admitted, again
-#: with the view's joins inside the ranking.
-MAX_STATEMENTS = 2 * (len(EXACT_STEPS) + 1)
+#: in each reading, each step's lookup ranked first and, when too few of its best rows are
+#: admitted, again with the view's joins inside the ranking.
+MAX_STATEMENTS = READINGS * 2 * (len(EXACT_STEPS) + 1)
 
 
 def essential_sizes(
@@ -539,15 +550,16 @@ def lexical_channel(
     terms anyway, ``min_matched`` terms.
 
     Order: BM25 (:mod:`memory.lexical_index`, then :func:`_rescored`), then the lower entry id
-    and version id, identical on both backends. ``exact=True`` (search): the ``limit`` best of
-    every admitted row — plain BM25 over the same tokens, however large the Memory. SQLite
-    counts every matching row's terms from the posting lists in one statement; PostgreSQL looks
-    up the rarest terms first and stops when no row holding only the others could enter
-    (:func:`_postgres_exact`, at most ``MAX_STATEMENTS`` statements, plus, at most every
-    ``STATS_TTL`` seconds per process, one read of the lexeme statistics). ``exact=False``: one
-    statement that ranks only the ``LEXICAL_TIER_ROWS`` newest admitted versions
-    (``settings.STEWARD_SEARCH``, at least ``limit``) — for the write path's near-duplicate
-    check, which runs on every add and must stay cheap whatever the Memory holds.
+    and version id, identical on both backends; read until no unread row could pass the
+    ``limit``-th (:func:`_settled`), so the first rows do not depend on ``limit``.
+    ``exact=True`` (search): the ``limit`` best of every admitted row — plain BM25 over the same
+    tokens, however large the Memory. SQLite counts every matching row's terms from the posting
+    lists in one statement; PostgreSQL looks up the rarest terms first and stops when no row
+    holding only the others could enter (:func:`_postgres_exact`, at most ``MAX_STATEMENTS``
+    statements, plus, at most every ``STATS_TTL`` seconds per process, one read of the lexeme
+    statistics). ``exact=False``: one statement that ranks only the ``LEXICAL_TIER_ROWS`` newest
+    admitted versions (``settings.STEWARD_SEARCH``, at least ``limit``) — for the write path's
+    near-duplicate check, which runs on every add and must stay cheap whatever the Memory holds.
     """
     if not terms or limit <= 0 or min_matched > len(terms):
         return []
@@ -557,38 +569,68 @@ def lexical_channel(
     stats = collection(memory_pk, terms)
     weights = [stats.weight(t) for t in terms]
     lowest = max(floor, min_matched, 1)
-    if connection.vendor == "postgresql" and exact:
-        found = _postgres_exact(
-            memory_pk,
-            terms,
-            weights,
-            content,
-            floor,
-            lowest,
-            joins,
-            where,
-            where_params,
-            limit=limit,
-            stats=stats,
-            narrowed=filters is not None and filters.active,
-        )
-    else:
+
+    def read(count: int) -> list[tuple[int, int, int, int, str]]:
+        """The ``count`` best admitted rows by the full weight of their indexed tokens."""
+        if connection.vendor == "postgresql" and exact:
+            return _postgres_exact(
+                memory_pk,
+                terms,
+                weights,
+                content,
+                floor,
+                lowest,
+                joins,
+                where,
+                where_params,
+                limit=count,
+                stats=stats,
+                narrowed=filters is not None and filters.active,
+            )
         query = (memory_pk, terms, weights, content, floor)
         scope = (joins, where, where_params)
         length = stats.length_terms()
         if connection.vendor == "postgresql":
             rows_sql, rows_params = _postgres_sql(*query, Tier(lowest), *scope)
-            sql, params = _ranked_sql(rows_sql, rows_params, bound, limit, length)
+            sql, params = _ranked_sql(rows_sql, rows_params, bound, count, length)
         else:
             sql, params = _sqlite_tiers_sql(
-                *query, [Tier(lowest)], *scope, bound=bound, limit=limit, length=length
+                *query, [Tier(lowest)], *scope, bound=bound, limit=count, length=length
             )
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            found = cursor.fetchall()
-    # (score, entry id, version id): the channel's order, identical on both backends.
-    rows = _rescored(found, terms, weights, stats)
-    return [Candidate(e, v, i) for i, (_, e, v) in enumerate(rows, start=1)]
+            return cursor.fetchall()
+
+    count = limit * READ_FIRST if exact else limit
+    for reading in range(1, READINGS + 1):
+        found = read(count)
+        # (score, entry id, version id): the channel's order, identical on both backends.
+        rows = _rescored(found, terms, weights, stats)
+        if not exact or reading == READINGS or _settled(rows, found, count, limit, stats):
+            break
+        count *= READ_WIDER
+    return [Candidate(e, v, i) for i, (_, e, v) in enumerate(rows[:limit], start=1)]
+
+
+def _settled(
+    rows: Sequence[tuple[float, int, int]],
+    found: Sequence[tuple[int, int, int, int, str]],
+    count: int,
+    limit: int,
+    stats: Collection,
+) -> bool:
+    """Whether no row the statement left unread could enter the first ``limit`` of ``rows``.
+
+    Every statement ranked all admitted rows by full weight and kept ``count``; a row left unread
+    scores at most the last kept row's full weight (the order's tie-break included), and
+    :func:`_rescored` only lowers a score. So the first ``limit`` are final when the
+    ``limit``-th passes that bound — always when none of them lost weight to context."""
+    if len(found) < count or len(rows) < limit:
+        return True
+    entry, version, weight, length, _ = found[-1]
+    bound = stats.score(OWN_SHARE * int(weight), int(length))
+    score, at_entry, at_version = rows[limit - 1]
+    return score > bound or (score == bound and (at_entry, at_version) <= (entry, version))
 
 
 #: A term a version holds only through the turn it is indexed with (``memory.lexical_index``)

@@ -258,3 +258,25 @@ def test_the_turn_before_is_one_step_of_the_session_index_not_a_sort_of_the_sess
     # No sort of the session's turns: at most of one turn's versions, in the index's order.
     assert not [line for line in lines if "TEMP B-TREE FOR ORDER BY" in line], lines
     assert not [line for line in lines if line.lstrip(" ->").startswith("Sort  (")], lines
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_the_first_rows_are_the_same_whatever_the_limit_when_context_counts_half(memory, me, limit):
+    """A statement ranks by the full weight of every indexed token, and a term a reply holds
+    only through the question before it counts half afterwards: the reply "Yosemite." is second
+    by full weight and falls below a turn that says "hiking" and "weekend" itself. The channel
+    reads on until no unread row could pass its ``limit``-th, so its first rows do not depend on
+    how many were asked for."""
+    for i in range(6):
+        remember(memory, me, f"Unrelated note number {i} about the garden.", session_id="n")
+    question = remember(memory, me, "Mel: Where did you go hiking last weekend?", session_id="s1")
+    reply = remember(memory, me, "Caroline: Yosemite.", session_id="s1")
+    said = remember(
+        memory,
+        me,
+        "Jon: I went hiking on the weekend with my brother.",
+        session_id="s2",
+    )
+    full = _ranked(memory, "hiking weekend", limit=50)
+    assert full[:3] == [question.entry.pk, said.entry.pk, reply.entry.pk], full
+    assert _ranked(memory, "hiking weekend", limit=limit) == full[:limit]

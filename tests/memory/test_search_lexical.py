@@ -369,9 +369,9 @@ def test_the_best_rows_forgotten_leave_the_next_admitted_in_order(memory, me, se
         with CaptureQueriesContext(connection) as read:
             found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=limit)
         assert [c.entry_pk for c in found] == expected[:limit], limit
-        if rank_first == 0 and connection.vendor == "postgresql" and limit <= 2:
-            # Of the best 4 × limit rows, fewer than limit are admitted: ranked first, then
-            # again with the joins.
+        if rank_first == 0 and connection.vendor == "postgresql" and limit == 1:
+            # The channel reads twice the limit (``READ_FIRST``): of the best 4 × 2 rows, fewer
+            # than 2 are admitted — ranked first, then again with the joins.
             assert len(read) == 3, [q["sql"] for q in read.captured_queries]
 
 
@@ -391,7 +391,8 @@ def test_a_common_word_is_ranked_before_the_views_joins_and_its_texts_read_after
     for i in range(4):
         remember(memory, me, f"The leader election note {i}")
     with CaptureQueriesContext(connection) as read:
-        assert lexical_channel(memory.pk, query_terms("the leader"), view=CURRENT, limit=3)
+        # Twice the limit is read (``READ_FIRST``): 2 of the 4 rows, so no second ranking.
+        assert lexical_channel(memory.pk, query_terms("the leader"), view=CURRENT, limit=1)
     statement = read.captured_queries[-1]["sql"]
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (VERBOSE) {statement}")
