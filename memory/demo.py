@@ -16,6 +16,10 @@ from .db_stats import MEMORY_TABLES, analyze
 from .models import Memory, Source
 
 DEMO_SLUG = "acme-platform"
+#: A second, empty Memory without admission review, for loading a conversation and asking it
+#: (the README's "Load a conversation and ask it"): in the first, every uncited turn would wait
+#: for a reviewer as a candidate.
+CHAT_SLUG = "acme-chat"
 DEMO_PASSWORD = "steward-demo"
 
 SOURCES: list[tuple[str, str, actions.Declaration | None]] = [
@@ -382,8 +386,10 @@ def load_demo() -> DemoResult:
             name="Acme platform team",
             policy={"quality_ranking": True},
         )
+    if not Memory.objects.filter(slug=CHAT_SLUG).exists():
+        actions.create_memory(actor=staff, slug=CHAT_SLUG, name="Acme agent conversations")
     agent_key, agent_secret = issue_api_key(
-        name="demo-agent", role="agent", memory_slugs=[DEMO_SLUG]
+        name="demo-agent", role="agent", memory_slugs=[DEMO_SLUG, CHAT_SLUG]
     )
     _, reviewer_secret = issue_api_key(name="demo-reviewer", role="reviewer", owner_username="rita")
     _, auditor_secret = issue_api_key(name="demo-auditor", role="auditor", owner_username="ada")

@@ -19,6 +19,10 @@ def test_load_demo_is_idempotent_and_has_work_waiting():
     text = out.getvalue()
     assert "rita / steward-demo" in text and "agent " in text
     memory = Memory.objects.get(slug="acme-platform")
+    # A second Memory for loading a conversation: empty, and no admission review to wait on.
+    chat = Memory.objects.get(slug="acme-chat")
+    assert "admission_review" not in chat.policy and not Entry.objects.filter(memory=chat)
+    assert "'acme-chat' is empty and has no admission review" in text
     # The summary counts every entry the Memory's pages show, the proposals' own included.
     assert f"  {Entry.objects.filter(memory=memory).count()} entries written," in text
     assert Head.objects.filter(memory=memory).count() >= 30

@@ -16,7 +16,7 @@ from django.test.utils import override_settings
 
 from lib.public_url import clean_public_url
 from memory.actors import Actor
-from memory.demo import DEMO_PASSWORD, DEMO_SLUG, load_demo
+from memory.demo import CHAT_SLUG, DEMO_PASSWORD, DEMO_SLUG, load_demo
 from memory.models import Entry
 from proposals.demo import load_demo_governance, load_demo_proposals
 from review.demo import load_demo_discussion
@@ -75,6 +75,7 @@ class Command(BaseCommand):
             # Every entry of the Memory, the proposals' own included (what its page counts).
             written = Entry.objects.filter(memory=result.memory).count()
             w(f"  {written} entries written, {proposals} proposals filed.")
+        w(f"  '{CHAT_SLUG}' is empty and has no admission review: load a conversation there.")
         w("")
         w(f"Browser ({base}/accounts/login/):")
         w(f"  reviewer  rita / {DEMO_PASSWORD}     (second reviewer: ravi / {DEMO_PASSWORD})")
