@@ -51,6 +51,14 @@ def test_load_demo_is_idempotent_and_has_work_waiting():
     call_command("load_demo", stdout=StringIO())
     memory.refresh_from_db()
     assert memory.head == head
+    # Once a conversation is loaded there, the demo no longer calls that Memory empty.
+    from memory import actions
+    from memory.actors import Actor
+
+    actions.add_entry(chat, actor=Actor.system(), body="Mel: hello", kind="fact")
+    again = StringIO()
+    call_command("load_demo", stdout=again)
+    assert "'acme-chat' is empty" not in again.getvalue()
 
 
 @pytest.mark.django_db

@@ -12,12 +12,15 @@ class Migration(migrations.Migration):
         ("memory", "0026_shared_cache_table"),
     ]
 
+    # The new index is built before the old one is dropped: on PostgreSQL, building takes a lock
+    # that lets reads through, and the drop's exclusive lock is then held only until the commit
+    # right after it, not for the whole build.
     operations = [
-        migrations.RemoveIndex(model_name="entry", name="memory_entr_memory__4e3193_idx"),
         migrations.AddIndex(
             model_name="entry",
             index=models.Index(
                 fields=["memory", "session_id", "id"], name="memory_entry_session_turn"
             ),
         ),
+        migrations.RemoveIndex(model_name="entry", name="memory_entr_memory__4e3193_idx"),
     ]

@@ -46,8 +46,9 @@ MAX_TOKENS = 256
 #: every score a function of (query, text) alone, for ~1.5× the CPU of batches of 16.
 BATCH = 1
 #: Logits added to the score of a hit effective inside a period the query names: a preference,
-#: not a filter — a hit outside it still wins by more than this. Measured flat from 1 to 5 on
-#: LoCoMo's dated questions (docs/recall-evaluation.md, "Periods named in the question").
+#: not a filter — a hit outside it that the model scores more than this higher still wins.
+#: Measured flat from 1 to 5 on LoCoMo's dated questions (docs/recall-evaluation.md, "Periods
+#: named in the question").
 PERIOD_BOOST = 3.0
 
 

@@ -551,15 +551,16 @@ def lexical_channel(
 
     Order: BM25 (:mod:`memory.lexical_index`, then :func:`_rescored`), then the lower entry id
     and version id, identical on both backends; read until no unread row could pass the
-    ``limit``-th (:func:`_settled`), so the first rows do not depend on ``limit``.
-    ``exact=True`` (search): the ``limit`` best of every admitted row — plain BM25 over the same
-    tokens, however large the Memory. SQLite counts every matching row's terms from the posting
-    lists in one statement; PostgreSQL looks up the rarest terms first and stops when no row
-    holding only the others could enter (:func:`_postgres_exact`, at most ``MAX_STATEMENTS``
-    statements, plus, at most every ``STATS_TTL`` seconds per process, one read of the lexeme
-    statistics). ``exact=False``: one statement that ranks only the ``LEXICAL_TIER_ROWS`` newest
-    admitted versions (``settings.STEWARD_SEARCH``, at least ``limit``) — for the write path's
-    near-duplicate check, which runs on every add and must stay cheap whatever the Memory holds.
+    ``limit``-th (:func:`_settled`, at most ``READINGS`` readings), so the first rows do not
+    depend on ``limit``. ``exact=True`` (search): the ``limit`` best of every admitted row —
+    plain BM25 over the same tokens, however large the Memory. SQLite counts every matching
+    row's terms from the posting lists in one statement; PostgreSQL looks up the rarest terms
+    first and stops when no row holding only the others could enter (:func:`_postgres_exact`, at
+    most ``MAX_STATEMENTS`` statements, plus, at most every ``STATS_TTL`` seconds per process,
+    one read of the lexeme statistics). ``exact=False``: one statement that ranks only the
+    ``LEXICAL_TIER_ROWS`` newest admitted versions (``settings.STEWARD_SEARCH``, at least
+    ``limit``) — for the write path's near-duplicate check, which runs on every add and must
+    stay cheap whatever the Memory holds.
     """
     if not terms or limit <= 0 or min_matched > len(terms):
         return []

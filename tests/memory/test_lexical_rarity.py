@@ -265,8 +265,8 @@ def test_the_first_rows_are_the_same_whatever_the_limit_when_context_counts_half
     """A statement ranks by the full weight of every indexed token, and a term a reply holds
     only through the question before it counts half afterwards: the reply "Yosemite." is second
     by full weight and falls below a turn that says "hiking" and "weekend" itself. The channel
-    reads on until no unread row could pass its ``limit``-th, so its first rows do not depend on
-    how many were asked for."""
+    reads on until no unread row could pass its ``limit``-th (within ``READINGS`` readings), so
+    its first rows do not depend on how many were asked for."""
     for i in range(6):
         remember(memory, me, f"Unrelated note number {i} about the garden.", session_id="n")
     question = remember(memory, me, "Mel: Where did you go hiking last weekend?", session_id="s1")

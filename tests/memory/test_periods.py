@@ -27,6 +27,14 @@ from tests.memory.test_cross_encoder import _hit
         ("What happened last week?", []),  # relative: the search does not know when it is asked
         ("Which ticket mentions 1850 or 3000?", []),  # not years this reads
         ("Who owns port 2049 in the April 2049 plan?", [Period(None, 2049), Period(4, 2049)]),
+        ("What did Tim buy on January 15, 2024?", [Period(1, 2024)]),
+        (
+            "Where was Jon in August of 2023 and on Sept. 3rd 2022?",
+            [Period(8, 2023), Period(9, 2022)],
+        ),
+        ("What changed in jan 2024 or Dec. 2023?", [Period(1, 2024), Period(12, 2023)]),
+        ("May I ask what Mel did in June?", [Period(6, None)]),  # the first word is capitalised
+        ("Did the $2000 budget or the 2000.5 figure change in 2021?", [Period(None, 2021)]),
     ],
 )
 def test_the_periods_a_query_names(query, periods):

@@ -75,7 +75,8 @@ class Command(BaseCommand):
             # Every entry of the Memory, the proposals' own included (what its page counts).
             written = Entry.objects.filter(memory=result.memory).count()
             w(f"  {written} entries written, {proposals} proposals filed.")
-        w(f"  '{CHAT_SLUG}' is empty and has no admission review: load a conversation there.")
+        if not Entry.objects.filter(memory__slug=CHAT_SLUG).exists():
+            w(f"  '{CHAT_SLUG}' is empty and has no admission review: load a conversation there.")
         w("")
         w(f"Browser ({base}/accounts/login/):")
         w(f"  reviewer  rita / {DEMO_PASSWORD}     (second reviewer: ravi / {DEMO_PASSWORD})")
