@@ -120,9 +120,10 @@ class CrossEncoderReranker:
         for i, score in zip(answering, paired, strict=True):
             scores[i] = max(scores[i], score)
         periods = named_periods(query)
-        for i, hit in enumerate(hits):
-            if periods and within(hit.effective_at, periods):
-                scores[i] += PERIOD_BOOST
+        if periods:
+            for i, hit in enumerate(hits):
+                if within(hit.effective_at, periods):
+                    scores[i] += PERIOD_BOOST
         order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
         return [hits[i] for i in order]
 

@@ -4,36 +4,15 @@ the turns are recallable at once and the reply is found by the question it answe
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
-from io import StringIO
-from pathlib import Path
 
-from django.core.management import call_command
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def readme_conversation() -> str:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    (block,) = [b for b in blocks if "acme-chat" in b]
-    return block
+from .readme import demo_agent_key, python_block, run_block
 
 
 def test_the_readme_conversation_runs_against_the_demo(live_server, transactional_db):
-    out = StringIO()
-    call_command("load_demo", "--quiet", stdout=out)
-    key = out.getvalue().strip()
-    code = readme_conversation()
+    key = demo_agent_key()
+    code = python_block("acme-chat")
     expected = re.findall(r"^# (Caroline: .*)$", code, flags=re.M)
     assert '"http://127.0.0.1:8000/api/v1/memories/acme-chat"' in code
-    code = code.replace("http://127.0.0.1:8000", live_server.url).replace("<agent key>", key)
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(code, str(README), "exec"), {"__name__": "readme"})
-    assert (
-        printed.getvalue().splitlines()
-        == expected
-        == ["Caroline: 5 years already! chat-1 2026-03-14T18:00:00Z"]
-    )
+    printed = run_block(code, {"http://127.0.0.1:8000": live_server.url, "<agent key>": key})
+    assert printed == expected == ["Caroline: 5 years already! chat-1 2026-03-14T18:00:00Z"]
