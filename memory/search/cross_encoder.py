@@ -11,7 +11,8 @@ and costs tens of milliseconds of CPU per pooled hit (docs/recall-evaluation.md,
 The score of a hit is the model's relevance logit for (query, body) — for a turn that answers a
 short question in its conversation, the better of that and (query, question + body)
 (``memory.search.exchanges``). A hit effective inside a calendar period the query names ("in
-January 2024") gains ``PERIOD_BOOST`` (``memory.search.periods``). Ties keep the pool's order.
+January 2024") gains ``PERIOD_BOOST`` (``memory.search.periods``). When the query asks how many,
+the order is spread over sessions (``memory.search.counting``). Ties keep the pool's order.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from lib.packaged import packaged_model
 
+from .counting import asks_to_count, spread_by_session
 from .hits import Hit
 from .periods import named_periods, within
 
@@ -50,6 +52,10 @@ BATCH = 1
 #: Measured flat from 1 to 5 on LoCoMo's dated questions (docs/recall-evaluation.md, "Periods
 #: named in the question").
 PERIOD_BOOST = 3.0
+#: Logits a hit loses, when the query asks how many, for each hit of its own session placed
+#: above it (``memory.search.counting``). Measured flat from 0.5 to 1.5 on LongMemEval's
+#: counting questions (docs/recall-evaluation.md, "Counting questions").
+SESSION_SHARE = 1.0
 
 
 def model_dir() -> Path:
@@ -124,7 +130,10 @@ class CrossEncoderReranker:
             for i, hit in enumerate(hits):
                 if within(hit.effective_at, periods):
                     scores[i] += PERIOD_BOOST
-        order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
+        if asks_to_count(query):
+            order = spread_by_session(scores, [hit.session_id for hit in hits], SESSION_SHARE)
+        else:
+            order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
         return [hits[i] for i in order]
 
     def warm(self) -> None:
