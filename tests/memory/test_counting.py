@@ -6,8 +6,10 @@ from dataclasses import replace
 
 import pytest
 
+from memory.search import search
 from memory.search.counting import asks_to_count, spread_by_session
 from memory.search.cross_encoder import SESSION_SHARE, CrossEncoderReranker
+from tests.factories import remember
 from tests.memory.test_cross_encoder import _hit
 
 
@@ -57,3 +59,26 @@ def test_a_counting_question_reads_a_second_session_before_a_sessions_weaker_tur
     plain = reranker.rerank("Which projects have I led?", pool)
     assert [h.entry_pk for h in plain] == [1, 2, 3]
     assert SESSION_SHARE > 0
+
+
+@pytest.mark.django_db
+def test_the_pool_a_search_reranks_carries_each_turns_session(memory, agent):
+    """The spread reads ``Hit.session_id``: a search's pool must carry the session each turn
+    was written in (without it every hit would count as sessionless and nothing would move)."""
+    remember(memory, agent.actor, "I led the website redesign project.", session_id="day-1")
+    remember(memory, agent.actor, "I also led the mobile app project.", session_id="day-1")
+    remember(memory, agent.actor, "I led the data migration project too.", session_id="day-2")
+    remember(memory, agent.actor, "Which project have you led?")
+    seen: list[str | None] = []
+
+    class Recording(CrossEncoderReranker):
+        def rerank(self, query, hits):
+            seen.extend(hit.session_id for hit in hits)
+            return super().rerank(query, hits)
+
+    result = search(memory, actor=agent.actor, query=QUESTION, limit=4, reranker=Recording())
+    assert sorted(s or "" for s in seen) == ["", "day-1", "day-1", "day-2"]
+    assert len(result.hits) == 4
+
+
+QUESTION = "How many projects have I led?"
