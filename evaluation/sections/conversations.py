@@ -33,12 +33,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
 
 from memory.actions.batch import add_entries
 from memory.embeddings import get_provider
 from memory.models import Memory
-from memory.search import search, vector_channel
+from memory.search import SearchResult, search, vector_channel
 from memory.search.common import CURRENT, channel_cap, query_terms
 from memory.search.cross_encoder import CrossEncoderReranker, model_dir
 from memory.search.lexical import lexical_channel
@@ -246,9 +248,7 @@ def rankers(memory: Memory, by_pk: dict[int, Turn]) -> dict[str, Callable[[str],
         out["vector"] = lambda q: [
             c.entry_pk for c in vector_channel(memory.pk, q, view=CURRENT, limit=cap)
         ][:LIMIT]
-        out["hybrid"] = lambda q: [
-            h.entry_pk for h in search(memory, actor=WRITER, query=q, limit=LIMIT).hits
-        ]
+        out["hybrid"] = lambda q: [h.entry_pk for h in _hybrid(memory, q).hits]
         if reranker_available():  # the hybrid pipeline with the reranker
             reranker = CrossEncoderReranker()
             out["reranked"] = lambda q: [
@@ -256,6 +256,14 @@ def rankers(memory: Memory, by_pk: dict[int, Turn]) -> dict[str, Callable[[str],
                 for h in search(memory, actor=WRITER, query=q, limit=LIMIT, reranker=reranker).hits
             ]
     return out
+
+
+def _hybrid(memory: Memory, query: str) -> SearchResult:
+    """The search without a reranker, even when ``STEWARD_RERANKER`` configures one: the
+    ``reranked`` row is the one with it."""
+    unranked = {**settings.STEWARD_SEARCH, "RERANKER": None}
+    with override_settings(STEWARD_SEARCH=unranked):
+        return search(memory, actor=WRITER, query=query, limit=LIMIT)
 
 
 def reranker_available() -> bool:

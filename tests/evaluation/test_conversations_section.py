@@ -162,3 +162,29 @@ def test_the_reference_is_plain_okapi_bm25():
     bm25 = PlainBM25({1: ["daili", "commut"], 2: ["long", "daili", "work", "boot"], 3: ["paint"]})
     assert bm25.rank("daily commute", 3) == [1, 2]
     assert bm25.rank("nothing here", 3) == []
+
+
+class Refusing:
+    """A reranker that fails any search it is asked to order."""
+
+    name = "refusing"
+
+    def rerank(self, query, hits):
+        raise AssertionError("the hybrid row ran a configured reranker")
+
+
+@pytest.mark.semantic
+def test_the_hybrid_row_is_measured_without_a_configured_reranker(tmp_path, settings):
+    """``STEWARD_RERANKER`` set in the environment must not turn the hybrid row into a
+    reranked one: the reranked row is reported apart."""
+    settings.STEWARD_SEARCH = {
+        **settings.STEWARD_SEARCH,
+        "RERANKER": "tests.evaluation.test_conversations_section.Refusing",
+    }
+    out = tmp_path / "report.json"
+    call_command(
+        "evaluate", "conversations", "--locomo", str(_locomo(tmp_path)), "--json", str(out)
+    )
+    locomo = json.loads(out.read_text())["conversations"]["locomo"]["configurations"]
+    assert {"hybrid", "reranked"} <= set(locomo)
+    assert locomo["hybrid"]["questions"] == 3
