@@ -33,9 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.test import override_settings
 
 from memory.actions.batch import add_entries
 from memory.embeddings import get_provider
@@ -261,9 +259,7 @@ def rankers(memory: Memory, by_pk: dict[int, Turn]) -> dict[str, Callable[[str],
 def _hybrid(memory: Memory, query: str) -> SearchResult:
     """The search without a reranker, even when ``STEWARD_RERANKER`` configures one: the
     ``reranked`` row is the one with it."""
-    unranked = {**settings.STEWARD_SEARCH, "RERANKER": None}
-    with override_settings(STEWARD_SEARCH=unranked):
-        return search(memory, actor=WRITER, query=query, limit=LIMIT)
+    return search(memory, actor=WRITER, query=query, limit=LIMIT, reranker=None)
 
 
 def reranker_available() -> bool:

@@ -59,7 +59,15 @@ from .common import (
 )
 from .filters import FILTER_KEYS, RecallFilters
 from .fusion import RRF_CONSTANT, Fused, coarse_pool_size, rrf_fuse
-from .hits import REPLACED, Hit, Reranker, check_membership, configured_reranker
+from .hits import (
+    CONFIGURED,
+    REPLACED,
+    Configured,
+    Hit,
+    Reranker,
+    check_membership,
+    configured_reranker,
+)
 from .lexical import lexical_candidates, lexical_channel
 from .pipeline import VIEWS, search
 from .trace import RankingTrace, SearchResult
@@ -68,6 +76,7 @@ from .vector import vector_channel
 __all__ = [
     "ACTIVE",
     "CHANNELS",
+    "CONFIGURED",
     "CURRENT",
     "FILTER_KEYS",
     "HEADS",
@@ -79,6 +88,7 @@ __all__ = [
     "Candidate",
     "Channel",
     "ChannelQuery",
+    "Configured",
     "Fused",
     "Hit",
     "RankingTrace",

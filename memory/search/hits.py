@@ -10,10 +10,11 @@ declaration as snapshotted when the evidence was written (never today's registry
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef
@@ -95,6 +96,22 @@ class Reranker(Protocol):
     name: str
 
     def rerank(self, query: str, hits: Sequence[Hit]) -> Sequence[Hit]: ...
+
+
+class Configured(enum.Enum):
+    """The one value of ``search(reranker=CONFIGURED)``, its default: the reranker
+    ``STEWARD_SEARCH["RERANKER"]`` names, if any (``reranker=None`` asks for none)."""
+
+    RERANKER = "configured"
+
+
+CONFIGURED: Final = Configured.RERANKER
+
+
+def chosen_reranker(reranker: Reranker | Configured | None) -> Reranker | None:
+    """The reranker a search runs: the one given, none for None, the configured one for
+    :data:`CONFIGURED`."""
+    return configured_reranker() if reranker is CONFIGURED else reranker
 
 
 def configured_reranker() -> Reranker | None:

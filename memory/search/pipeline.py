@@ -33,7 +33,15 @@ from .common import CANDIDATES, CURRENT, HISTORY, Candidate, channel_cap, query_
 from .exchanges import find_exchanges
 from .filters import RecallFilters
 from .fusion import coarse_pool_size, rrf_fuse
-from .hits import Hit, Reranker, check_membership, configured_reranker, load_hits
+from .hits import (
+    CONFIGURED,
+    Configured,
+    Hit,
+    Reranker,
+    check_membership,
+    chosen_reranker,
+    load_hits,
+)
 from .trace import SearchResult, build_trace, validity_counts
 from .vector import QueryVector, embed_query_soon
 
@@ -55,7 +63,7 @@ def search(
     limit: int = 10,
     view: str = "current",
     intent: str | None = None,
-    reranker: Reranker | None = None,
+    reranker: Reranker | Configured | None = CONFIGURED,
     trace: bool = False,
     now: datetime | None = None,
     filters: RecallFilters | None = None,
@@ -69,12 +77,14 @@ def search(
     question-and-answer exchanges (at most two, ``.exchanges``), and — only when ``trace`` is asked
     — the validity-filter counts (two).
     The hits are redacted for ``actor`` (``memory.visibility.redact_hits``).
+
+    ``reranker``: by default the one ``STEWARD_SEARCH["RERANKER"]`` configures, if any; a
+    reranker given runs instead; ``None`` runs none (the pool is ``limit``, the fused order).
     """
     check_request(view=view, intent=intent, limit=limit)
     if view == "candidates" and not actor.sees_withheld:
         raise Forbidden("Only reviewers and auditors may search candidates.")
-    if reranker is None:
-        reranker = configured_reranker()
+    reranker = chosen_reranker(reranker)
     now = now or timezone.now()
     terms = query_terms(query)
     cap = channel_cap(limit)

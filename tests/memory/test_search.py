@@ -284,6 +284,27 @@ def test_a_reranker_only_permutes_the_coarse_pool_of_max_k_30(memory, me, record
     assert {h.entry_id for h in result.hits} <= {e.uid for e in made}
 
 
+def test_the_configured_reranker_runs_by_default_and_none_runs_no_reranker(
+    memory, me, recording_reranker, settings
+):
+    """``STEWARD_SEARCH["RERANKER"]`` is what a search runs unless told otherwise; an explicit
+    ``reranker=None`` is a plain search (pool of k, the fused order), whatever is configured."""
+    for i in range(12):
+        remember(memory, me, f"Leader election note {i}")
+    settings.STEWARD_SEARCH = {
+        **settings.STEWARD_SEARCH,
+        "RERANKER": "tests.memory.conftest.RecordingReranker",
+    }
+    configured = search(memory, actor=me, query="leader election", limit=5)
+    assert len(RecordingReranker.shown) == 1 and len(RecordingReranker.shown[0]) == 12
+    assert configured.trace.reranker == "recording-reverse"
+
+    plain = search(memory, actor=me, query="leader election", limit=5, reranker=None)
+    assert len(RecordingReranker.shown) == 1  # not called again
+    assert plain.trace.reranker is None
+    assert ids(plain) == RecordingReranker.shown[0][:5]  # the fused order, not reversed
+
+
 def test_a_reranker_that_changes_membership_is_refused(memory, me):
     remember(memory, me, "Leader election note A")
     remember(memory, me, "Leader election note B")
