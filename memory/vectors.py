@@ -32,7 +32,7 @@ vector table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -41,7 +41,16 @@ from django.db import DatabaseError, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, OuterRef
 
-from .embeddings import EmbeddingProvider, get_provider, pack
+from .embeddings import (
+    EmbeddingProvider,
+    get_provider,
+    indexing_keys,
+    model_reads,
+    other_scripts_path,
+    pack,
+    provider_for,
+    provider_key,
+)
 from .models import WITHHELD_STATES, EntryEmbedding, EntryVersion, HeadState, IndexedVector
 from .search.common import ACTIVE, CANDIDATES, CURRENT, HEADS, HISTORY, Candidate, setting
 from .search.filters import RecallFilters
@@ -216,10 +225,10 @@ def head_vectors(
 
 def index_versions(version_pks: Sequence[int], *, provider: EmbeddingProvider | None = None) -> int:
     """Embed (or read from the cache) and index the given versions; returns how many now have a
-    vector (in the index, or in the cache the scan reads). Idempotent; takes no lock; run after
-    the writing transaction committed."""
-    provider = provider or get_provider()
-    if provider is None or not version_pks:
+    vector (in the index, or in the cache the scan reads). Each version gets the vector of the
+    model that reads its text (:func:`memory.embeddings.provider_for`), or ``provider``'s when
+    given. Idempotent; takes no lock; run after the writing transaction committed."""
+    if not version_pks or (provider is None and get_provider() is None):
         return 0
     done = 0
     for start in range(0, len(version_pks), BATCH):
@@ -229,8 +238,14 @@ def index_versions(version_pks: Sequence[int], *, provider: EmbeddingProvider | 
                 "pk", "memory_id", "content_hash", "body"
             )
         )
-        vectors = vectors_for(provider, [(h, b) for _, _, h, b in rows])
-        _store(provider, [(pk, m, vectors[h]) for pk, m, h, _ in rows])
+        by_model: dict[str, tuple[EmbeddingProvider, list[tuple[int, int, str, str]]]] = {}
+        for row in rows:
+            chosen = provider or provider_for(row[3])
+            assert chosen is not None
+            by_model.setdefault(chosen.key, (chosen, []))[1].append(row)
+        for chosen, group in by_model.values():
+            vectors = vectors_for(chosen, [(h, b) for _, _, h, b in group])
+            _store(chosen, [(pk, m, vectors[h]) for pk, m, h, _ in group])
         done += len(rows)
     return done
 
@@ -277,29 +292,70 @@ def _pg_literal(vec: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vec.tolist()) + "]"
 
 
-def missing_versions(provider: EmbeddingProvider) -> models.QuerySet[Any]:
-    """Versions without a vector of ``provider`` (in the index, or in the cache for the scan)."""
+def missing_versions(provider: EmbeddingProvider | None = None) -> models.QuerySet[Any]:
+    """Versions without a vector (in the index, or in the cache for the scan) of ``provider``,
+    or, by default, of any model the index holds (:func:`memory.embeddings.indexing_keys`).
+    A version embedded by the main model although the other scripts' model reads it is found by
+    :func:`misrouted_versions`."""
+    models_ = {provider.key: provider.dimensions} if provider is not None else indexing_keys()
+    keys = list(models_)
     versions = EntryVersion.objects.all()
     have: models.QuerySet[Any]
-    if index_kind() != SCAN and provider.dimensions == DIMENSIONS:
-        have = IndexedVector.objects.filter(version_id=OuterRef("pk"), provider=provider.key)
+    if index_kind() != SCAN and all(d == DIMENSIONS for d in models_.values()):
+        have = IndexedVector.objects.filter(version_id=OuterRef("pk"), provider__in=keys)
     else:
         have = EntryEmbedding.objects.filter(
-            content_hash=OuterRef("content_hash"), provider=provider.key
+            content_hash=OuterRef("content_hash"), provider__in=keys
         )
     return versions.filter(~Exists(have))
+
+
+def misrouted_versions(*, batch: int = BATCH) -> Iterator[list[int]]:
+    """Batches of versions whose vector the index holds from a model other than the one that
+    reads their text — made before the other scripts' model was configured, or after it was
+    turned off. Only texts with a letter outside ASCII can differ; they are read keyset by id,
+    ``batch`` at a time, and checked here (the script test is Python's)."""
+    provider = get_provider()
+    if provider is None or index_kind() == SCAN:
+        return
+    path = other_scripts_path()
+    other_key = provider_key(path) if path else None
+    made_by = IndexedVector.objects.filter(version_id=OuterRef("pk")).values("provider")[:1]
+    rows = (
+        EntryVersion.objects.filter(body__regex=r"[^\x01-\x7f]")
+        .annotate(made_by=models.Subquery(made_by))
+        .filter(made_by__isnull=False)
+    )
+    cursor = 0
+    while True:
+        page = list(
+            rows.filter(pk__gt=cursor).order_by("pk").values_list("pk", "body", "made_by")[:batch]
+        )
+        if not page:
+            return
+        cursor = page[-1][0]
+        wrong = [
+            pk
+            for pk, body, made in page
+            if made
+            != (other_key if other_key and not model_reads(body, provider) else provider.key)
+        ]
+        if wrong:
+            yield wrong
 
 
 def backfill(
     *, batch: int = BATCH, progress: Callable[[int], None] | None = None
 ) -> dict[str, int | str]:
-    """Make every missing vector, ``batch`` versions at a time (keyset by id); returns counts.
-    ``progress(n)`` is called after each batch with the number of versions it made."""
+    """Make every missing vector, ``batch`` versions at a time (keyset by id), then embed again
+    the versions embedded by a model that does not read them (:func:`misrouted_versions`);
+    returns counts. ``progress(n)`` is called after each batch with the number of versions it
+    made."""
     provider = get_provider()
     kind = index_kind()
     if provider is None:
-        return {"provider": "", "index": kind, "missing": 0, "stored": 0}
-    missing = missing_versions(provider)
+        return {"provider": "", "index": kind, "missing": 0, "stored": 0, "rerouted": 0}
+    missing = missing_versions()
     total = missing.count()
     cursor, stored = 0, 0
     while True:
@@ -309,10 +365,22 @@ def backfill(
         if not pks:
             break
         cursor = pks[-1]
-        stored += index_versions(pks, provider=provider)
+        stored += index_versions(pks)
         if progress is not None:
             progress(len(pks))
-    return {"provider": provider.key, "index": kind, "missing": total, "stored": stored}
+    rerouted = 0
+    for pks in misrouted_versions(batch=batch):
+        rerouted += index_versions(pks)
+        if progress is not None:
+            progress(len(pks))
+    keys = "+".join(indexing_keys())
+    return {
+        "provider": keys,
+        "index": kind,
+        "missing": total,
+        "stored": stored,
+        "rerouted": rerouted,
+    }
 
 
 # --- Nearest neighbours ---------------------------------------------------------------------
@@ -542,7 +610,11 @@ def _scan(
     filters: RecallFilters | None = None,
 ) -> tuple[list[tuple[int, int, float]], VectorScan]:
     """Without an index: cosine over the cached embeddings of the Memory's versions in the view,
-    newest first, in batches, at most ``VECTOR_SCAN_MAX`` of them (reported when reached)."""
+    newest first, in batches, at most ``VECTOR_SCAN_MAX`` of them (reported when reached). The
+    cache may hold a vector of this model for a text another model reads (the add-time check
+    embeds every body with the main model): with a model for other scripts configured, a text
+    counts only for the model that reads it."""
+    routed = other_scripts_path() is not None
     bound = setting("VECTOR_SCAN_MAX", 50_000)
     cached = EntryEmbedding.objects.filter(
         provider=provider.key, content_hash=OuterRef("content_hash")
@@ -552,7 +624,7 @@ def _scan(
         .annotate(vec=models.Subquery(cached.values("vector")[:1]))
         .filter(vec__isnull=False)
         .order_by("-pk")
-        .values_list("entry_id", "pk", "vec")
+        .values_list("entry_id", "pk", "vec", "body")
     )
     best: list[tuple[int, int, float]] = []
     scanned = 0
@@ -573,9 +645,11 @@ def _scan(
         del best[limit:]
         batch.clear()
 
-    for entry_pk, version_pk, data in rows[:bound].iterator(chunk_size=2000):
-        batch.append((entry_pk, version_pk, data))
+    for entry_pk, version_pk, data, body in rows[:bound].iterator(chunk_size=2000):
         scanned += 1
+        if routed and getattr(provider_for(body), "key", None) != provider.key:
+            continue
+        batch.append((entry_pk, version_pk, data))
         if len(batch) >= 2000:
             flush()
     flush()
@@ -583,8 +657,12 @@ def _scan(
 
 
 def query_vector(provider: EmbeddingProvider, text: str) -> list[float]:
-    """The query's embedding (one model call), with the provider's ``query_prefix`` when it
-    declares one (a retrieval instruction some models were trained with)."""
+    """The query's embedding (one model call): the provider's own ``embed_query`` when it has
+    one (a model that reads questions and passages each with its prefix), else its ``embed``
+    with its ``query_prefix`` when it declares one (a retrieval instruction)."""
+    as_query = getattr(provider, "embed_query", None)
+    if as_query is not None:
+        return list(as_query(text))
     return list(provider.embed([getattr(provider, "query_prefix", "") + text])[0])
 
 

@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import QuerySet
 from django.test import override_settings
@@ -80,6 +81,12 @@ def model() -> str:
     return path
 
 
+def other_scripts_key() -> str | None:
+    """The stored key of the model for text the main model does not read, if one is set."""
+    path = getattr(settings, "STEWARD_EMBEDDINGS", {}).get("OTHER_SCRIPTS")
+    return provider_key(path) if path else None
+
+
 def model_unavailable() -> str | None:
     """Why the model configurations cannot run here, or None when they can."""
     if packaged_model_path() is None:
@@ -89,8 +96,10 @@ def model_unavailable() -> str | None:
 
 @contextmanager
 def embeddings(provider: str | None) -> Iterator[None]:
-    """Run with the embedding provider ``provider`` (a dotted path) or none."""
-    with override_settings(STEWARD_EMBEDDINGS={"PROVIDER": provider}):
+    """Run with the embedding provider ``provider`` (a dotted path) or none; the model for
+    other scripts stays as configured (``STEWARD_EMBEDDINGS["OTHER_SCRIPTS"]``)."""
+    configured = getattr(settings, "STEWARD_EMBEDDINGS", {})
+    with override_settings(STEWARD_EMBEDDINGS={**configured, "PROVIDER": provider}):
         yield
 
 
@@ -108,24 +117,23 @@ def head_versions(memory: Memory) -> QuerySet[EntryVersion]:
 
 
 def ensure_memory_vectors(memory: Memory) -> int:
-    """Index every head of ``memory`` under the configured provider (idempotent; the corpus was
-    written with the model off, so the after-commit task made none); how many have a vector."""
-    provider = get_provider()
-    if provider is None:
+    """Index every head of ``memory``, each by the model that reads it (idempotent; the corpus
+    was written with the model off, so the after-commit task made none); how many have a
+    vector."""
+    if get_provider() is None:
         return 0
     pks = list(head_versions(memory).order_by("pk").values_list("pk", flat=True))
-    return vector_index.index_versions(pks, provider=provider)
+    return vector_index.index_versions(pks)
 
 
 def heads_with_vectors(memory: Memory) -> int:
-    """Heads of ``memory`` that have a vector under the configured provider. Vectors are keyed
-    by content hash and shared between Memories, so this — not how many a run created — is
-    the same on every database."""
-    provider = get_provider()
-    if provider is None:
+    """Heads of ``memory`` that have a vector of a configured model. Vectors are keyed by
+    content hash and shared between Memories, so this — not how many a run created — is the
+    same on every database."""
+    if get_provider() is None:
         return 0
     heads = head_versions(memory)
-    return heads.count() - heads.filter(pk__in=vector_index.missing_versions(provider)).count()
+    return heads.count() - heads.filter(pk__in=vector_index.missing_versions()).count()
 
 
 def write_corpus(bench: Workbench, label: str, corpus: dict[str, Any]) -> tuple[Memory, dict]:
@@ -230,6 +238,7 @@ def measure(bench: Workbench) -> dict[str, Any]:
     return {
         "backend": bench.backend,
         "model": None if skipped else provider_key(model()),
+        "other_scripts_model": None if skipped else other_scripts_key(),
         "limit": LIMIT,
         "corpus": {
             "version": corpus["version"],
@@ -263,6 +272,7 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [
         ("backend", report["backend"]),
         ("model", report["model"] or "none"),
+        ("model for other scripts", report["other_scripts_model"] or "none"),
         ("memories / queries", f"{report['corpus']['memories']} / {report['corpus']['queries']}"),
     ]
     for name in CONFIGURATIONS:

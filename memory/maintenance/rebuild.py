@@ -106,11 +106,11 @@ def _bring_vectors_up_to_date(
     provider: EmbeddingProvider, pks: list[int], report: RebuildReport, *, check: bool
 ) -> None:
     """Count (``check``) or create the missing vectors of the batch's head versions."""
-    missing = list(missing_versions(provider).filter(entry_id__in=pks).values_list("pk", flat=True))
+    missing = list(missing_versions().filter(entry_id__in=pks).values_list("pk", flat=True))
     if check:
         report.vectors_missing += len(missing)
     else:
-        report.vectors_created += index_versions(missing, provider=provider)
+        report.vectors_created += index_versions(missing)
 
 
 def _record_rebuild(memory: Memory, actor: Actor, report: RebuildReport) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from .. import vectors
-from ..embeddings import EmbeddingProvider, calibration, get_provider
+from ..embeddings import EmbeddingProvider, calibration, get_provider, provider_for
 from .abbreviations import spelled_out
 from .common import Candidate
 from .filters import RecallFilters
@@ -26,8 +26,11 @@ class QueryVector:
 
 
 def embed_query(query: str) -> QueryVector | None:
-    """The query's embedding, or None without a provider (or with nothing to embed)."""
-    provider = get_provider()
+    """The query's embedding, or None without a provider (or with nothing to embed). The model
+    is the one that reads the query (``memory.embeddings.provider_for``): a question in a
+    script the main model does not read is embedded by the other scripts' model, and its
+    vector is compared with the vectors that model made (``memory.vectors.nearest``)."""
+    provider = provider_for(query)
     if provider is None or not query.strip():
         return None
     return QueryVector(provider, vectors.query_vector(provider, query))

@@ -121,7 +121,7 @@ class Command(BaseCommand):
 
     def backfill_vectors(self, batch: int, *, no_progress: bool = False) -> None:
         from memory import vectors
-        from memory.embeddings import get_provider
+        from memory.embeddings import get_provider, indexing_keys
 
         provider = get_provider()
         if provider is None:
@@ -130,14 +130,18 @@ class Command(BaseCommand):
             )
             return
         kind = vectors.ensure_index()
-        total = vectors.missing_versions(provider).count()
-        self.stdout.write(f"vectors: {provider.key}, index {kind}, {total} missing")
+        total = vectors.missing_versions().count()
+        models = " + ".join(indexing_keys())
+        self.stdout.write(f"vectors: {models}, index {kind}, {total} missing")
         with tqdm(
             total=total, unit="version", file=self.stderr, disable=total == 0 or no_progress
         ) as bar:
             counts = vectors.backfill(batch=min(batch, vectors.BATCH), progress=bar.update)
         analyze(VECTOR_TABLES)
-        self.stdout.write(f"vectors: {counts['stored']} made, index {counts['index']}.")
+        self.stdout.write(
+            f"vectors: {counts['stored']} made, {counts['rerouted']} made again by the model "
+            f"that reads them, index {counts['index']}."
+        )
 
     def reanalyze(self, *, check: bool, progress: bool) -> int:
         """Re-analyze every version (``check``: count only); the number of stale versions."""
