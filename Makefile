@@ -53,7 +53,8 @@ test-postgres: install
 ## The vector index tests on a PostgreSQL with pgvector (started beside the system one)
 PGVECTOR_TESTS ?= tests/memory/test_semantic_recall.py tests/memory/test_search_vector.py \
 	tests/memory/test_vector_worker.py tests/governance/test_semantic.py \
-	tests/memory/test_vector_isolation.py tests/memory/test_batch_import.py
+	tests/memory/test_vector_isolation.py tests/memory/test_batch_import.py \
+	tests/memory/test_other_scripts.py
 test-pgvector: install
 	@url="$$(PY=$(PY) .ci/pgvector-server)"; echo "== PostgreSQL with pgvector: $$url"; \
 	DATABASE_URL="$$url" $(PY) -m pytest -p no:cacheprovider -q $(PGVECTOR_TESTS)
