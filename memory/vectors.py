@@ -311,35 +311,38 @@ def missing_versions(provider: EmbeddingProvider | None = None) -> models.QueryS
 
 
 def misrouted_versions(*, batch: int = BATCH) -> Iterator[list[int]]:
-    """Batches of versions whose vector the index holds from a model other than the one that
-    reads their text — made before the other scripts' model was configured, or after it was
-    turned off. Only texts with a letter outside ASCII can differ; they are read keyset by id,
-    ``batch`` at a time, and checked here (the script test is Python's)."""
+    """Batches of versions whose vector was made by a model other than the one that reads their
+    text — made before the other scripts' model was configured, or after it was turned off —
+    and that have no vector of the right model (with an index: its row records the model; with
+    the scan: the cache by model). Only texts with a letter outside ASCII can differ; they are
+    read keyset by id, ``batch`` at a time, and checked here (the script test is Python's)."""
     provider = get_provider()
-    if provider is None or index_kind() == SCAN:
+    if provider is None:
         return
     path = other_scripts_path()
     other_key = provider_key(path) if path else None
-    made_by = IndexedVector.objects.filter(version_id=OuterRef("pk")).values("provider")[:1]
-    rows = (
-        EntryVersion.objects.filter(body__regex=r"[^\x01-\x7f]")
-        .annotate(made_by=models.Subquery(made_by))
-        .filter(made_by__isnull=False)
-    )
+    scan = index_kind() == SCAN or any(d != DIMENSIONS for d in indexing_keys().values())
+    rows = EntryVersion.objects.filter(body__regex=r"[^\x01-\x7f]")
+    if not scan:
+        made_by = IndexedVector.objects.filter(version_id=OuterRef("pk")).values("provider")[:1]
+        rows = rows.annotate(made_by=models.Subquery(made_by)).filter(made_by__isnull=False)
+    fields = ("pk", "body", "content_hash") if scan else ("pk", "body", "content_hash", "made_by")
     cursor = 0
     while True:
-        page = list(
-            rows.filter(pk__gt=cursor).order_by("pk").values_list("pk", "body", "made_by")[:batch]
-        )
+        page = list(rows.filter(pk__gt=cursor).order_by("pk").values_list(*fields)[:batch])
         if not page:
             return
         cursor = page[-1][0]
-        wrong = [
-            pk
-            for pk, body, made in page
-            if made
-            != (other_key if other_key and not model_reads(body, provider) else provider.key)
-        ]
+        right = {row[0]: _reader_key(row[1], provider, other_key) for row in page}
+        if scan:
+            cached = set(
+                EntryEmbedding.objects.filter(
+                    content_hash__in=[row[2] for row in page], provider__in=set(right.values())
+                ).values_list("provider", "content_hash")
+            )
+            wrong = [row[0] for row in page if (right[row[0]], row[2]) not in cached]
+        else:
+            wrong = [row[0] for row in page if row[3] != right[row[0]]]
         if wrong:
             yield wrong
 
@@ -371,8 +374,6 @@ def backfill(
     rerouted = 0
     for pks in misrouted_versions(batch=batch):
         rerouted += index_versions(pks)
-        if progress is not None:
-            progress(len(pks))
     keys = "+".join(indexing_keys())
     return {
         "provider": keys,
@@ -611,10 +612,13 @@ def _scan(
 ) -> tuple[list[tuple[int, int, float]], VectorScan]:
     """Without an index: cosine over the cached embeddings of the Memory's versions in the view,
     newest first, in batches, at most ``VECTOR_SCAN_MAX`` of them (reported when reached). The
-    cache may hold a vector of this model for a text another model reads (the add-time check
-    embeds every body with the main model): with a model for other scripts configured, a text
-    counts only for the model that reads it."""
-    routed = other_scripts_path() is not None
+    cache may hold a vector of this model for a text another model reads (one written before
+    the other scripts' model was configured): with that model configured, a text counts only
+    for the model that reads it (the text is read for it; no model is loaded)."""
+    path = other_scripts_path()
+    main = get_provider()
+    routed = path is not None and main is not None
+    other_key = provider_key(path) if path else None
     bound = setting("VECTOR_SCAN_MAX", 50_000)
     cached = EntryEmbedding.objects.filter(
         provider=provider.key, content_hash=OuterRef("content_hash")
@@ -624,7 +628,7 @@ def _scan(
         .annotate(vec=models.Subquery(cached.values("vector")[:1]))
         .filter(vec__isnull=False)
         .order_by("-pk")
-        .values_list("entry_id", "pk", "vec", "body")
+        .values_list("entry_id", "pk", "vec", *(["body"] if routed else []))
     )
     best: list[tuple[int, int, float]] = []
     scanned = 0
@@ -645,15 +649,23 @@ def _scan(
         del best[limit:]
         batch.clear()
 
-    for entry_pk, version_pk, data, body in rows[:bound].iterator(chunk_size=2000):
+    for entry_pk, version_pk, data, *body in rows[:bound].iterator(chunk_size=2000):
         scanned += 1
-        if routed and getattr(provider_for(body), "key", None) != provider.key:
+        if routed and _reader_key(body[0], main, other_key) != provider.key:
             continue
         batch.append((entry_pk, version_pk, data))
         if len(batch) >= 2000:
             flush()
     flush()
     return best, VectorScan(index=SCAN, fetched=bound, scanned=scanned, bounded=scanned >= bound)
+
+
+def _reader_key(text: str, main: EmbeddingProvider | None, other_key: str | None) -> str | None:
+    """The key of the model whose vector ``text`` gets (``embeddings.provider_for``, without
+    loading the other model)."""
+    if main is None:
+        return None
+    return other_key if other_key and not model_reads(text, main) else main.key
 
 
 def query_vector(provider: EmbeddingProvider, text: str) -> list[float]:

@@ -25,12 +25,14 @@ class QueryVector:
     vector: list[float]
 
 
-def embed_query(query: str) -> QueryVector | None:
+def embed_query(query: str, asked: str | None = None) -> QueryVector | None:
     """The query's embedding, or None without a provider (or with nothing to embed). The model
     is the one that reads the query (``memory.embeddings.provider_for``): a question in a
     script the main model does not read is embedded by the other scripts' model, and its
-    vector is compared with the vectors that model made (``memory.vectors.nearest``)."""
-    provider = provider_for(query)
+    vector is compared with the vectors that model made (``memory.vectors.nearest``). The model
+    is chosen by ``asked`` when given — the question as asked, before its shorthand was spelled
+    out in English."""
+    provider = provider_for(asked if asked is not None else query)
     if provider is None or not query.strip():
         return None
     return QueryVector(provider, vectors.query_vector(provider, query))
@@ -66,17 +68,22 @@ def embed_query_soon(
     """
     if get_provider() is None or not query.strip():
         return lambda: None
-    future = _executor().submit(embed_query, spelled_out(query, glossary))
+    future = _executor().submit(embed_query, spelled_out(query, glossary), query)
     return future.result
 
 
 def min_cosine(provider: EmbeddingProvider | None = None) -> float:
-    """The vector channel's admission floor: ``STEWARD_SEARCH["VECTOR_MIN_COSINE"]`` when set,
-    else the floor of the model whose vectors are compared (default: the configured one;
-    ``memory.embeddings.Calibration.min_cosine``: 0.3 with all-MiniLM-L6-v2, 0.5 with
-    bge-small-en-v1.5, which scores an unrelated fact 0.3–0.45 against a question)."""
+    """The vector channel's admission floor: the floor of the model whose vectors are compared
+    (default: the configured one; ``memory.embeddings.Calibration.min_cosine``: 0.3 with
+    all-MiniLM-L6-v2, 0.5 with bge-small-en-v1.5, which scores an unrelated fact 0.3–0.45
+    against a question; 0.8 with multilingual-e5-small). ``STEWARD_SEARCH["VECTOR_MIN_COSINE"]``
+    overrides the configured model's floor only: the other scripts' model's cosines sit on
+    another scale."""
     configured = getattr(settings, "STEWARD_SEARCH", {}).get("VECTOR_MIN_COSINE")
-    return float(configured) if configured is not None else calibration(provider).min_cosine
+    main = get_provider()
+    if configured is not None and (provider is None or main is None or provider.key == main.key):
+        return float(configured)
+    return calibration(provider).min_cosine
 
 
 def vector_channel(
