@@ -448,9 +448,16 @@ def provider_for(text: str) -> EmbeddingProvider | None:
     English texts'. The add-time check and the passes keep to the configured model and score a
     pair it does not read by its words, as without a second model."""
     provider = get_provider()
-    if provider is None or model_reads(text, provider):
+    if provider is None or not other_model_reads(text, provider):
         return provider
     return other_scripts_provider() or provider
+
+
+def other_model_reads(text: str, main: EmbeddingProvider) -> bool:
+    """Whether ``text`` gets the other scripts' model's vector rather than ``main``'s: one is
+    configured and ``main`` does not read the text (:func:`provider_for`'s rule, without
+    loading the other model)."""
+    return other_scripts_path() is not None and not model_reads(text, main)
 
 
 def other_scripts_path() -> str | None:

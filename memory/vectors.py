@@ -45,7 +45,7 @@ from .embeddings import (
     EmbeddingProvider,
     get_provider,
     indexing_keys,
-    model_reads,
+    other_model_reads,
     other_scripts_path,
     pack,
     provider_for,
@@ -665,7 +665,7 @@ def _reader_key(text: str, main: EmbeddingProvider | None, other_key: str | None
     loading the other model)."""
     if main is None:
         return None
-    return other_key if other_key and not model_reads(text, main) else main.key
+    return other_key if other_key and other_model_reads(text, main) else main.key
 
 
 def query_vector(provider: EmbeddingProvider, text: str) -> list[float]:

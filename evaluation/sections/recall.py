@@ -33,7 +33,12 @@ from django.test import override_settings
 
 from memory import actions
 from memory import vectors as vector_index
-from memory.embeddings import get_provider, packaged_model_path, provider_key
+from memory.embeddings import (
+    get_provider,
+    other_scripts_path,
+    packaged_model_path,
+    provider_key,
+)
 from memory.models import EntryVersion, Head, Memory
 from memory.search import search, vector_channel
 from memory.search.abbreviations import spelled_out
@@ -83,7 +88,7 @@ def model() -> str:
 
 def other_scripts_key() -> str | None:
     """The stored key of the model for text the main model does not read, if one is set."""
-    path = getattr(settings, "STEWARD_EMBEDDINGS", {}).get("OTHER_SCRIPTS")
+    path = other_scripts_path()
     return provider_key(path) if path else None
 
 

@@ -20,7 +20,7 @@ from .. import audit
 from ..actions import lock_memory
 from ..actors import Actor
 from ..db_stats import PROJECTION_TABLES, VECTOR_TABLES, analyze
-from ..embeddings import EmbeddingProvider, get_provider
+from ..embeddings import get_provider
 from ..jobs import Job
 from ..lifecycle import RowDiff, Span, rebuild_batch
 from ..models import Head, MaintenanceRun, Memory
@@ -75,7 +75,7 @@ def rebuild_projection(
         report.head_mismatches += mismatched
         report.written += written
         if provider is not None:
-            _bring_vectors_up_to_date(provider, pks, report, check=check)
+            _bring_vectors_up_to_date(pks, report, check=check)
         if progress is not None:
             progress(report)
     if not check:
@@ -102,9 +102,7 @@ def _head_batches(memory_pk: int, batch_size: int) -> Iterator[tuple[Span, list[
         last = pks[-1]
 
 
-def _bring_vectors_up_to_date(
-    provider: EmbeddingProvider, pks: list[int], report: RebuildReport, *, check: bool
-) -> None:
+def _bring_vectors_up_to_date(pks: list[int], report: RebuildReport, *, check: bool) -> None:
     """Count (``check``) or create the missing vectors of the batch's head versions."""
     missing = list(missing_versions().filter(entry_id__in=pks).values_list("pk", flat=True))
     if check:
