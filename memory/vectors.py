@@ -45,6 +45,7 @@ from .embeddings import (
     EmbeddingProvider,
     get_provider,
     indexing_keys,
+    model_reads,
     other_model_reads,
     other_scripts_path,
     pack,
@@ -192,7 +193,9 @@ def head_vectors(
     """Unit vectors of the head versions of ``entry_pks`` in ``memory_pk``, as stored (the
     cache keyed by provider and content hash, :func:`vectors_for`), keyed by entry; ``batch``
     entries per pair of queries. A head whose vector is not stored yet (its indexing after
-    the write has not run) is embedded here, not stored: no write. Takes no lock."""
+    the write has not run) is embedded here, not stored: no write. A head ``provider`` does not
+    read (:func:`memory.embeddings.model_reads`: its vector would mean nothing, and another
+    model may hold the stored one) is left out unless its vector is stored. Takes no lock."""
     pks = sorted(set(entry_pks))
     out: dict[int, np.ndarray] = {}
     for start in range(0, len(pks), batch):
@@ -215,8 +218,8 @@ def head_vectors(
                     entry_id__in=missing, entry__head__version_id=F("pk")
                 ).values_list("entry_id", "body")
             )
-            order = sorted(bodies)
-            embedded = provider.embed([bodies[pk] for pk in order])
+            order = [pk for pk in sorted(bodies) if model_reads(bodies[pk], provider)]
+            embedded = provider.embed([bodies[pk] for pk in order]) if order else []
             for pk, vec in zip(order, embedded, strict=True):
                 stored[hashes[pk]] = np.asarray(vec, dtype=np.float32)
         out.update((pk, stored[h]) for pk, h in hashes.items() if h in stored)

@@ -194,10 +194,13 @@ def _theme_edges(
         cosines: dict[tuple[int, int], float] = {}
         if provider is not None:
             cosines = _cosines(run, provider, pairs)
+            # A pair without a cosine (the model reads one of its notes not) is scored by its
+            # words below, like every pair the model does not read.
             pairs = [
                 (a, b)
                 for a, b in pairs
-                if cosines[(min(a, b), max(a, b))] >= threshold["cosine"]
+                if (min(a, b), max(a, b)) not in cosines
+                or cosines[(min(a, b), max(a, b))] >= threshold["cosine"]
                 or (min(a, b), max(a, b)) in worded
             ]
         heads = base.load_heads(memory, {x for p in pairs for x in p}, evidence=False)
@@ -222,8 +225,9 @@ def _cosines(
     run: base.Pass, provider: EmbeddingProvider, pairs: list[tuple[int, int]]
 ) -> dict[tuple[int, int], float]:
     """The cosine of each pair's stored vectors (``memory.vectors.head_vectors``: the notes of
-    one batch's pairs, in bounded queries), keyed ``(lower pk, higher pk)``; 0 for a note
-    without a vector. Counted as ``pairs_scored``."""
+    one batch's pairs, in bounded queries), keyed ``(lower pk, higher pk)``; no cosine for a
+    pair with a note the model does not read (it has no vector: its pair is scored by words).
+    Counted as ``pairs_scored``."""
     from memory.vectors import head_vectors
 
     run.count("pairs_scored", len(pairs))
@@ -233,8 +237,8 @@ def _cosines(
     out: dict[tuple[int, int], float] = {}
     for a, b in pairs:
         u, v = vectors.get(a), vectors.get(b)
-        score = float(np.dot(u, v)) if u is not None and v is not None else 0.0
-        out[(min(a, b), max(a, b))] = max(0.0, min(1.0, score))
+        if u is not None and v is not None:
+            out[(min(a, b), max(a, b))] = max(0.0, min(1.0, float(np.dot(u, v))))
     return out
 
 

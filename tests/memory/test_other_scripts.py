@@ -11,9 +11,11 @@ models (``semantic``).
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from memory import vectors
+from memory import actions, maintenance, vectors
+from memory.actors import Actor
 from memory.embeddings import HashingProvider, provider_for
 from memory.models import Entry, EntryEmbedding, IndexedVector
 from memory.search import CURRENT, search, vector_channel
@@ -125,6 +127,50 @@ def test_the_backfill_embeds_again_what_the_wrong_model_embedded(memory, agent, 
     assert list(vectors.missing_versions()) == [korean.head.version]
     assert vectors.backfill()["stored"] == 1
     assert provider_of(korean) == LatinHashing.key
+
+
+class Recording(LatinHashing):
+    """The main model, recording every text it is asked to embed."""
+
+    texts: list[str] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        Recording.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_the_promotion_pass_asks_the_main_model_for_no_text_it_does_not_read(
+    memory, agent, settings
+):
+    """The pass's cosine pre-filter reads the notes' stored vectors. A note in another script
+    has the other model's vector, not the main model's: the main model used to embed it again
+    on every run (and the pair then fell to words anyway). Its pairs are now scored by words
+    straight away, with the same theme."""
+    settings.STEWARD_EMBEDDINGS = {"PROVIDER": f"{__name__}.Recording", "OTHER_SCRIPTS": OTHER}
+    founder = Actor.for_user(User.objects.get(username="founder"))
+    actions.update_memory_policy(
+        memory, actor=founder, policy={"jobs": {"promotion": {"enabled": True}}}
+    )
+    thai = ("ทีมประชุมทุกเช้าวันจันทร์", "ทีมประชุมกันทุกเช้าวันจันทร์")  # Jaccard 0.86
+    uids = {
+        remember(
+            memory,
+            agent.actor,
+            t,
+            kind="working_note",
+            tier="session",
+            session_id=f"s-{i}",
+            dedupe=False,
+        ).entry.uid
+        for i, t in enumerate(thai)
+    }
+    vectors.backfill()
+    Recording.texts = []
+    run = maintenance.run_job(memory, actor=Actor.system("test"), job="promotion", dry_run=True)
+    assert Recording.texts == []
+    (theme,) = [i for i in run.items if i["reason"] == "recurring_theme"]
+    assert set(theme["entries"]) == uids
+    assert theme["inputs"]["method"] == "lexical"
 
 
 class _Out:
