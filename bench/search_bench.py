@@ -65,9 +65,10 @@ from memory.search import (  # noqa: E402
     search,
 )
 
-#: The index a bulk load drops and builds once at the end: the GIN index of the lexical
-#: tsvector, updated in place on every insert (``fastupdate = off``, migration 0013).
-BULK_INDEXES = ("memory_entryversion_search_vector",)
+#: The indexes a bulk load drops and builds once at the end: the GIN index of the lexical
+#: tsvector, updated in place on every insert (``fastupdate = off``, migration 0013), and the
+#: versions in length order (migration 0028).
+BULK_INDEXES = ("memory_entryversion_search_vector", "memory_entryversion_length_order")
 
 
 def build(slug: str, n: int, seed: int, batch: int = 2000) -> Memory:

@@ -329,6 +329,31 @@ EXACT_STEPS = (2000, 20000)
 RANK_FIRST_ROWS = 20000
 RANK_FIRST_POOL = 4
 
+#: Rows a walk in length order (:func:`_walk_by_length`) reads before it gives up: past it the
+#: lookup is ranked whole, as before. Its statements read ``WALK_FIRST`` rows, then each
+#: ``WALK_WIDER`` times as many as the one before.
+WALK_ROWS = 1024
+WALK_FIRST = 64
+WALK_WIDER = 4
+#: The least share of a Memory's versions expected to hold every query term the Memory holds
+#: (their document frequencies multiplied) for a walk in length order: past it the best rows
+#: hold nearly every term and sit among the shortest; below it they are few and spread over
+#: every length, and the walk would read (and filter) a large part of the Memory.
+WALK_SHARE = 0.02
+
+
+def _walkable(terms: Sequence[str], stats: Collection) -> bool:
+    """Whether the rows holding every held term of the query are common enough to be found by
+    a walk in length order (:data:`WALK_SHARE`)."""
+    if stats.versions <= 0:
+        return False
+    share = 1.0
+    for term in terms:
+        if df := stats.dfs.get(term, 0):
+            share *= df / stats.versions
+    return share >= WALK_SHARE
+
+
 #: Readings of one search's lexical channel: the statements rank by the full weight of every
 #: indexed token, and a term a row holds only through its context counts half
 #: (:func:`_rescored`), so when a row of the first ``limit`` lost weight that way, a row left
@@ -340,10 +365,24 @@ READINGS = 3
 READ_FIRST = 2
 READ_WIDER = 4
 
+
+def _walk_statements(
+    first: int = WALK_FIRST, wider: int = WALK_WIDER, rows: int = WALK_ROWS
+) -> int:
+    """Most statements one walk in length order reads before it gives up."""
+    count, size, read = 0, first, 0
+    while read < rows:
+        read += min(size, rows - read)
+        size *= wider
+        count += 1
+    return count
+
+
 #: Most statements one channel call reads (besides the term statistics) with the default steps:
-#: in each reading, each step's lookup ranked first and, when too few of its best rows are
-#: admitted, again with the view's joins inside the ranking.
-MAX_STATEMENTS = READINGS * 2 * (len(EXACT_STEPS) + 1)
+#: in each reading, each step's lookup walked shortest first and, when the walk gives up, ranked
+#: first and, when too few of its best rows are admitted, again with the view's joins inside
+#: the ranking.
+MAX_STATEMENTS = READINGS * (_walk_statements() + 4) * (len(EXACT_STEPS) + 1)
 
 
 def essential_sizes(
@@ -364,6 +403,178 @@ def essential_sizes(
         if count < len(complete) and count not in sizes:
             sizes.append(count)
     return [*sizes, len(complete)]
+
+
+#: Most groups of terms (``'a' & 'b'``) a pruned lookup (:func:`_pruned`) is written with;
+#: past it the lookup is ranked whole. ``STEWARD_SEARCH["LEXICAL_PRUNE_GROUPS"]``; 0 turns the
+#: pruning off. At most ``PRUNE_TERMS`` held terms are grouped.
+PRUNE_GROUPS = 12
+PRUNE_TERMS = 8
+
+
+def groups_reaching(
+    weighted: Sequence[tuple[str, int]], need: int, cap: int
+) -> list[list[str]] | None:
+    """The smallest sets of terms whose weights add up to ``need`` or more (a text reaches
+    ``need`` exactly when it holds every term of one of them), heaviest first; None when there
+    are more than ``cap``. Depth first in the order of weight: a set is kept as soon as it
+    reaches ``need``, so dropping any of its terms falls below."""
+    items = sorted(weighted, key=lambda tw: (-tw[1], tw[0]))
+    rest = [0] * (len(items) + 1)
+    for i in range(len(items) - 1, -1, -1):
+        rest[i] = rest[i + 1] + items[i][1]
+    found: list[list[str]] = []
+
+    def extend(start: int, chosen: list[str], total: int) -> bool:
+        for i in range(start, len(items)):
+            if total + rest[i] < need:
+                return True
+            term, weight = items[i]
+            if total + weight >= need:
+                found.append([*chosen, term])
+                if len(found) > cap:
+                    return False
+            elif not extend(i + 1, [*chosen, term], total + weight):
+                return False
+        return True
+
+    if need <= 0 or not extend(0, [], 0):
+        return None
+    return found
+
+
+def _pruned(
+    cursor: Any,
+    joined: str,
+    head: Sequence[Any],
+    tail: Sequence[Any],
+    before: Sequence[tuple[int, int, int, int, str]],
+    *,
+    terms: Sequence[str],
+    weights: Sequence[int],
+    memory_pk: int,
+    limit: int,
+    stats: Collection,
+    max_groups: int,
+) -> list[tuple[int, int, int, int, str]] | None:
+    """The ``limit`` best admitted rows of every admitted row, ranking only those that can pass
+    a score already reached; None when no such score is known or the rows that can pass it
+    take more than ``max_groups`` groups of terms to write.
+
+    The score reached: the ``limit``-th of admitted rows ranked before — the previous lookup's
+    (``before``), else the rows holding every term the Memory holds. The ``limit``-th best of
+    every admitted row scores at least as much, so it holds terms weighing at least that score
+    times ``A + C·dl`` at the Memory's shortest length: the rows holding one of the
+    :func:`groups_reaching` that weight hold every row that can enter. Exact, like ranking every
+    admitted row; a query of several common words ranks a few thousand rows instead of hundreds
+    of thousands."""
+    weighted = list(dict(zip(terms, weights, strict=True)).items())
+    held = [t for t, _ in weighted if stats.dfs.get(t, 0) > 0]
+    if not held or len(weighted) > PRUNE_TERMS:
+        return None
+    reached = list(before)
+    if len(reached) < limit:
+        # The rows holding every term the Memory holds (admitted ones, ranked): the best, when
+        # there are enough of them. (Any admitted rows would do: the statistics decide only how
+        # fast, never which rows.)
+        cursor.execute(joined, [*head, " & ".join(f"'{t}'" for t in held), *tail])
+        reached = cursor.fetchall()
+        if len(reached) < limit:
+            return None
+    a, c = stats.length_terms()
+    kth = _kth(reached, limit, stats)
+    cursor.execute(
+        "SELECT v.term_count FROM memory_entryversion v WHERE v.memory_id = %s "
+        "ORDER BY v.term_count LIMIT 1",
+        [memory_pk],
+    )
+    shortest = int(cursor.fetchone()[0])
+    # One part in a billion below: a row scoring the same as the score reached is kept.
+    need = math.floor(kth * (a + c * shortest) * (1 - 1e-9))
+    groups = groups_reaching(weighted, need, max_groups)
+    if groups is None:
+        return None
+    query = " | ".join("(" + " & ".join(f"'{t}'" for t in g) + ")" for g in groups)
+    cursor.execute(joined, [*head, query, *tail])
+    return cursor.fetchall()
+
+
+def _walk_settled(
+    kth: tuple[float, int, int], last: tuple[int, int, int], *, best_weight: int, stats: Collection
+) -> bool:
+    """Whether no row left unread by a walk in length order could pass ``kth`` (its ``(score,
+    entry, id)``), the last row read being ``last`` (its ``(length, entry, id)``). A row not
+    read comes after ``last`` in the order of (length, entry, id), so it is at least as long
+    and scores at most ``best_weight`` at that length; scoring exactly that, it has the same
+    length and a higher (entry, id) than ``last``, and ranks after ``kth`` when ``kth``'s
+    (entry, id) is not above ``last``'s."""
+    a, c = stats.length_terms()
+    length, entry, version = last
+    bound = best_weight * 1.0 / (a + c * length)
+    score, at_entry, at_version = kth
+    return score > bound or (score == bound and (at_entry, at_version) <= (entry, version))
+
+
+def _walk_by_length(
+    cursor: Any,
+    rows_sql: str,
+    rows_params: Sequence[Any],
+    *,
+    best_weight: int,
+    limit: int,
+    stats: Collection,
+    budget: int,
+) -> tuple[list[tuple[int, int, int, int, str]], bool]:
+    """The ``limit`` best rows of ``rows_sql`` by BM25, read shortest first, and True; when that
+    takes more than ``budget`` rows, the best of those read, and False.
+
+    A row's score is ``W / (A + C·dl)``: no row scores more than ``best_weight`` (every term
+    matched) at its length. The rows are read in the order of the index on ``(memory, term
+    count, entry, id)``, shortest first, and the reading stops when the ``limit``-th best row
+    read scores above what a row of the next length could (or as much, and comes first in the
+    order's tie-break): no row left unread can enter. A common word ("the") is held by most
+    rows, so its best rows are the shortest few, found without ranking every row that holds it.
+    Exact, like the statement that ranks every row; only the work differs."""
+    kept: list[tuple[float, int, int, int, int, str]] = []  # (-score, entry, id, W, dl, text)
+    after = (-1, -1, -1)
+    size, read = max(WALK_FIRST, 2 * limit), 0
+    while True:
+        size = min(size, budget - read) if budget > read else 0
+        if size <= 0:
+            return [(e, v, w, dl, text) for _, e, v, w, dl, text in kept], False
+        cursor.execute(
+            f"""SELECT w.entry_id, w.id, w.weight, w.term_count, w.searchable_text FROM ({rows_sql}
+                AND (v.term_count, v.entry_id, v.id) > (%s, %s, %s)
+                ORDER BY v.term_count, v.entry_id, v.id LIMIT %s) w""",
+            [*rows_params, *after, size],
+        )
+        chunk = cursor.fetchall()
+        read += len(chunk)
+        kept += [
+            (-stats.score(int(w), int(dl)), e, v, int(w), int(dl), t) for e, v, w, dl, t in chunk
+        ]
+        kept.sort()
+        del kept[limit:]
+        if len(chunk) < size:
+            break  # every row read
+        entry, version, _, length, _ = chunk[-1]
+        after = (int(length), int(entry), int(version))
+        if len(kept) < limit:
+            size *= WALK_WIDER
+            continue
+        if _walk_settled(
+            (-kept[-1][0], kept[-1][1], kept[-1][2]), after, best_weight=best_weight, stats=stats
+        ):
+            break
+        size *= WALK_WIDER
+    return [(e, v, w, dl, text) for _, e, v, w, dl, text in kept], True
+
+
+def _kth(found: Sequence[tuple[int, int, int, int, str]], limit: int, stats: Collection) -> float:
+    """The score of the ``limit``-th of ``found`` (ranked rows), -1 when there are fewer."""
+    if len(found) < limit:
+        return -1.0
+    return stats.score(int(found[limit - 1][2]), int(found[limit - 1][3]))
 
 
 def _postgres_exact(
@@ -459,6 +670,8 @@ def _postgres_exact(
     configured = getattr(settings, "STEWARD_SEARCH", {})
     steps = tuple(int(n) for n in configured.get("LEXICAL_EXACT_STEPS") or EXACT_STEPS)
     rank_first = int(configured.get("LEXICAL_RANK_FIRST_ROWS", RANK_FIRST_ROWS))
+    walk_rows = int(configured.get("LEXICAL_WALK_ROWS", WALK_ROWS))
+    prune_groups = int(configured.get("LEXICAL_PRUNE_GROUPS", PRUNE_GROUPS))
     rows: list[tuple[int, int, int, int, str]] = []
     with connection.cursor() as cursor:
         for size in essential_sizes(complete, stats.dfs, steps):
@@ -467,12 +680,52 @@ def _postgres_exact(
             if wide:
                 query = f"({query}) & ({wide})"
             head = [a, c, *weight_params, query, memory_pk]
-            rows = []
-            if not narrowed and sum(stats.dfs.get(t, 0) for t in essential) > rank_first:
+            before, rows = rows, []
+            common = not narrowed and sum(stats.dfs.get(t, 0) for t in essential) > rank_first
+            walked, settled = None, False
+            if common and walk_rows > 0 and _walkable(terms, stats):
+                walk_sql = f"""
+                    SELECT v.entry_id, v.id, ({weight}) AS weight, v.term_count,
+                        v.searchable_text
+                    FROM memory_entryversion v{joins}
+                    WHERE {" AND ".join([*lookup, *counts, *where])}"""
+                walked, settled = _walk_by_length(
+                    cursor,
+                    walk_sql,
+                    [*weight_params, query, memory_pk, *count_params, *where_params],
+                    best_weight=sum(
+                        w for t, w in zip(terms, weights, strict=True) if stats.dfs.get(t)
+                    ),
+                    limit=limit,
+                    stats=stats,
+                    budget=walk_rows,
+                )
+            if common and not settled and prune_groups > 0:
+                # Rows of a common word, most of them too weak to enter: only the rows holding
+                # enough of the terms to pass a score already reached are ranked (the best rows
+                # the walk found, else the previous lookup's).
+                pruned = _pruned(
+                    cursor,
+                    joined,
+                    [a, c, *weight_params],
+                    [memory_pk, *count_params, *where_params, limit],
+                    max(walked or [], before, key=lambda found: _kth(found, limit, stats)),
+                    terms=terms,
+                    weights=weights,
+                    memory_pk=memory_pk,
+                    limit=limit,
+                    stats=stats,
+                    max_groups=prune_groups,
+                )
+                if pruned is not None:
+                    return pruned
+            if settled and walked is not None:
+                rows = walked
+            elif common:
                 pool = RANK_FIRST_POOL * limit
                 cursor.execute(admitted_after, [*head, pool, *count_params, *where_params, limit])
                 rows = cursor.fetchall()
-            if len(rows) < limit:  # too few of the best rows admitted (or a small lookup)
+            if not settled and len(rows) < limit:  # too few admitted (or a small lookup)
                 cursor.execute(joined, [*head, *count_params, *where_params, limit])
                 rows = cursor.fetchall()
             if size == len(complete):

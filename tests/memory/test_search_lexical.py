@@ -7,16 +7,23 @@ import random
 import pytest
 
 from memory import actions
+from memory.lexical_index import Collection
 from memory.search import (
     ACTIVE,
     CURRENT,
     admission_floor,
     channel_cap,
+    lexical,
     lexical_candidates,
     lexical_channel,
     query_terms,
 )
-from memory.search.lexical import MAX_STATEMENTS, essential_sizes
+from memory.search.lexical import (
+    MAX_STATEMENTS,
+    _walk_settled,
+    essential_sizes,
+    groups_reaching,
+)
 from tests.factories import remember
 
 pytestmark = pytest.mark.django_db
@@ -162,15 +169,30 @@ def _ranked_by_hand(memory, terms, floor, min_matched=0):
     return [entry for _, entry, _ in sorted(rows)]
 
 
-@pytest.mark.parametrize(("steps", "rank_first"), [(None, None), ((1, 30), None), (None, 0)])
+@pytest.mark.parametrize(
+    ("steps", "rank_first", "walk", "prune"),
+    [
+        (None, None, None, None),
+        ((1, 30), None, None, None),
+        (None, 0, 0, 0),
+        (None, 0, 0, None),
+        (None, 0, None, 0),
+        (None, 0, 40, None),
+        (None, 0, 40, 0),
+    ],
+)
 def test_search_ranks_exactly_as_one_query_over_every_admitted_text(
-    memory, me, settings, steps, rank_first
+    memory, me, settings, monkeypatch, steps, rank_first, walk, prune
 ):
     """Many ties of matched terms and of lengths: whichever statement fills the limit, the order
     is the one of ranking every admitted text at once. With small steps (``LEXICAL_EXACT_STEPS``)
     PostgreSQL looks up the rarest term alone first, and stops there only when no row holding
     just the other terms could enter the top. With ``LEXICAL_RANK_FIRST_ROWS`` 0 every lookup
-    is ranked before the view's joins, and ranked again with them when too few are admitted."""
+    counts as a common word's: read shortest first (a few rows a statement, so the walk stops
+    between statements; with ``LEXICAL_WALK_ROWS`` 40 it gives up after 40 rows), or only the
+    rows holding enough of the terms to pass a score reached (``LEXICAL_PRUNE_GROUPS``), or,
+    with both off, ranked before the view's joins, and ranked again with them when too few are
+    admitted."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -180,6 +202,12 @@ def test_search_ranks_exactly_as_one_query_over_every_admitted_text(
         settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_EXACT_STEPS": steps}
     if rank_first is not None:
         settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": rank_first}
+    if walk is not None:
+        settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_WALK_ROWS": walk}
+    if prune is not None:
+        settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_PRUNE_GROUPS": prune}
+    monkeypatch.setattr(lexical, "WALK_FIRST", 3)
+    monkeypatch.setattr(lexical, "WALK_SHARE", 0.0)  # every common lookup walked
     statements = set()
 
     rng = random.Random(11)
@@ -234,6 +262,57 @@ def test_the_rarest_terms_are_looked_up_first_and_the_rest_only_when_needed():
     assert essential_sizes(rarest, dfs) == [2, 3, 4]
     assert essential_sizes(["the", "deploy"], dfs) == [1, 2]  # at least one term each time
     assert essential_sizes(["zebra"], dfs) == [1]
+
+
+def test_a_walk_in_length_order_stops_only_when_no_unread_row_can_pass_the_last_kept():
+    """A row not read by the walk is at least as long as the last read (``last``: length,
+    entry, id) and holds at most every term (2,000 here). A = 1,000 × 10 × 1.3 = 13,000 and
+    C = 900: the last kept row, 1,100 at length 10, scores 1,100 / 22,000 = 0.05, exactly what
+    an unread row of every term at length 30 could (2,000 / 40,000). Such a row has an (entry,
+    id) above the last read's, so it ranks after the kept row only when the kept row's is not
+    above the last read's."""
+    stats = Collection(versions=100, mean_length=10.0, weights={})
+    assert stats.length_terms() == (13000, 900)
+    kth = stats.score(1100, 10)
+    assert kth == stats.score(2000, 30) == 0.05
+    last = (30, 20, 200)
+    assert _walk_settled((kth, 10, 100), last, best_weight=2000, stats=stats)
+    assert _walk_settled((kth, 20, 200), last, best_weight=2000, stats=stats)
+    # Entry 30 at length 30, unread, would tie and rank before entry 50.
+    assert not _walk_settled((kth, 50, 500), last, best_weight=2000, stats=stats)
+    assert _walk_settled((kth, 50, 500), last, best_weight=1999, stats=stats)
+    assert not _walk_settled((stats.score(1099, 10), 10, 100), last, best_weight=2000, stats=stats)
+    assert _walk_settled(
+        (stats.score(1100, 10), 50, 500), (31, 0, 0), best_weight=2000, stats=stats
+    )
+
+
+def test_the_groups_of_terms_reaching_a_weight_are_the_smallest_sets():
+    weighted = [("the", 100), ("deploy", 500), ("zebra", 4000), ("queue", 700)]
+    assert groups_reaching(weighted, 1200, cap=12) == [
+        ["zebra"],
+        ["queue", "deploy"],
+    ]
+    assert groups_reaching(weighted, 1250, cap=12) == [["zebra"], ["queue", "deploy", "the"]]
+    assert groups_reaching(weighted, 4100, cap=12) == [
+        ["zebra", "queue"],
+        ["zebra", "deploy"],
+        ["zebra", "the"],
+    ]
+    assert groups_reaching(weighted, 5301, cap=12) == []  # out of reach: no text can pass
+    assert groups_reaching(weighted, 4100, cap=2) is None  # more groups than the cap
+    # Every text holding one of the groups reaches the weight, and every text reaching it holds
+    # one of them, for every subset of the terms.
+    from itertools import combinations
+
+    for need in range(1, 5400, 97):
+        groups = groups_reaching(weighted, need, cap=64)
+        assert groups is not None
+        for size in range(len(weighted) + 1):
+            for held in combinations(weighted, size):
+                names = {t for t, _ in held}
+                reaches = sum(w for _, w in held) >= need
+                assert reaches == any(set(g) <= names for g in groups), (need, names)
 
 
 def test_a_cjk_run_counts_toward_the_floor_by_its_content_words(memory, me):
@@ -342,12 +421,15 @@ def _forget(memory, me, entry_pk):
     actions.forget_entry(memory, actor=me, entry_uid=Entry.objects.get(pk=entry_pk).uid, reason="x")
 
 
-@pytest.mark.parametrize("rank_first", [None, 0])
-def test_the_best_rows_forgotten_leave_the_next_admitted_in_order(memory, me, settings, rank_first):
+@pytest.mark.parametrize(("rank_first", "walk"), [(None, None), (0, 0), (0, None)])
+def test_the_best_rows_forgotten_leave_the_next_admitted_in_order(
+    memory, me, settings, monkeypatch, rank_first, walk
+):
     """Most of the shortest (best) texts forgotten: the channel returns the best admitted rows, exactly
     as ranking every admitted text. Ranked before the view's joins (``LEXICAL_RANK_FIRST_ROWS``
-    0), the lookup's best ``RANK_FIRST_POOL × limit`` rows hold too few admitted ones and
-    PostgreSQL ranks the lookup again with the joins: the same answer."""
+    0, the walk off), the lookup's best ``RANK_FIRST_POOL × limit`` rows hold too few admitted
+    ones and PostgreSQL ranks the lookup again with the joins; walked shortest first, the
+    forgotten rows are not admitted and the walk goes past them: the same answer."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -355,6 +437,13 @@ def test_the_best_rows_forgotten_leave_the_next_admitted_in_order(memory, me, se
 
     if rank_first is not None:
         settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": rank_first}
+    if walk is not None:
+        settings.STEWARD_SEARCH = {
+            **settings.STEWARD_SEARCH,
+            "LEXICAL_WALK_ROWS": walk,
+            "LEXICAL_PRUNE_GROUPS": 0,
+        }
+    monkeypatch.setattr(lexical, "WALK_SHARE", 0.0)
     short = [remember(memory, me, f"Quorvex note {i}").entry.pk for i in range(9)]
     long = [
         remember(memory, me, f"Quorvex {'alpha ' * (1 + i % 3)}note {i}").entry.pk
@@ -369,7 +458,7 @@ def test_the_best_rows_forgotten_leave_the_next_admitted_in_order(memory, me, se
         with CaptureQueriesContext(connection) as read:
             found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=limit)
         assert [c.entry_pk for c in found] == expected[:limit], limit
-        if rank_first == 0 and connection.vendor == "postgresql" and limit == 1:
+        if rank_first == 0 and walk == 0 and connection.vendor == "postgresql" and limit == 1:
             # The channel reads twice the limit (``READ_FIRST``): of the best 4 × 2 rows, fewer
             # than 2 are admitted — ranked first, then again with the joins.
             assert len(read) == 3, [q["sql"] for q in read.captured_queries]
@@ -387,7 +476,12 @@ def test_a_common_word_is_ranked_before_the_views_joins_and_its_texts_read_after
 
     if connection.vendor != "postgresql":
         pytest.skip("the statement is PostgreSQL's")
-    settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": 0}
+    settings.STEWARD_SEARCH = {
+        **settings.STEWARD_SEARCH,
+        "LEXICAL_RANK_FIRST_ROWS": 0,
+        "LEXICAL_WALK_ROWS": 0,
+        "LEXICAL_PRUNE_GROUPS": 0,
+    }
     for i in range(4):
         remember(memory, me, f"The leader election note {i}")
     with CaptureQueriesContext(connection) as read:
