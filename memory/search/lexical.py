@@ -344,10 +344,11 @@ EXACT_STEPS = (2000, 20000)
 RANK_FIRST_ROWS = 20000
 RANK_FIRST_POOL = 4
 
-#: Rows a walk in length order (:func:`_walk_by_length`) reads before it gives up: past it the
-#: lookup is ranked whole, as before. Its statements read ``WALK_FIRST`` rows, then each
-#: ``WALK_WIDER`` times as many as the one before.
-WALK_ROWS = 1024
+#: Rows of the Memory a walk in length order (:func:`_walk_by_length`) reads before it gives up
+#: (``STEWARD_SEARCH["LEXICAL_WALK_ROWS"]``, 0 turns it off): it may return the lookup's share
+#: of them, and the rest are read and filtered away. Its statements return ``2 × limit`` rows
+#: (at least ``WALK_FIRST``), then each ``WALK_WIDER`` times as many as the one before.
+WALK_ROWS = 8192
 WALK_FIRST = 64
 WALK_WIDER = 4
 #: The least share of a Memory's versions expected to hold every query term the Memory holds
@@ -709,14 +710,18 @@ def _postgres_exact(
             head = [a, c, *weight_params, query, memory_pk]
             lookup, joined, admitted_after = built[_scans(essential, stats.versions)]
             before, rows = rows, []
-            common = not narrowed and sum(stats.dfs.get(t, 0) for t in essential) > rank_first
+            looked_up = sum(stats.dfs.get(t, 0) for t in essential)
+            common = not narrowed and looked_up > rank_first
             walked, settled = None, False
             if common and walk_rows > 0 and _walkable(terms, stats):
+                # Along the length order's index: the match is written so the full-text index is
+                # not used, which PostgreSQL otherwise picks for a lookup it thinks rare, and
+                # then sorts every row it found.
                 walk_sql = f"""
                     SELECT v.entry_id, v.id, ({weight}) AS weight, v.term_count,
                         v.searchable_text
                     FROM memory_entryversion v{joins}
-                    WHERE {" AND ".join([*lookup, *counts, *where])}"""
+                    WHERE {" AND ".join([*built[True][0], *counts, *where])}"""
                 walked, settled = _walk_by_length(
                     cursor,
                     walk_sql,
@@ -726,7 +731,9 @@ def _postgres_exact(
                     ),
                     limit=limit,
                     stats=stats,
-                    budget=walk_rows,
+                    # The rows it may return: the lookup's share of ``walk_rows`` read in length
+                    # order (at most; the rest are read and filtered away).
+                    budget=max(2 * limit, int(walk_rows * min(1.0, looked_up / stats.versions))),
                 )
             if common and not settled and prune_groups > 0:
                 # Rows of a common word, most of them too weak to enter: only the rows holding
