@@ -472,10 +472,12 @@ def _pruned(
     limit: int,
     stats: Collection,
     max_groups: int,
+    looked_up: int,
 ) -> list[tuple[int, int, int, int, str]] | None:
     """The ``limit`` best admitted rows of every admitted row, ranking only those that can pass
     a score already reached; None when no such score is known or the rows that can pass it
-    take more than ``max_groups`` groups of terms to write.
+    take more than ``max_groups`` groups of terms to write, or more rows (by the terms' document
+    frequencies) than the lookup it replaces, ``looked_up``.
 
     The score reached: the ``limit``-th of admitted rows ranked before — the previous lookup's
     (``before``), else the rows holding every term the Memory holds. The ``limit``-th best of
@@ -486,8 +488,8 @@ def _pruned(
     of thousands."""
     weighted = list(dict(zip(terms, weights, strict=True)).items())
     held = [t for t, _ in weighted if stats.dfs.get(t, 0) > 0]
-    if not held or len(weighted) > PRUNE_TERMS:
-        return None
+    if len(held) < 2 or len(weighted) > PRUNE_TERMS:
+        return None  # one term the Memory holds: its rows are the lookup, nothing to prune
     reached = list(before)
     if len(reached) < limit:
         # The rows holding every term the Memory holds (admitted ones, ranked): the best, when
@@ -508,7 +510,9 @@ def _pruned(
     # One part in a billion below: a row scoring the same as the score reached is kept.
     need = math.floor(kth * (a + c * shortest) * (1 - 1e-9))
     groups = groups_reaching(weighted, need, max_groups)
-    if groups is None:
+    # No narrower than the lookup it replaces (a single common word's group is the lookup):
+    # ranking the lookup is served better by the paths after this one.
+    if groups is None or sum(min(stats.dfs.get(t, 0) for t in g) for g in groups) >= looked_up:
         return None
     query = " | ".join("(" + " & ".join(f"'{t}'" for t in g) + ")" for g in groups)
     cursor.execute(joined, [*head, query, *tail])
@@ -550,7 +554,10 @@ def _walk_by_length(
     read scores above what a row of the next length could (or as much, and comes first in the
     order's tie-break): no row left unread can enter. A common word ("the") is held by most
     rows, so its best rows are the shortest few, found without ranking every row that holds it.
-    Exact, like the statement that ranks every row; only the work differs."""
+    Exact, like the statement that ranks every row; only the work differs. (``best_weight``
+    counts the terms the Memory held when its statistics were read: a version committed since,
+    holding a term no version held, is found by the next search, as if this one had run before
+    it.)"""
     kept: list[tuple[float, int, int, int, int, str]] = []  # (-score, entry, id, W, dl, text)
     after = (-1, -1, -1)
     size, read = max(WALK_FIRST, 2 * limit), 0
@@ -561,7 +568,8 @@ def _walk_by_length(
         cursor.execute(
             f"""SELECT w.entry_id, w.id, w.weight, w.term_count, w.searchable_text FROM ({rows_sql}
                 AND (v.term_count, v.entry_id, v.id) > (%s, %s, %s)
-                ORDER BY v.term_count, v.entry_id, v.id LIMIT %s) w""",
+                ORDER BY v.term_count, v.entry_id, v.id LIMIT %s) w
+                ORDER BY w.term_count, w.entry_id, w.id""",
             [*rows_params, *after, size],
         )
         chunk = cursor.fetchall()
@@ -751,6 +759,7 @@ def _postgres_exact(
                     limit=limit,
                     stats=stats,
                     max_groups=prune_groups,
+                    looked_up=looked_up,
                 )
                 if pruned is not None:
                     return pruned
@@ -874,7 +883,8 @@ def lexical_channel(
                 where_params,
                 limit=count,
                 stats=stats,
-                narrowed=filters is not None and filters.active,
+                # A Memory's candidates are few by design, like a filtered search's rows.
+                narrowed=(filters is not None and filters.active) or view == CANDIDATES,
             )
         query = (memory_pk, terms, weights, content, floor)
         scope = (joins, where, where_params)

@@ -209,8 +209,9 @@ def _theme_edges(
             key = (min(pk, n), max(pk, n))
             if key in edges:
                 continue
-            if provider is not None and sim.reads(row.body) and sim.reads(full.body):
-                score, needed = cosines[key], threshold["cosine"]
+            cosine = cosines.get(key)
+            if cosine is not None and sim.reads(row.body) and sim.reads(full.body):
+                score, needed = cosine, threshold["cosine"]
             else:
                 score, needed = lexical_similarity(row.body, full.body), threshold["lexical"]
             if score < needed or bodies.value_differences(row.body, full.body):

@@ -6,6 +6,7 @@ import random
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 
 from memory import actions
 from memory.actors import Actor
@@ -130,17 +131,27 @@ def test_lexical_candidates_is_two_queries(memory, me, django_assert_num_queries
 
 
 @pytest.mark.parametrize("entries", [3, 60])
+@pytest.mark.parametrize("common", [False, True])
 def test_the_channel_reads_at_most_max_statements_whatever_the_memory_holds(
-    memory, me, entries, django_assert_max_num_queries
+    memory, me, settings, monkeypatch, entries, common, django_assert_max_num_queries
 ):
+    """Also when every lookup counts as a common word's: walked shortest first (three rows at
+    first, so it reads on and gives up), then pruned or ranked."""
+    if common:
+        settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_RANK_FIRST_ROWS": 0}
+        monkeypatch.setattr(lexical, "WALK_SHARE", 0.0)
+        monkeypatch.setattr(lexical, "WALK_FIRST", 3)
     for i in range(entries):
         words = ["leader", "election", "the"][: 1 + i % 3]
         remember(memory, me, f"{' '.join(words).capitalize()} note {i}")
     terms = query_terms("the leader election")
+    if connection.vendor == "postgresql":
+        lexical._lexeme_frequencies()  # read at most every STATS_TTL seconds: not counted here
     # The term statistics, then the statements (one on SQLite).
-    with django_assert_max_num_queries(1 + MAX_STATEMENTS):
-        found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=1000)
-    assert len(found) == entries
+    for limit in (1, 5, 1000):
+        with django_assert_max_num_queries(1 + MAX_STATEMENTS):
+            found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=limit)
+        assert len(found) == min(entries, limit)
 
 
 def _ranked_by_hand(memory, terms, floor, min_matched=0):
@@ -181,6 +192,8 @@ def _ranked_by_hand(memory, terms, floor, min_matched=0):
         (None, 0, None, 0),
         (None, 0, 40, None),
         (None, 0, 40, 0),
+        ((1, 30), 0, 0, None),
+        ((1, 30), 0, None, None),
     ],
 )
 def test_search_ranks_exactly_as_one_query_over_every_admitted_text(
@@ -208,6 +221,7 @@ def test_search_ranks_exactly_as_one_query_over_every_admitted_text(
         settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_WALK_ROWS": walk}
     if prune is not None:
         settings.STEWARD_SEARCH = {**settings.STEWARD_SEARCH, "LEXICAL_PRUNE_GROUPS": prune}
+    # A walk's first statement returns 2 × the rows asked for (not 64), so it reads on.
     monkeypatch.setattr(lexical, "WALK_FIRST", 3)
     monkeypatch.setattr(lexical, "WALK_SHARE", 0.0)  # every common lookup walked
     statements = set()
@@ -457,6 +471,8 @@ def test_the_best_rows_forgotten_leave_the_next_admitted_in_order(
     expected = _ranked_by_hand(memory, terms, query_floor(terms))
     assert expected[:2] == short[7:] and set(expected) == {*short[7:], *long}
     for limit in (1, 2, 5, 20):
+        if connection.vendor == "postgresql":
+            lexical._lexeme_frequencies()  # read at most every STATS_TTL s: not counted here
         with CaptureQueriesContext(connection) as read:
             found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=limit)
         assert [c.entry_pk for c in found] == expected[:limit], limit
@@ -533,6 +549,8 @@ def test_a_search_narrowed_by_filters_ranks_with_the_joins_inside(memory, me, se
     for i in range(12):
         remember(memory, me, f"Quorvex note {i}", session_id="s-2")
     terms = query_terms("quorvex")
+    if connection.vendor == "postgresql":
+        lexical._lexeme_frequencies()  # read at most every STATS_TTL seconds: not counted here
     with CaptureQueriesContext(connection) as read:
         found = lexical_channel(
             memory.pk, terms, view=ACTIVE, limit=2, filters=RecallFilters(session_id="s-1")
@@ -563,7 +581,8 @@ def test_a_small_memorys_lookup_of_a_common_word_reads_its_own_rows(memory, me, 
     small = [remember(memory, me, f"Quorvex {'beta ' * i}memo").entry.pk for i in range(4)]
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory_entryversion")
-    monkeypatch.setitem(lexical._stats, "at", -lexical.STATS_TTL)  # read the statistics again
+    # Read the statistics again (a copy: the next test reads them afresh).
+    monkeypatch.setattr(lexical, "_stats", {**lexical._stats, "at": -lexical.STATS_TTL})
     terms = query_terms("quorvex")
     assert lexical._scans(terms, 4) and not lexical._scans(terms, 1000)
     expected = _ranked_by_hand(memory, terms, query_floor(terms))
@@ -594,3 +613,42 @@ def test_a_lookup_is_read_row_by_row_only_when_the_memory_is_smaller_than_its_po
     assert lexical._scans(["the", "deploy"], 1_000_000)  # 1.1 million postings to read
     assert not lexical._scans(["zebra"], 10)  # rarer than every listed lexeme: the index
     assert not lexical._scans(["the"], 0)
+
+
+def test_a_lookup_of_common_words_ranks_only_the_rows_that_can_pass_a_score_reached(
+    memory, me, settings
+):
+    """Two words each common, few texts holding both: the best rows hold both, so once the
+    texts holding both are ranked, a text holding one of them cannot pass the fourth best of
+    them (at the Memory's shortest length it weighs too little), and only the texts holding
+    both are ranked — the same answer as ranking every text that holds either."""
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.search import query_floor
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the statements are PostgreSQL's")
+    settings.STEWARD_SEARCH = {
+        **settings.STEWARD_SEARCH,
+        "LEXICAL_RANK_FIRST_ROWS": 0,
+        "LEXICAL_WALK_ROWS": 0,
+    }
+    for i in range(25):
+        remember(memory, me, f"Alpha note number {i}")
+        remember(memory, me, f"Beta note number {i}")
+    both = [remember(memory, me, f"Alpha beta {w}").entry.pk for w in ("one", "two", "six")]
+    both += [remember(memory, me, f"Alpha beta {w} gamma").entry.pk for w in ("ten", "red")]
+    terms = query_terms("alpha beta")
+    expected = _ranked_by_hand(memory, terms, query_floor(terms))
+    assert expected[:5] == both
+    lexical._lexeme_frequencies()  # read at most every STATS_TTL seconds: not counted here
+    with CaptureQueriesContext(connection) as read:
+        found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=2)
+    assert [c.entry_pk for c in found] == expected[:2]
+    statements = [q["sql"] for q in read.captured_queries]
+    # The statistics, the texts holding both ranked, the shortest length, the pruned lookup.
+    assert len(statements) == 4, statements
+    assert "@@ '(''alpha'' & ''beta'')'::tsquery" in statements[-1], statements[-1]
+    for limit in (1, 3, 5, 40):
+        found = lexical_channel(memory.pk, terms, view=ACTIVE, limit=limit)
+        assert [c.entry_pk for c in found] == expected[:limit], limit
