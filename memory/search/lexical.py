@@ -459,6 +459,15 @@ def groups_reaching(
     return found
 
 
+def _holding(group: Sequence[str], stats: Collection) -> float:
+    """How many of the Memory's versions hold every term of ``group``, were the terms
+    independent."""
+    share = 1.0
+    for term in group:
+        share *= stats.dfs.get(term, 0) / max(stats.versions, 1)
+    return share * stats.versions
+
+
 def _pruned(
     cursor: Any,
     joined: str,
@@ -511,8 +520,9 @@ def _pruned(
     need = math.floor(kth * (a + c * shortest) * (1 - 1e-9))
     groups = groups_reaching(weighted, need, max_groups)
     # No narrower than the lookup it replaces (a single common word's group is the lookup):
-    # ranking the lookup is served better by the paths after this one.
-    if groups is None or sum(min(stats.dfs.get(t, 0) for t in g) for g in groups) >= looked_up:
+    # ranking the lookup is served better by the paths after this one. A group's rows are
+    # estimated as if its terms were independent (only the time depends on it).
+    if groups is None or sum(_holding(g, stats) for g in groups) >= looked_up:
         return None
     query = " | ".join("(" + " & ".join(f"'{t}'" for t in g) + ")" for g in groups)
     cursor.execute(joined, [*head, query, *tail])
