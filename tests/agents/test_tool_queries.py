@@ -30,6 +30,9 @@ def test_entry_history_and_recall_query_counts_do_not_grow(memory, agent):
     six = count("entry_history", caller, memory="acme", entry_id=long.uid)
     assert one == six <= 8
 
+    # PostgreSQL's lexeme statistics are read at most every few minutes per process
+    # (memory.search.lexical.STATS_TTL): read them before counting.
+    count("recall", caller, memory="acme", query="cache", limit=2)
     few = count("recall", caller, memory="acme", query="cache", limit=2)
     for n in range(10):
         remember(memory, agent.actor, f"Cache shard {n} lives on node {n}")
